@@ -1,0 +1,96 @@
+/* delta.h: two snapshots in, rates out.
+ *
+ * delta_compute() reads prev and cur and writes only *out and the device baselines in
+ * *hist (the one piece of state that outlives a pair of snapshots: the quiet-time await a
+ * device showed before, which the `saturated` verdict compares against). It never touches
+ * the snapshots, so outputs can hold cur and the result side by side.
+ *
+ * Unknown is NAN (or -1 for tri-state verdicts), never 0: a rate with no previous sample,
+ * a counter that went backwards (a reset), an unreadable source. Outputs print NAN as
+ * null / "-".
+ */
+#ifndef IOTRIAGE_DELTA_H
+#define IOTRIAGE_DELTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "snapshot.h"
+#include "source/ioprio.h"
+
+/* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
+struct dev_rates {
+    const struct dev_sample *dev;    /* points into cur */
+    bool   valid;                    /* previous sample existed and no counter reset */
+    bool   reset;                    /* a counter went backwards: device re-registered */
+    bool   has_discard, has_flush;   /* the kernel gives those fields */
+    double r_s, w_s, d_s, f_s;
+    double rkb_s, wkb_s, dkb_s;
+    double rrqm_s, wrqm_s, drqm_s;
+    double rrqm_pct, wrqm_pct, drqm_pct;   /* NAN when no requests */
+    double r_await, w_await, d_await, f_await;   /* ms; NAN when no requests of that kind */
+    double rareq_sz, wareq_sz, dareq_sz;          /* kB; NAN when no requests */
+    double aqu_sz, util;
+    double await;                    /* reads and writes together, ms; NAN when idle */
+    double quiet_await;              /* the baseline the verdict used; NAN when none yet */
+    int    saturated;                /* 1, 0, or -1 unknown (no baseline, no data) */
+};
+
+struct psi_rates {
+    bool   some_valid, full_valid;
+    double some_pct, full_pct;       /* share of the interval stalled, from `total` */
+};
+
+struct task_rates {
+    const struct task_sample *task;  /* points into cur */
+    bool   is_new;                   /* not in prev (started, or pid reused) */
+    bool   io_valid;
+    double read_bps, write_bps, cancelled_write_bps;
+    bool   delay_valid;
+    double io_delay_pct, swapin_delay_pct;
+    double blkio_avg_ms;             /* mean wait per block I/O this interval; NAN when none */
+    struct ioprio_eff prio;
+};
+
+struct result {
+    const struct snapshot *cur;
+    double interval_s;               /* 0 for the first sample (no previous) */
+    struct dev_rates *devs;          /* same order as cur->devs */
+    size_t ndevs;
+    struct psi_rates psi[PSI_NRES];
+    struct task_rates *tasks;        /* same order as cur->tasks */
+    size_t ntasks;
+};
+
+/* Per-device memory across samples for the saturation verdict. */
+struct dev_baseline {
+    char     name[DS_NAME_MAX];
+    unsigned major, minor;
+    double   quiet_await;            /* ms, a slowly rising minimum of loaded-interval await */
+    double   seen_mono;
+};
+
+struct baselines {
+    struct dev_baseline *v;
+    size_t n, cap;
+};
+
+/* Thresholds of the saturated verdict (docs/devices.md explains them). */
+#define SAT_MIN_AQU        1.5   /* at least this many requests queued on average */
+#define SAT_MIN_IOS        20.0  /* requests in the interval before await means anything */
+#define SAT_AWAIT_FACTOR   1.6   /* await this far above the quiet-time level */
+#define SAT_BASE_DRIFT     0.002 /* baseline rises by this fraction per second of no lower reading */
+
+/* prev may be NULL (first sample: rates unknown, ioprio and identities still filled). */
+void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
+                   struct baselines *hist, struct result *out);
+void result_free(struct result *r);
+void baselines_free(struct baselines *b);
+
+/* Pure pieces, exposed for the tests. */
+/* Difference of a kernel counter that is 32-bit on the kernel side (ms fields): wraps. */
+double delta_u32(uint64_t prev, uint64_t cur);
+/* The verdict alone: await and aqu-sz of the interval against the quiet baseline. */
+int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await);
+
+#endif

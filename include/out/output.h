@@ -1,0 +1,29 @@
+/* out/output.h: batch outputs. Each reads one result (and the snapshot it points to) and
+ * writes one sample; none of them changes anything it is given.
+ *   out_text_sample: human text, like `top -b` / `iotop -b` with iostat's device columns.
+ *   out_json_sample: one JSON object on one line (NDJSON); keys documented in docs/json.md.
+ */
+#ifndef IOTRIAGE_OUT_OUTPUT_H
+#define IOTRIAGE_OUT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "delta.h"
+
+struct out_opts {
+    const char *hostname;
+    bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */
+    bool utf8;              /* the terminal/locale takes UTF-8 (text output only) */
+};
+
+/* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
+bool task_is_active(const struct task_rates *t);
+
+/* One short human reason for an -errno from a source ("permission denied", "exited"). */
+const char *source_err_text(int err);
+
+void out_text_sample(FILE *f, const struct result *r, const struct out_opts *o);
+void out_json_sample(FILE *f, const struct result *r, const struct out_opts *o);
+
+#endif

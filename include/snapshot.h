@@ -1,0 +1,76 @@
+/* snapshot.h: one moment of the machine, as every source saw it.
+ *
+ * The sampler owns long-lived handles (directory fds, the libproc2 context, the netlink
+ * socket). sampler_take() fills a new snapshot from them; after that the snapshot is
+ * never modified, only read (delta.h, out/) and finally freed with snapshot_free().
+ * Each source's failure is recorded in the snapshot next to its data, so outputs can say
+ * "unavailable, because ..." instead of printing zeros.
+ */
+#ifndef IOTRIAGE_SNAPSHOT_H
+#define IOTRIAGE_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "source/blockdev.h"
+#include "source/diskstats.h"
+#include "source/procs.h"
+#include "source/psi.h"
+
+struct dev_sample {
+    struct diskstats_row ds;
+    struct blockdev_info bd;
+    int bd_err;                      /* 0, or -errno reading sysfs for it */
+};
+
+enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };
+
+struct snapshot {
+    double mono;                     /* CLOCK_MONOTONIC seconds when taken */
+    double wall;                     /* epoch seconds, for the timestamp only */
+    bool   threads;                  /* tasks are threads, not processes */
+    long   clk_tck;                  /* start_ticks per second */
+
+    int      diskstats_err;          /* 0 or -errno */
+    unsigned diskstats_bad;          /* lines that did not parse */
+    struct dev_sample *devs;
+    size_t   ndevs;
+
+    struct psi_sample psi[PSI_NRES];
+
+    int    procs_err;
+    struct task_sample *tasks;       /* sorted by id */
+    size_t ntasks;
+
+    enum delayacct_state delayacct;  /* kernel.task_delayacct */
+    /* Tasks started at or after this many ticks since boot carry delay data for sure
+     * (delayacct on at boot: 0; switched on while we watched: that moment). -1 when
+     * unknown: then only tasks whose counters show data are trusted. */
+    long long delayacct_since_ticks;
+    int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
+    char   taskstats_msg[192];       /* why delays are unavailable, when they are */
+};
+
+struct sampler_opts {
+    bool threads;
+    const pid_t *pids;               /* only these (pid or tgid), when npids > 0 */
+    size_t npids;
+    const char *proc_root;           /* "/proc" unless testing */
+    const char *sys_root;            /* "/sys" unless testing */
+    bool no_tasks;                   /* skip processes entirely (device-only tests) */
+};
+
+struct sampler;
+
+int  sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen);
+/* Take a snapshot now. Never fails as a whole: each source records its own error. */
+void sampler_take(struct sampler *s, struct snapshot *out);
+void sampler_close(struct sampler *s);
+
+void snapshot_free(struct snapshot *snap);
+
+/* Find a device by name; NULL when absent. */
+const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);
+
+#endif

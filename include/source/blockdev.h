@@ -1,0 +1,53 @@
+/* source/blockdev.h: what sysfs says about a block device (queue attributes, scheduler).
+ *
+ * Partitions are told from whole disks by the kernel's own marker, the `partition`
+ * attribute, and mapped to their disk through the device path (never by name or major).
+ * Every numeric attribute is -1 when sysfs did not give it: unknown, not zero.
+ */
+#ifndef IOTRIAGE_SOURCE_BLOCKDEV_H
+#define IOTRIAGE_SOURCE_BLOCKDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define BD_NAME_MAX   64
+#define BD_SCHED_MAX  24
+#define BD_NSCHED     8
+#define BD_NTUNABLES  24
+
+struct bd_tunable {
+    char name[32];
+    char value[32];
+};
+
+struct blockdev_info {
+    bool partition;
+    char disk[BD_NAME_MAX];          /* the whole disk: itself when not a partition */
+    /* Queue attributes of the whole disk (a partition shares its disk's queue). */
+    bool has_queue;                  /* queue/ exists (false: bio-based without one) */
+    char scheduler[BD_SCHED_MAX];    /* active one; "" when the device offers none */
+    char schedulers[BD_NSCHED][BD_SCHED_MAX];
+    unsigned nsched;
+    long nr_requests;
+    int  rotational;
+    int  hw_queues;                  /* entries under mq/; 0 for bio-based devices */
+    long inflight_r, inflight_w;     /* of this device (partition or disk) */
+    struct bd_tunable tunables[BD_NTUNABLES];   /* queue/iosched/<name> */
+    unsigned ntunables;
+};
+
+/* Pure: parse the text of queue/scheduler, e.g. "none [mq-deadline] kyber bfq".
+ * Fills active ("" when nothing is bracketed, as for "none" alone on old kernels or an
+ * empty file) and the offered list. Returns the number offered, or -EINVAL. */
+int blockdev_parse_scheduler(const char *buf, char active[BD_SCHED_MAX],
+                             char list[BD_NSCHED][BD_SCHED_MAX]);
+
+/* Pure: parse the text of `inflight` ("reads writes"). Returns 0 or -EINVAL. */
+int blockdev_parse_inflight(const char *buf, long *r, long *w);
+
+/* Read sysfs for block device `name` below sys_fd (the /sys directory).
+ * Returns 0, or -errno when the device itself is gone (ENOENT); missing attributes are
+ * left at -1/empty. */
+int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
+
+#endif

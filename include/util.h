@@ -1,0 +1,45 @@
+/* util.h: small helpers shared by every module.
+ *
+ * Allocation wrappers abort with a message when memory runs out: a monitor that cannot
+ * allocate a few kilobytes has nothing useful left to do, and every caller checking NULL
+ * would only hide the real logic. Everything else reports errors as -errno.
+ */
+#ifndef IOTRIAGE_UTIL_H
+#define IOTRIAGE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Read a whole (small) file relative to dirfd into buf, NUL-terminated. Returns the number
+ * of bytes read (at most cap-1) or -errno. One open, one read loop, one close. */
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap);
+
+/* Read a file that fits no fixed buffer (sysfs lists, cmdline): *out is malloc'd and
+ * NUL-terminated. Returns its length or -errno. */
+ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit);
+
+/* Copy src into dst of size n, always NUL-terminated (truncates). */
+void str_copy(char *dst, const char *src, size_t n);
+
+/* Strip trailing newlines and spaces in place; returns s. */
+char *str_chomp(char *s);
+
+/* Parse an unsigned decimal at *p, advance *p past it. Returns 0 or -EINVAL. */
+int parse_u64(const char **p, uint64_t *out);
+
+/* Seconds since an arbitrary point, from CLOCK_MONOTONIC (rates never jump with the wall clock). */
+double clock_mono(void);
+/* Wall-clock seconds since the epoch, for timestamps only. */
+double clock_wall(void);
+
+#endif

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install the Debian packages iotriage needs to build and test, only those missing.
+# Needs root (apt-get). Set IOTRIAGE_NO_APT=1 to skip (you install them yourself).
+#   scripts/deps.sh build   libraries and tools to build ./iotriage
+#   scripts/deps.sh test    the above plus what the test suite drives
+set -eu
+what=${1:-build}
+pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev"
+if [ "$what" = test ]; then
+    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq"
+fi
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "${IOTRIAGE_NO_APT:-0}" = 1 ]; then
+    echo "deps: missing packages:$missing (IOTRIAGE_NO_APT=1, not installing)" >&2
+    exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing packages:$missing; run as root (sudo) to install them" >&2
+    exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || apt-get update
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

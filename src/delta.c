@@ -1,0 +1,285 @@
+/* delta.c: iostat math for devices, stall shares for PSI, per-task rates and delays. */
+#include "delta.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+double delta_u32(uint64_t prev, uint64_t cur)
+{
+    /* The kernel prints these as unsigned int: a smaller value is a wrap, not a reset. */
+    if (cur >= prev)
+        return (double)(cur - prev);
+    return (double)((cur + 0x100000000ull - prev) & 0xffffffffull);
+}
+
+int delta_saturated(double await, double aqu_sz, double ios, double quiet_await)
+{
+    if (isnan(aqu_sz))
+        return -1;
+    if (aqu_sz < SAT_MIN_AQU || ios <= 0)
+        return 0;           /* no queue to speak of: not saturated, whatever the latency */
+    if (isnan(quiet_await) || isnan(await))
+        return -1;          /* queued, but nothing to compare the wait with yet */
+    return await >= SAT_AWAIT_FACTOR * quiet_await ? 1 : 0;
+}
+
+static const struct dev_sample *find_prev_dev(const struct snapshot *prev, const struct dev_sample *d)
+{
+    if (!prev)
+        return NULL;
+    for (size_t i = 0; i < prev->ndevs; i++) {
+        const struct dev_sample *p = &prev->devs[i];
+        if (p->ds.major == d->ds.major && p->ds.minor == d->ds.minor && strcmp(p->ds.name, d->ds.name) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static struct dev_baseline *baseline_for(struct baselines *b, const struct diskstats_row *ds)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].major == ds->major && b->v[i].minor == ds->minor && strcmp(b->v[i].name, ds->name) == 0)
+            return &b->v[i];
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->v = xreallocarray(b->v, b->cap, sizeof(*b->v));
+    }
+    struct dev_baseline *n = &b->v[b->n++];
+    memset(n, 0, sizeof(*n));
+    str_copy(n->name, ds->name, sizeof(n->name));
+    n->major = ds->major;
+    n->minor = ds->minor;
+    n->quiet_await = (double)NAN;
+    return n;
+}
+
+static double ratio(double num, double den)
+{
+    return den > 0 ? num / den : (double)NAN;
+}
+
+/* The 64-bit counters (ios, merges, sectors) never wrap in practice: a decrease means the
+ * device was removed and registered again with fresh counters. */
+static bool counters_reset(const struct diskstats_row *a, const struct diskstats_row *b)
+{
+    static const enum ds_field mono64[] = {
+        DS_RD_IOS, DS_RD_MERGES, DS_RD_SECT, DS_WR_IOS, DS_WR_MERGES, DS_WR_SECT,
+        DS_DC_IOS, DS_DC_MERGES, DS_DC_SECT, DS_FL_IOS,
+    };
+    unsigned n = a->nfields < b->nfields ? a->nfields : b->nfields;
+    for (size_t i = 0; i < ARRAY_SIZE(mono64); i++)
+        if ((unsigned)mono64[i] < n && b->f[mono64[i]] < a->f[mono64[i]])
+            return true;
+    return false;
+}
+
+static void nan_rates(struct dev_rates *r)
+{
+    r->r_s = r->w_s = r->d_s = r->f_s = (double)NAN;
+    r->rkb_s = r->wkb_s = r->dkb_s = (double)NAN;
+    r->rrqm_s = r->wrqm_s = r->drqm_s = (double)NAN;
+    r->rrqm_pct = r->wrqm_pct = r->drqm_pct = (double)NAN;
+    r->r_await = r->w_await = r->d_await = r->f_await = (double)NAN;
+    r->rareq_sz = r->wareq_sz = r->dareq_sz = (double)NAN;
+    r->aqu_sz = r->util = r->await = (double)NAN;
+}
+
+static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, double itv_s,
+                      struct baselines *hist, struct dev_rates *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->dev = c;
+    r->has_discard = c->ds.nfields >= 15;
+    r->has_flush = c->ds.nfields >= 17;
+    nan_rates(r);
+    r->quiet_await = (double)NAN;
+    r->saturated = -1;
+    struct dev_baseline *b = hist ? baseline_for(hist, &c->ds) : NULL;
+    if (b)
+        r->quiet_await = b->quiet_await;
+    if (!p || itv_s <= 0)
+        return;
+    if (counters_reset(&p->ds, &c->ds)) {
+        r->reset = true;
+        if (b)
+            b->quiet_await = r->quiet_await = (double)NAN;
+        return;
+    }
+    r->valid = true;
+    const uint64_t *a = p->ds.f, *z = c->ds.f;
+#define D64(f) ((double)(z[f] - a[f]))
+    double itv_ms = itv_s * 1000.0;
+    double rd = D64(DS_RD_IOS), wr = D64(DS_WR_IOS);
+    double rm = D64(DS_RD_MERGES), wm = D64(DS_WR_MERGES);
+    r->r_s = rd / itv_s;
+    r->w_s = wr / itv_s;
+    r->rkb_s = D64(DS_RD_SECT) / 2.0 / itv_s;
+    r->wkb_s = D64(DS_WR_SECT) / 2.0 / itv_s;
+    r->rrqm_s = rm / itv_s;
+    r->wrqm_s = wm / itv_s;
+    r->rrqm_pct = ratio(rm * 100.0, rm + rd);
+    r->wrqm_pct = ratio(wm * 100.0, wm + wr);
+    double rt = delta_u32(a[DS_RD_TICKS], z[DS_RD_TICKS]);
+    double wt = delta_u32(a[DS_WR_TICKS], z[DS_WR_TICKS]);
+    r->r_await = ratio(rt, rd);
+    r->w_await = ratio(wt, wr);
+    r->rareq_sz = ratio(D64(DS_RD_SECT) / 2.0, rd);
+    r->wareq_sz = ratio(D64(DS_WR_SECT) / 2.0, wr);
+    r->aqu_sz = delta_u32(a[DS_QUEUE_TICKS], z[DS_QUEUE_TICKS]) / itv_ms;
+    r->util = delta_u32(a[DS_IO_TICKS], z[DS_IO_TICKS]) / itv_ms * 100.0;
+    if (r->util > 100.0)
+        r->util = 100.0;   /* as iostat prints it: the two clocks are read at different moments */
+    if (r->has_discard) {
+        double dc = D64(DS_DC_IOS), dm = D64(DS_DC_MERGES);
+        r->d_s = dc / itv_s;
+        r->dkb_s = D64(DS_DC_SECT) / 2.0 / itv_s;
+        r->drqm_s = dm / itv_s;
+        r->drqm_pct = ratio(dm * 100.0, dm + dc);
+        r->d_await = ratio(delta_u32(a[DS_DC_TICKS], z[DS_DC_TICKS]), dc);
+        r->dareq_sz = ratio(D64(DS_DC_SECT) / 2.0, dc);
+    }
+    if (r->has_flush) {
+        double fl = D64(DS_FL_IOS);
+        r->f_s = fl / itv_s;
+        r->f_await = ratio(delta_u32(a[DS_FL_TICKS], z[DS_FL_TICKS]), fl);
+    }
+#undef D64
+    double ios = rd + wr;
+    r->await = ratio(rt + wt, ios);
+
+    if (b) {
+        /* The quiet-time level: the lowest await of an interval with enough requests to
+         * mean something, allowed to creep up slowly so a device that changed (new
+         * backing, new firmware) is relearned. A first sight is seeded with the lifetime
+         * mean await from the absolute counters, which on a machine that is not always
+         * saturated is close to the quiet level. */
+        if (isnan(b->quiet_await)) {
+            double life_ios = (double)(z[DS_RD_IOS] + z[DS_WR_IOS]);
+            if (life_ios >= 1000)
+                b->quiet_await = (double)(z[DS_RD_TICKS] + z[DS_WR_TICKS]) / life_ios;
+        } else {
+            b->quiet_await *= 1.0 + SAT_BASE_DRIFT * itv_s;
+        }
+        if (ios >= SAT_MIN_IOS && !isnan(r->await) &&
+            (isnan(b->quiet_await) || r->await < b->quiet_await))
+            b->quiet_await = r->await;
+        r->quiet_await = b->quiet_await;
+    }
+    r->saturated = delta_saturated(r->await, r->aqu_sz, ios, r->quiet_await);
+}
+
+static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, double itv_s,
+                      struct psi_rates *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->some_pct = r->full_pct = (double)NAN;
+    if (!p || itv_s <= 0 || c->err || p->err)
+        return;
+    double us = itv_s * 1e6;
+    if (p->some.valid && c->some.valid && c->some.total_us >= p->some.total_us) {
+        r->some_valid = true;
+        r->some_pct = fmin(100.0, (double)(c->some.total_us - p->some.total_us) / us * 100.0);
+    }
+    if (p->full.valid && c->full.valid && c->full.total_us >= p->full.total_us) {
+        r->full_valid = true;
+        r->full_pct = fmin(100.0, (double)(c->full.total_us - p->full.total_us) / us * 100.0);
+    }
+}
+
+/* Does this task's delay record hold data? Tasks forked while delay accounting was off
+ * have none (their counters stay 0 forever), which must read as unknown, not 0 %. */
+static bool task_has_delays(const struct snapshot *cur, const struct task_sample *t)
+{
+    if (cur->delayacct != DA_ON || cur->taskstats_err || !t->delay.valid)
+        return false;
+    if (cur->delayacct_since_ticks >= 0 && (long long)t->start_ticks >= cur->delayacct_since_ticks)
+        return true;
+    return t->delay.blkio_count > 0 || t->delay.swapin_count > 0;
+}
+
+static void task_delta(const struct snapshot *cur, const struct task_sample *p,
+                       const struct task_sample *c, double itv_s, struct task_rates *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->task = c;
+    r->is_new = p == NULL;
+    r->read_bps = r->write_bps = r->cancelled_write_bps = (double)NAN;
+    r->io_delay_pct = r->swapin_delay_pct = r->blkio_avg_ms = (double)NAN;
+    r->prio = ioprio_effective(c->ioprio_raw, c->nice, c->policy);
+    if (!p || itv_s <= 0)
+        return;
+    if (!p->io_err && !c->io_err) {
+        const struct proc_io *a = &p->io, *z = &c->io;
+        /* A decrease is a reset (never a huge rate): the rate stays unknown this interval. */
+        if (z->read_bytes >= a->read_bytes && z->write_bytes >= a->write_bytes &&
+            z->cancelled_write_bytes >= a->cancelled_write_bytes) {
+            r->io_valid = true;
+            r->read_bps = (double)(z->read_bytes - a->read_bytes) / itv_s;
+            r->write_bps = (double)(z->write_bytes - a->write_bytes) / itv_s;
+            r->cancelled_write_bps = (double)(z->cancelled_write_bytes - a->cancelled_write_bytes) / itv_s;
+        }
+    }
+    if (task_has_delays(cur, c) && p->delay.valid) {
+        const struct delay_sample *a = &p->delay, *z = &c->delay;
+        if (z->blkio_delay_ns >= a->blkio_delay_ns && z->swapin_delay_ns >= a->swapin_delay_ns &&
+            z->blkio_count >= a->blkio_count) {
+            double ns = itv_s * 1e9;
+            r->delay_valid = true;
+            r->io_delay_pct = (double)(z->blkio_delay_ns - a->blkio_delay_ns) / ns * 100.0;
+            r->swapin_delay_pct = (double)(z->swapin_delay_ns - a->swapin_delay_ns) / ns * 100.0;
+            r->blkio_avg_ms = ratio((double)(z->blkio_delay_ns - a->blkio_delay_ns) / 1e6,
+                                    (double)(z->blkio_count - a->blkio_count));
+        }
+    }
+}
+
+void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
+                   struct baselines *hist, struct result *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cur = cur;
+    out->interval_s = prev ? cur->mono - prev->mono : 0;
+    if (out->interval_s < 0)
+        out->interval_s = 0;
+    double itv = out->interval_s;
+
+    out->ndevs = cur->ndevs;
+    out->devs = xcalloc(cur->ndevs ? cur->ndevs : 1, sizeof(*out->devs));
+    for (size_t i = 0; i < cur->ndevs; i++)
+        dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
+
+    for (int k = 0; k < PSI_NRES; k++)
+        psi_delta(prev ? &prev->psi[k] : NULL, &cur->psi[k], itv, &out->psi[k]);
+
+    /* Both task arrays are sorted by id: walk them together. Identity is (id, start). */
+    out->ntasks = cur->ntasks;
+    out->tasks = xcalloc(cur->ntasks ? cur->ntasks : 1, sizeof(*out->tasks));
+    size_t j = 0;
+    for (size_t i = 0; i < cur->ntasks; i++) {
+        const struct task_sample *c = &cur->tasks[i], *p = NULL;
+        if (prev) {
+            while (j < prev->ntasks && prev->tasks[j].id < c->id)
+                j++;
+            if (j < prev->ntasks && prev->tasks[j].id == c->id &&
+                prev->tasks[j].start_ticks == c->start_ticks)
+                p = &prev->tasks[j];
+        }
+        task_delta(cur, p, c, itv, &out->tasks[i]);
+    }
+}
+
+void result_free(struct result *r)
+{
+    free(r->devs);
+    free(r->tasks);
+    memset(r, 0, sizeof(*r));
+}
+
+void baselines_free(struct baselines *b)
+{
+    free(b->v);
+    memset(b, 0, sizeof(*b));
+}

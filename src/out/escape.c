@@ -1,0 +1,115 @@
+/* out/escape.c: escaping of untrusted text for the terminal and for JSON. */
+#include "out/escape.h"
+
+#include <string.h>
+
+size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    if (n == 0)
+        return 0;
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if ((c & 0xe0) == 0xc0) {
+        len = 2, min = 0x80, c &= 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        len = 3, min = 0x800, c &= 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        len = 4, min = 0x10000, c &= 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+/* Characters that are valid but change how text around them is shown: C1 controls, bidi
+ * embeddings/overrides/isolates, zero-width and line/paragraph separators, BOM. */
+static bool is_format_char(unsigned cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || cp == 0x61c ||
+           (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
+size_t esc_display(char *dst, size_t cap, const char *src, size_t srclen, bool utf8)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *)src;
+    if (cap == 0)
+        return 0;
+    for (size_t i = 0; i < srclen;) {
+        char tmp[16];
+        size_t tl = 0, adv = 1;
+        unsigned cp;
+        size_t l = utf8_decode(s + i, srclen - i, &cp);
+        if (l == 1 && cp >= 0x20 && cp < 0x7f) {
+            if (cp == '\\')
+                tmp[tl++] = '\\';
+            tmp[tl++] = (char)cp;
+        } else if (l == 1) {
+            const char *named = cp == '\n' ? "\\n" : cp == '\t' ? "\\t" : cp == '\r' ? "\\r" : cp == 0x1b ? "\\e" : NULL;
+            if (named) {
+                tl = strlen(named);
+                memcpy(tmp, named, tl);
+            } else {
+                tmp[tl++] = '\\', tmp[tl++] = 'x', tmp[tl++] = hex[cp >> 4], tmp[tl++] = hex[cp & 15];
+            }
+        } else if (l == 0) {
+            tmp[tl++] = '\\', tmp[tl++] = 'x', tmp[tl++] = hex[s[i] >> 4], tmp[tl++] = hex[s[i] & 15];
+        } else if (utf8 && !is_format_char(cp)) {
+            memcpy(tmp, s + i, l);
+            tl = l;
+            adv = l;
+        } else {
+            adv = l;
+            tl = (size_t)snprintf(tmp, sizeof(tmp), "\\u{%x}", cp);
+        }
+        if (o + tl >= cap)
+            break;
+        memcpy(dst + o, tmp, tl);
+        o += tl;
+        i += adv;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+void esc_json(FILE *f, const char *src, size_t srclen)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)src;
+    putc('"', f);
+    for (size_t i = 0; i < srclen;) {
+        unsigned cp;
+        size_t l = utf8_decode(s + i, srclen - i, &cp);
+        if (l == 0) {
+            fputs("\\ufffd", f);
+            i++;
+            continue;
+        }
+        if (cp == '"' || cp == '\\') {
+            putc('\\', f);
+            putc((int)cp, f);
+        } else if (cp < 0x20 || cp == 0x7f || is_format_char(cp)) {
+            fprintf(f, "\\u%c%c%c%c", hex[(cp >> 12) & 15], hex[(cp >> 8) & 15], hex[(cp >> 4) & 15], hex[cp & 15]);
+        } else {
+            fwrite(s + i, 1, l, f);
+        }
+        i += l;
+    }
+    putc('"', f);
+}

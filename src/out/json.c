@@ -1,0 +1,289 @@
+/* out/json.c: one sample as one JSON line. The keys are a contract (docs/json.md). */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <string.h>
+
+#include "out/escape.h"
+#include "out/output.h"
+#include "source/taskstats.h"
+
+/* A tiny writer: it tracks only whether a separator is due at the current depth. */
+struct jw {
+    FILE *f;
+    int depth;
+    bool first[16];
+};
+
+static void jw_sep(struct jw *w)
+{
+    if (!w->first[w->depth])
+        putc(',', w->f);
+    w->first[w->depth] = false;
+}
+
+static void jw_open(struct jw *w, const char *key, char c)
+{
+    if (key) {
+        jw_sep(w);
+        esc_json(w->f, key, strlen(key));
+        putc(':', w->f);
+    } else if (w->depth > 0) {
+        jw_sep(w);
+    }
+    putc(c, w->f);
+    w->first[++w->depth] = true;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+    putc(c, w->f);
+    w->depth--;
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+    jw_sep(w);
+    if (key) {
+        esc_json(w->f, key, strlen(key));
+        putc(':', w->f);
+    }
+}
+
+static void jw_num(struct jw *w, const char *key, double v)
+{
+    jw_key(w, key);
+    if (isnan(v) || isinf(v))
+        fputs("null", w->f);
+    else
+        fprintf(w->f, "%.3f", v);
+}
+
+static void jw_int(struct jw *w, const char *key, long long v)
+{
+    jw_key(w, key);
+    fprintf(w->f, "%lld", v);
+}
+
+/* -1 (sysfs did not say) becomes null */
+static void jw_known(struct jw *w, const char *key, long long v)
+{
+    jw_key(w, key);
+    if (v < 0)
+        fputs("null", w->f);
+    else
+        fprintf(w->f, "%lld", v);
+}
+
+static void jw_bool(struct jw *w, const char *key, int v)   /* v < 0: null */
+{
+    jw_key(w, key);
+    fputs(v < 0 ? "null" : v ? "true" : "false", w->f);
+}
+
+static void jw_str(struct jw *w, const char *key, const char *s)
+{
+    jw_key(w, key);
+    if (s)
+        esc_json(w->f, s, strlen(s));
+    else
+        fputs("null", w->f);
+}
+
+static const char *policy_name(int p)
+{
+    switch (p) {
+    case SCHED_OTHER: return "other";
+    case SCHED_FIFO: return "fifo";
+    case SCHED_RR: return "rr";
+    case SCHED_BATCH: return "batch";
+    case SCHED_IDLE: return "idle";
+    case 6: return "deadline";
+    default: return "unknown";
+    }
+}
+
+static void json_psi(struct jw *w, const struct result *r)
+{
+    jw_open(w, "psi", '{');
+    for (int k = 0; k < PSI_NRES; k++) {
+        const struct psi_sample *s = &r->cur->psi[k];
+        if (s->err) {
+            jw_key(w, psi_resource_name[k]);
+            fputs("null", w->f);
+            continue;
+        }
+        jw_open(w, psi_resource_name[k], '{');
+        const struct psi_line *lines[2] = { &s->some, &s->full };
+        const char *names[2] = { "some", "full" };
+        const double pct[2] = { r->psi[k].some_pct, r->psi[k].full_pct };
+        for (int i = 0; i < 2; i++) {
+            if (!lines[i]->valid) {
+                jw_key(w, names[i]);
+                fputs("null", w->f);
+                continue;
+            }
+            jw_open(w, names[i], '{');
+            jw_num(w, "avg10", lines[i]->avg10);
+            jw_num(w, "avg60", lines[i]->avg60);
+            jw_num(w, "avg300", lines[i]->avg300);
+            jw_num(w, "pct", pct[i]);
+            jw_int(w, "total_us", (long long)lines[i]->total_us);
+            jw_close(w, '}');
+        }
+        jw_close(w, '}');
+    }
+    jw_close(w, '}');
+}
+
+static void json_device(struct jw *w, const struct dev_rates *d)
+{
+    const struct dev_sample *s = d->dev;
+    const struct blockdev_info *b = &s->bd;
+    jw_open(w, NULL, '{');
+    jw_str(w, "name", s->ds.name);
+    jw_int(w, "major", s->ds.major);
+    jw_int(w, "minor", s->ds.minor);
+    jw_bool(w, "partition", b->partition);
+    jw_str(w, "disk", b->disk);
+    jw_str(w, "scheduler", b->scheduler[0] ? b->scheduler : NULL);
+    jw_open(w, "schedulers", '[');
+    for (unsigned i = 0; i < b->nsched; i++)
+        jw_str(w, NULL, b->schedulers[i]);
+    jw_close(w, ']');
+    jw_known(w, "nr_requests", b->nr_requests);
+    jw_known(w, "rotational", b->rotational);
+    jw_known(w, "hw_queues", b->hw_queues);
+    jw_key(w, "inflight");
+    if (b->inflight_r < 0)
+        fputs("null", w->f);
+    else
+        fprintf(w->f, "%ld", b->inflight_r + b->inflight_w);
+    jw_open(w, "tunables", '{');
+    for (unsigned i = 0; i < b->ntunables; i++)
+        jw_str(w, b->tunables[i].name, b->tunables[i].value);
+    jw_close(w, '}');
+    jw_num(w, "r_s", d->r_s);
+    jw_num(w, "w_s", d->w_s);
+    jw_num(w, "d_s", d->d_s);
+    jw_num(w, "f_s", d->f_s);
+    jw_num(w, "rkb_s", d->rkb_s);
+    jw_num(w, "wkb_s", d->wkb_s);
+    jw_num(w, "dkb_s", d->dkb_s);
+    jw_num(w, "rrqm_s", d->rrqm_s);
+    jw_num(w, "wrqm_s", d->wrqm_s);
+    jw_num(w, "drqm_s", d->drqm_s);
+    jw_num(w, "rrqm_pct", d->rrqm_pct);
+    jw_num(w, "wrqm_pct", d->wrqm_pct);
+    jw_num(w, "drqm_pct", d->drqm_pct);
+    jw_num(w, "r_await", d->r_await);
+    jw_num(w, "w_await", d->w_await);
+    jw_num(w, "d_await", d->d_await);
+    jw_num(w, "f_await", d->f_await);
+    jw_num(w, "rareq_sz", d->rareq_sz);
+    jw_num(w, "wareq_sz", d->wareq_sz);
+    jw_num(w, "dareq_sz", d->dareq_sz);
+    jw_num(w, "aqu_sz", d->aqu_sz);
+    jw_num(w, "util", d->util);
+    jw_num(w, "quiet_await", d->quiet_await);
+    jw_bool(w, "saturated", d->saturated);
+    jw_bool(w, "reset", d->reset);
+    jw_close(w, '}');
+}
+
+static void json_task(struct jw *w, const struct task_rates *t, bool threads)
+{
+    const struct task_sample *s = t->task;
+    jw_open(w, NULL, '{');
+    jw_int(w, "pid", s->id);
+    if (threads)
+        jw_int(w, "tgid", s->tgid);
+    jw_str(w, "comm", s->comm);
+    jw_str(w, "cmdline", s->cmdline);
+    jw_str(w, "user", s->user[0] ? s->user : NULL);
+    jw_int(w, "uid", s->uid);
+    jw_int(w, "nice", s->nice);
+    jw_str(w, "policy", policy_name(s->policy));
+    jw_int(w, "start_ticks", (long long)s->start_ticks);
+    jw_num(w, "read_bps", t->read_bps);
+    jw_num(w, "write_bps", t->write_bps);
+    jw_num(w, "cancelled_write_bps", t->cancelled_write_bps);
+    jw_str(w, "io_error", s->io_err ? source_err_text(s->io_err) : NULL);
+    jw_num(w, "io_delay_pct", t->io_delay_pct);
+    jw_num(w, "swapin_delay_pct", t->swapin_delay_pct);
+    jw_num(w, "blkio_avg_ms", t->blkio_avg_ms);
+    jw_open(w, "ioprio", '{');
+    if (s->ioprio_raw >= 0) {
+        jw_str(w, "class", ioprio_class_name((enum ioprio_class)IOPRIO_CLASS_OF(s->ioprio_raw)));
+        jw_int(w, "level", IOPRIO_LEVEL_OF(s->ioprio_raw));
+        jw_int(w, "raw", s->ioprio_raw);
+    } else {
+        jw_str(w, "class", NULL);
+        jw_str(w, "level", NULL);
+        jw_str(w, "raw", NULL);
+    }
+    jw_str(w, "effective_class", ioprio_class_name(t->prio.cls));
+    jw_int(w, "effective_level", t->prio.level);
+    jw_str(w, "source", ioprio_source_name(t->prio.source));
+    jw_close(w, '}');
+    jw_close(w, '}');
+}
+
+void out_json_sample(FILE *f, const struct result *r, const struct out_opts *o)
+{
+    const struct snapshot *c = r->cur;
+    struct jw w = { .f = f };
+    jw_open(&w, NULL, '{');
+    jw_num(&w, "ts", c->wall);
+    jw_num(&w, "interval_s", r->interval_s > 0 ? r->interval_s : (double)NAN);
+    jw_str(&w, "host", o->hostname);
+    jw_bool(&w, "threads", c->threads);
+    jw_bool(&w, "delayacct", c->delayacct == DA_UNKNOWN ? -1 : c->delayacct == DA_ON);
+    json_psi(&w, r);
+
+    jw_open(&w, "devices", '[');
+    for (size_t i = 0; i < r->ndevs; i++)
+        json_device(&w, &r->devs[i]);
+    jw_close(&w, ']');
+
+    jw_open(&w, "processes", '[');
+    for (size_t i = 0; i < r->ntasks; i++)
+        if (!o->only_active || task_is_active(&r->tasks[i]))
+            json_task(&w, &r->tasks[i], c->threads);
+    jw_close(&w, ']');
+
+    /* Why something is unavailable: one entry per source that could not give data. */
+    jw_open(&w, "notes", '[');
+    if (c->diskstats_err) {
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "diskstats");
+        jw_str(&w, "text", source_err_text(c->diskstats_err));
+        jw_close(&w, '}');
+    }
+    for (int k = 0; k < PSI_NRES; k++) {
+        if (!c->psi[k].err)
+            continue;
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "psi");
+        char txt[128];
+        snprintf(txt, sizeof(txt), "pressure/%s unavailable: %s", psi_resource_name[k],
+                 c->psi[k].err == -ENOENT ? "kernel without PSI or booted with psi=0"
+                                          : source_err_text(c->psi[k].err));
+        jw_str(&w, "text", txt);
+        jw_close(&w, '}');
+    }
+    if (c->delayacct != DA_ON || c->taskstats_err) {
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "delayacct");
+        if (c->taskstats_err)
+            jw_str(&w, "text", c->taskstats_msg);
+        else if (c->delayacct == DA_OFF)
+            jw_str(&w, "text", "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data");
+        else
+            jw_str(&w, "text", "kernel.task_delayacct not found: kernel without delay accounting");
+        jw_close(&w, '}');
+    }
+    jw_close(&w, ']');
+    jw_close(&w, '}');
+    putc('\n', f);
+}

@@ -1,0 +1,201 @@
+/* snapshot.c: assemble one immutable snapshot from every source. */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source/taskstats.h"
+#include "util.h"
+
+struct sampler {
+    struct sampler_opts opts;
+    pid_t *pids;
+    int proc_fd, sys_fd;
+    struct procs_src *procs;
+    struct taskstats_src *ts;
+    int ts_open_err;
+    char ts_open_msg[192];
+    enum delayacct_state last_da;
+    bool boot_delayacct;             /* "delayacct" on the kernel command line */
+    long long da_since;              /* see snapshot.delayacct_since_ticks */
+    long clk_tck;
+};
+
+static int open_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+static bool cmdline_has_delayacct(int proc_fd)
+{
+    char buf[4096];
+    if (read_file_at(proc_fd, "cmdline", buf, sizeof(buf)) <= 0)
+        return false;
+    for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
+        if (strcmp(tok, "delayacct") == 0)
+            return true;
+    return false;
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen)
+{
+    struct sampler *s = xcalloc(1, sizeof(*s));
+    s->opts = *opts;
+    if (opts->npids) {
+        s->pids = xcalloc(opts->npids, sizeof(pid_t));
+        memcpy(s->pids, opts->pids, opts->npids * sizeof(pid_t));
+        s->opts.pids = s->pids;
+    }
+    const char *proc = opts->proc_root ? opts->proc_root : "/proc";
+    const char *sys = opts->sys_root ? opts->sys_root : "/sys";
+    s->proc_fd = open_dir(proc);
+    if (s->proc_fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", proc, strerror(-s->proc_fd));
+        free(s->pids);
+        free(s);
+        return -EIO;
+    }
+    s->sys_fd = open_dir(sys);
+    if (s->sys_fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", sys, strerror(-s->sys_fd));
+        close(s->proc_fd);
+        free(s->pids);
+        free(s);
+        return -EIO;
+    }
+    s->clk_tck = sysconf(_SC_CLK_TCK);
+    if (s->clk_tck <= 0)
+        s->clk_tck = 100;
+    if (!opts->no_tasks) {
+        int r = procs_open(&s->procs, opts->threads, err, errlen);
+        if (r < 0) {
+            sampler_close(s);
+            return r;
+        }
+        s->ts_open_err = taskstats_open(&s->ts, s->ts_open_msg, sizeof(s->ts_open_msg));
+    }
+    s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
+    s->last_da = DA_UNKNOWN;
+    s->da_since = s->boot_delayacct ? 0 : -1;
+    *out = s;
+    return 0;
+}
+
+void sampler_close(struct sampler *s)
+{
+    if (!s)
+        return;
+    procs_close(s->procs);
+    if (s->ts)
+        taskstats_close(s->ts);
+    if (s->proc_fd >= 0)
+        close(s->proc_fd);
+    if (s->sys_fd >= 0)
+        close(s->sys_fd);
+    free(s->pids);
+    free(s);
+}
+
+static void take_devices(struct sampler *s, struct snapshot *out)
+{
+    struct diskstats_row *rows = NULL;
+    size_t n = 0;
+    out->diskstats_err = diskstats_read(s->proc_fd, &rows, &n, &out->diskstats_bad);
+    if (out->diskstats_err < 0)
+        return;
+    out->devs = xcalloc(n ? n : 1, sizeof(*out->devs));
+    for (size_t i = 0; i < n; i++) {
+        struct dev_sample *d = &out->devs[i];
+        d->ds = rows[i];
+        d->bd_err = blockdev_read(s->sys_fd, rows[i].name, &d->bd);
+    }
+    out->ndevs = n;
+    free(rows);
+}
+
+/* Seconds since boot, in clock ticks, from /proc/uptime (the clock start_time counts in). */
+static long long boot_ticks_now(struct sampler *s)
+{
+    char buf[128];
+    if (read_file_at(s->proc_fd, "uptime", buf, sizeof(buf)) <= 0)
+        return -1;
+    double up = strtod(buf, NULL);
+    return (long long)(up * (double)s->clk_tck);
+}
+
+static void take_delayacct(struct sampler *s, struct snapshot *out)
+{
+    char buf[16];
+    ssize_t l = read_file_at(s->proc_fd, "sys/kernel/task_delayacct", buf, sizeof(buf));
+    if (l <= 0)
+        out->delayacct = DA_UNKNOWN;
+    else
+        out->delayacct = buf[0] == '1' ? DA_ON : DA_OFF;
+    /* Seen switching on while we watch: every task started from now on carries data. */
+    if (out->delayacct == DA_ON && s->last_da == DA_OFF && !s->boot_delayacct)
+        s->da_since = boot_ticks_now(s);
+    if (out->delayacct == DA_OFF && !s->boot_delayacct)
+        s->da_since = -1;
+    s->last_da = out->delayacct;
+    out->delayacct_since_ticks = s->da_since;
+}
+
+static void take_delays(struct sampler *s, struct snapshot *out)
+{
+    if (!s->ts) {
+        out->taskstats_err = s->ts_open_err ? s->ts_open_err : -ENOSYS;
+        str_copy(out->taskstats_msg, s->ts_open_msg, sizeof(out->taskstats_msg));
+        return;
+    }
+    if (out->ntasks == 0)
+        return;
+    pid_t *ids = xcalloc(out->ntasks, sizeof(pid_t));
+    struct delay_sample *ds = xcalloc(out->ntasks, sizeof(*ds));
+    for (size_t i = 0; i < out->ntasks; i++)
+        ids[i] = out->tasks[i].id;
+    out->taskstats_err = taskstats_query(s->ts, ids, out->ntasks, !out->threads, ds,
+                                         out->taskstats_msg, sizeof(out->taskstats_msg));
+    if (out->taskstats_err == 0)
+        for (size_t i = 0; i < out->ntasks; i++)
+            out->tasks[i].delay = ds[i];
+    free(ids);
+    free(ds);
+}
+
+void sampler_take(struct sampler *s, struct snapshot *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->threads = s->opts.threads;
+    out->clk_tck = s->clk_tck;
+    out->mono = clock_mono();
+    out->wall = clock_wall();
+    take_devices(s, out);
+    for (int r = 0; r < PSI_NRES; r++)
+        psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
+    take_delayacct(s, out);
+    if (s->procs) {
+        out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids,
+                                    &out->tasks, &out->ntasks);
+        take_delays(s, out);
+    }
+}
+
+void snapshot_free(struct snapshot *snap)
+{
+    free(snap->devs);
+    procs_free(snap->tasks, snap->ntasks);
+    memset(snap, 0, sizeof(*snap));
+}
+
+const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name)
+{
+    for (size_t i = 0; i < snap->ndevs; i++)
+        if (strcmp(snap->devs[i].ds.name, name) == 0)
+            return &snap->devs[i];
+    return NULL;
+}

@@ -1,0 +1,177 @@
+/* source/blockdev.c: sysfs block device attributes, reader and pure parsers. */
+#include "source/blockdev.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int blockdev_parse_scheduler(const char *buf, char active[BD_SCHED_MAX],
+                             char list[BD_NSCHED][BD_SCHED_MAX])
+{
+    unsigned n = 0;
+    active[0] = '\0';
+    const char *p = buf;
+    for (;;) {
+        p += strspn(p, " \t\n");
+        if (*p == '\0')
+            break;
+        size_t l = strcspn(p, " \t\n");
+        bool bracketed = p[0] == '[' && l >= 2 && p[l - 1] == ']';
+        const char *name = bracketed ? p + 1 : p;
+        size_t nl = bracketed ? l - 2 : l;
+        if (nl == 0 || nl >= BD_SCHED_MAX)
+            return -EINVAL;
+        if (n < BD_NSCHED) {
+            memcpy(list[n], name, nl);
+            list[n][nl] = '\0';
+            n++;
+        }
+        if (bracketed) {
+            memcpy(active, name, nl);
+            active[nl] = '\0';
+        }
+        p += l;
+    }
+    return (int)n;
+}
+
+int blockdev_parse_inflight(const char *buf, long *r, long *w)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(buf, &end, 10);
+    if (end == buf || errno)
+        return -EINVAL;
+    const char *s = end;
+    long b = strtol(s, &end, 10);
+    if (end == s || errno || a < 0 || b < 0)
+        return -EINVAL;
+    *r = a;
+    *w = b;
+    return 0;
+}
+
+static long read_long_at(int dirfd, const char *path)
+{
+    char buf[64];
+    if (read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (end == buf || errno)
+        return -1;
+    return v;
+}
+
+static int count_entries(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -1;
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void read_tunables(int qfd, struct blockdev_info *out)
+{
+    int fd = openat(qfd, "iosched", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && out->ntunables < BD_NTUNABLES) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(out->tunables[0].name))
+            continue;
+        char val[64];
+        if (read_file_at(dirfd(d), e->d_name, val, sizeof(val)) <= 0)
+            continue;
+        struct bd_tunable *t = &out->tunables[out->ntunables++];
+        str_copy(t->name, e->d_name, sizeof(t->name));
+        str_copy(t->value, str_chomp(val), sizeof(t->value));
+    }
+    closedir(d);
+    /* readdir order is arbitrary: sort so output is stable between samples. */
+    for (unsigned i = 1; i < out->ntunables; i++)
+        for (unsigned j = i; j > 0 && strcmp(out->tunables[j - 1].name, out->tunables[j].name) > 0; j--) {
+            struct bd_tunable tmp = out->tunables[j];
+            out->tunables[j] = out->tunables[j - 1];
+            out->tunables[j - 1] = tmp;
+        }
+}
+
+int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
+{
+    char path[256], buf[512];
+    memset(out, 0, sizeof(*out));
+    out->nr_requests = out->rotational = out->hw_queues = -1;
+    out->inflight_r = out->inflight_w = -1;
+    str_copy(out->disk, name, sizeof(out->disk));
+
+    snprintf(path, sizeof(path), "class/block/%s", name);
+    int dfd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+
+    /* Only partitions carry a `partition` attribute; their sysfs directory sits inside
+     * the disk's, so the link target's parent is the disk. */
+    out->partition = faccessat(dfd, "partition", F_OK, 0) == 0;
+    if (out->partition) {
+        ssize_t l = readlinkat(sys_fd, path, buf, sizeof(buf) - 1);
+        if (l > 0) {
+            buf[l] = '\0';
+            char *slash = strrchr(buf, '/');
+            if (slash) {
+                *slash = '\0';
+                char *parent = strrchr(buf, '/');
+                str_copy(out->disk, parent ? parent + 1 : buf, sizeof(out->disk));
+            }
+        }
+    }
+
+    if (read_file_at(dfd, "inflight", buf, sizeof(buf)) > 0)
+        blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
+    close(dfd);
+
+    snprintf(path, sizeof(path), "class/block/%s/queue", out->disk);
+    int qfd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (qfd < 0)
+        return 0;
+    out->has_queue = true;
+    if (read_file_at(qfd, "scheduler", buf, sizeof(buf)) >= 0) {
+        int n = blockdev_parse_scheduler(buf, out->scheduler, out->schedulers);
+        out->nsched = n > 0 ? (unsigned)n : 0;
+        /* "none" alone without brackets (kernels before 5.x style) means none is active. */
+        if (out->scheduler[0] == '\0' && out->nsched == 1 && strcmp(out->schedulers[0], "none") == 0)
+            str_copy(out->scheduler, "none", sizeof(out->scheduler));
+    }
+    out->nr_requests = read_long_at(qfd, "nr_requests");
+    out->rotational = (int)read_long_at(qfd, "rotational");
+    if (out->scheduler[0] && strcmp(out->scheduler, "none") != 0)
+        read_tunables(qfd, out);
+    close(qfd);
+
+    snprintf(path, sizeof(path), "class/block/%s/mq", out->disk);
+    out->hw_queues = count_entries(sys_fd, path);
+    return 0;
+}

@@ -1,0 +1,211 @@
+/* source/procs.c: the task list through libproc2, I/O counters through our own parser. */
+#include "source/procs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libproc2/pids.h>
+
+#include "source/ioprio.h"
+#include "util.h"
+
+/* The items we ask libproc2 for; the order is the index into each stack. */
+/* Names and command lines are not taken from libproc2: it replaces control bytes with
+ * '?', and the operator should see exactly which bytes a hostile name holds (escaped at
+ * output time, out/escape.h). */
+enum {
+    IT_TID, IT_TGID, IT_BEGAN, IT_CMD, IT_EUID, IT_EUSER, IT_NICE, IT_POLICY, IT_STATE,
+    IT_COUNT
+};
+static enum pids_item items[IT_COUNT] = {
+    [IT_TID] = PIDS_ID_TID,          [IT_TGID] = PIDS_ID_TGID,
+    [IT_BEGAN] = PIDS_TICS_BEGAN,    [IT_CMD] = PIDS_CMD,
+    [IT_EUID] = PIDS_ID_EUID,        [IT_EUSER] = PIDS_ID_EUSER,
+    [IT_NICE] = PIDS_NICE,           [IT_POLICY] = PIDS_SCHED_CLASS,
+    [IT_STATE] = PIDS_STATE,
+};
+
+#define CMDLINE_MAX (64 * 1024)
+
+struct procs_src {
+    struct pids_info *info;
+    bool threads;
+};
+
+int procio_parse(const char *buf, size_t len, struct proc_io *out)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {
+        { "rchar", offsetof(struct proc_io, rchar) },
+        { "wchar", offsetof(struct proc_io, wchar) },
+        { "syscr", offsetof(struct proc_io, syscr) },
+        { "syscw", offsetof(struct proc_io, syscw) },
+        { "read_bytes", offsetof(struct proc_io, read_bytes) },
+        { "write_bytes", offsetof(struct proc_io, write_bytes) },
+        { "cancelled_write_bytes", offsetof(struct proc_io, cancelled_write_bytes) },
+    };
+    unsigned seen = 0;
+    memset(out, 0, sizeof(*out));
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        const char *colon = memchr(p, ':', (size_t)(eol - p));
+        if (colon) {
+            size_t kl = (size_t)(colon - p);
+            for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                if (strlen(keys[i].key) != kl || memcmp(p, keys[i].key, kl) != 0)
+                    continue;
+                const char *v = colon + 1;
+                while (v < eol && *v == ' ')
+                    v++;
+                uint64_t val;
+                /* the value must end at the line's end: a cut-off number is no number */
+                if (parse_u64(&v, &val) || v != eol || eol == end)
+                    return -EINVAL;
+                memcpy((char *)out + keys[i].off, &val, sizeof(val));
+                seen |= 1u << i;
+            }
+        }
+        p = eol + 1;
+    }
+    return seen == (1u << ARRAY_SIZE(keys)) - 1 ? 0 : -EINVAL;
+}
+
+int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
+{
+    struct procs_src *s = xcalloc(1, sizeof(*s));
+    int r = procps_pids_new(&s->info, items, IT_COUNT);
+    if (r < 0) {
+        snprintf(err, errlen, "libproc2: procps_pids_new failed: %s", strerror(-r));
+        free(s);
+        return r;
+    }
+    s->threads = threads;
+    *out = s;
+    return 0;
+}
+
+static bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
+{
+    if (nonly == 0)
+        return true;
+    for (size_t i = 0; i < nonly; i++)
+        if (only[i] == id || only[i] == tgid)
+            return true;
+    return false;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+    const struct task_sample *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* "PID/file" for a process, "TGID/task/TID/file" for a thread. */
+static void task_path(char *path, size_t n, bool threads, const struct task_sample *t, const char *file)
+{
+    if (threads)
+        snprintf(path, n, "%d/task/%d/%s", (int)t->tgid, (int)t->id, file);
+    else
+        snprintf(path, n, "%d/%s", (int)t->id, file);
+}
+
+/* The raw name (the kernel keeps at most 15 bytes plus newline) and command line
+ * (arguments separated by NULs, shown separated by spaces). */
+static void read_names(int proc_fd, bool threads, struct task_sample *t, const char *fallback)
+{
+    char path[64], buf[TASK_COMM_MAX];
+    task_path(path, sizeof(path), threads, t, "comm");
+    ssize_t len = read_file_at(proc_fd, path, buf, sizeof(buf));
+    if (len > 0 && buf[len - 1] == '\n')
+        buf[--len] = '\0';
+    str_copy(t->comm, len > 0 ? buf : fallback, sizeof(t->comm));
+
+    char *cl = NULL;
+    snprintf(path, sizeof(path), "%d/cmdline", (int)t->tgid);
+    len = read_file_alloc_at(proc_fd, path, &cl, CMDLINE_MAX);
+    if (len <= 0) {
+        free(cl);
+        t->cmdline = xstrdup("");
+        return;
+    }
+    while (len > 0 && cl[len - 1] == '\0')
+        len--;
+    for (ssize_t i = 0; i < len; i++)
+        if (cl[i] == '\0')
+            cl[i] = ' ';
+    cl[len] = '\0';
+    t->cmdline = cl;
+}
+
+static void read_io(int proc_fd, bool threads, struct task_sample *t)
+{
+    char path[64], buf[512];
+    task_path(path, sizeof(path), threads, t, "io");
+    ssize_t len = read_file_at(proc_fd, path, buf, sizeof(buf));
+    if (len < 0)
+        t->io_err = (int)len;
+    else if (procio_parse(buf, (size_t)len, &t->io) < 0)
+        t->io_err = len == 0 ? -ESRCH : -EINVAL; /* an empty io file: the task is exiting */
+}
+
+int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
+               struct task_sample **tasks, size_t *n)
+{
+    struct pids_fetch *f = procps_pids_reap(src->info,
+                                            src->threads ? PIDS_FETCH_THREADS_TOO : PIDS_FETCH_TASKS_ONLY);
+    if (!f)
+        return -errno ? -errno : -EIO;
+    int total = f->counts->total;
+    struct task_sample *out = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*out));
+    size_t cnt = 0;
+    for (int i = 0; i < total; i++) {
+        struct pids_stack *st = f->stacks[i];
+        struct pids_result *h = st->head;
+        pid_t tid = h[IT_TID].result.s_int;
+        pid_t tgid = h[IT_TGID].result.s_int;
+        /* libproc2 gives TID == PID for the process entries in tasks-only mode */
+        pid_t id = src->threads ? tid : tgid;
+        if (id <= 0 || !selected(id, tgid, only, nonly))
+            continue;
+        struct task_sample *t = &out[cnt++];
+        t->id = id;
+        t->tgid = tgid;
+        t->start_ticks = h[IT_BEGAN].result.ull_int;
+        read_names(proc_fd, src->threads, t, h[IT_CMD].result.str ? h[IT_CMD].result.str : "");
+        t->uid = h[IT_EUID].result.u_int;
+        str_copy(t->user, h[IT_EUSER].result.str ? h[IT_EUSER].result.str : "", sizeof(t->user));
+        t->nice = h[IT_NICE].result.s_int;
+        t->policy = h[IT_POLICY].result.s_int;
+        t->state = h[IT_STATE].result.s_ch;
+        read_io(proc_fd, src->threads, t);
+        t->ioprio_raw = ioprio_read(id);
+    }
+    qsort(out, cnt, sizeof(*out), cmp_task);
+    *tasks = out;
+    *n = cnt;
+    return 0;
+}
+
+void procs_free(struct task_sample *tasks, size_t n)
+{
+    if (!tasks)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(tasks[i].cmdline);
+    free(tasks);
+}
+
+void procs_close(struct procs_src *src)
+{
+    if (!src)
+        return;
+    procps_pids_unref(&src->info);
+    free(src);
+}

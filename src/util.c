@@ -1,0 +1,161 @@
+/* util.c: allocation wrappers, whole-file reads relative to a directory fd, clocks. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *oom(size_t n)
+{
+    fprintf(stderr, "iotriage: out of memory (%zu bytes)\n", n);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    return p ? p : oom(n);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    return p ? p : oom(n * size);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : oom(n);
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return oom(SIZE_MAX);
+    return xrealloc(p, n * size);
+}
+
+char *xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    return d ? d : oom(strlen(s) + 1);
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *d = strndup(s, n);
+    return d ? d : oom(n + 1);
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    size_t len = 0;
+    while (len < cap - 1) {
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
+ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    size_t cap = 4096, len = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        if (len + 1 >= cap) {
+            if (cap >= limit)
+                break;
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            free(buf);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    *out = buf;
+    return (ssize_t)len;
+}
+
+void str_copy(char *dst, const char *src, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t l = strnlen(src, n - 1);
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+char *str_chomp(char *s)
+{
+    size_t l = strlen(s);
+    while (l && (s[l - 1] == '\n' || s[l - 1] == ' ' || s[l - 1] == '\t'))
+        s[--l] = '\0';
+    return s;
+}
+
+int parse_u64(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9') {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -EINVAL;
+        v = v * 10 + d;
+        s++;
+    }
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+double clock_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double clock_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

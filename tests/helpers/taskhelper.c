@@ -1,0 +1,76 @@
+/* taskhelper: processes with known shapes for the integration tests.
+ *   taskhelper threads N SECONDS   N threads in all (main included), all asleep
+ *   taskhelper dread FILE SECONDS  synchronous 4 KiB O_DIRECT reads of FILE in a loop
+ * It exits after SECONDS, or earlier on SIGTERM. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int do_threads(int n, double secs)
+{
+    for (int i = 1; i < n; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, sleeper, NULL) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
+    }
+    struct timespec ts = { .tv_sec = (time_t)secs, .tv_nsec = (long)((secs - (double)(time_t)secs) * 1e9) };
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+static int do_dread(const char *path, double secs)
+{
+    int fd = open(path, O_RDONLY | O_DIRECT);
+    if (fd < 0) {
+        fprintf(stderr, "open %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    void *buf;
+    if (posix_memalign(&buf, 4096, 4096))
+        return 1;
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size < 4096)
+        return 1;
+    unsigned long blocks = (unsigned long)(size / 4096), i = 0;
+    double end = now() + secs;
+    while (now() < end) {
+        off_t off = (off_t)((i++ * 7919u) % blocks) * 4096;
+        if (pread(fd, buf, 4096, off) < 0) {
+            perror("pread");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "threads") == 0)
+        return do_threads(atoi(argv[2]), atof(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "dread") == 0)
+        return do_dread(argv[2], atof(argv[3]));
+    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS\n");
+    return 2;
+}

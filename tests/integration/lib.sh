@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Shared by the integration tests: paths, assertions, background-process cleanup.
+# Source it first: . "$(dirname "$0")/lib.sh"
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+IOT="$ROOT/iotriage"
+HELPER="$ROOT/build/tests/taskhelper"
+TMP=$(mktemp -d /tmp/iotriage-test.XXXXXX)
+BG_PIDS=()
+
+it_cleanup() {
+    local p
+    for p in "${BG_PIDS[@]:-}"; do
+        [ -n "$p" ] && kill "$p" 2>/dev/null
+    done
+    wait 2>/dev/null
+    rm -rf "$TMP"
+}
+trap it_cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skipped: $*" >&2; exit 77; }
+ok()   { echo "ok: $*"; }
+
+# Start a command in the background, remember it for cleanup; its pid is in $BG.
+bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
+
+need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
+
+# jq on a file, failing the test on a jq error (invalid JSON is a failure, not a skip).
+jqf() { jq -e "$@" || fail "jq $* returned false/invalid"; }
+
+# Float comparison: within REL (fraction) of EXPECTED.
+near() { # near VALUE EXPECTED REL
+    awk -v v="$1" -v e="$2" -v r="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= r * (e < 0 ? -e : e)) }'
+}
+# between VALUE LO HI
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+[ -x "$IOT" ] || fail "$IOT not built (make)"
+need jq

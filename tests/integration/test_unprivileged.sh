@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run as an unprivileged user: what is missing is said (taskstats needs CAP_NET_ADMIN,
+# other users' io files are EACCES), the rest keeps working, nothing is reported as 0.
+. "$(dirname "$0")/lib.sh"
+need setpriv
+[ "$(id -u)" = 0 ] || skip "needs root to drop privileges"
+chmod 755 "$TMP"
+run_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+
+# A process of root's: its io file is not readable by nobody.
+bg sleep 30; p=$BG
+run_nobody "$IOT" --json -n 1 -d 0.2 >"$TMP/n.json" 2>"$TMP/n.err" || fail "unprivileged run failed: $(cat "$TMP/n.err")"
+jqf . "$TMP/n.json" >/dev/null
+jqf --argjson p "$p" '.processes[] | select(.pid == $p) | .read_bps == null and .io_error == "permission denied"' \
+    "$TMP/n.json" >/dev/null
+ok "root's process: read_bps null, io_error 'permission denied'"
+jqf '[.devices[] | select(.name == "vda")] | length == 1' "$TMP/n.json" >/dev/null
+jqf '.processes | length > 1' "$TMP/n.json" >/dev/null
+ok "devices and process list still there"
+jqf 'all(.processes[]; .io_delay_pct == null)' "$TMP/n.json" >/dev/null
+jqf 'any(.notes[]; .source == "delayacct" and (.text | test("CAP_NET_ADMIN|delay accounting is off|task_delayacct")))' \
+    "$TMP/n.json" >/dev/null
+ok "delays null, with a note: $(jq -r '.notes[] | select(.source=="delayacct") | .text' "$TMP/n.json")"
+# Its own processes' io is readable.
+run_nobody bash -c "\"$IOT\" --json -n 1 -d 0.2 -p \$\$" >"$TMP/own.json" || fail "own run failed"
+jqf '.processes[0].read_bps != null and .processes[0].io_error == null' "$TMP/own.json" >/dev/null
+ok "own process: rates known"
