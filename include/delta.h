@@ -77,7 +77,7 @@ struct baselines {
 
 /* Thresholds of the saturated verdict (docs/devices.md explains them). */
 #define SAT_MIN_AQU        1.5   /* at least this many requests queued on average */
-#define SAT_MIN_IOS        20.0  /* requests in the interval before await means anything */
+#define SAT_MIN_IOS        20.0  /* requests in an interval before its await may set the baseline */
 #define SAT_AWAIT_FACTOR   1.6   /* await this far above the quiet-time level */
 #define SAT_BASE_DRIFT     0.002 /* baseline rises by this fraction per second of no lower reading */
 

@@ -34,8 +34,13 @@ void str_copy(char *dst, const char *src, size_t n);
 /* Strip trailing newlines and spaces in place; returns s. */
 char *str_chomp(char *s);
 
-/* Parse an unsigned decimal at *p, advance *p past it. Returns 0 or -EINVAL. */
-int parse_u64(const char **p, uint64_t *out);
+/* Parse an unsigned decimal at *p, reading no byte at or past end; advance *p past it.
+ * Returns 0 or -EINVAL (no digit, or overflow). */
+int parse_u64(const char **p, const char *end, uint64_t *out);
+
+/* Parse a non-negative finite decimal fraction ("12.34") in [*p, end); same contract.
+ * No exponent, sign, hex, inf or nan: the kernel prints none of those here. */
+int parse_udouble(const char **p, const char *end, double *out);
 
 /* Seconds since an arbitrary point, from CLOCK_MONOTONIC (rates never jump with the wall clock). */
 double clock_mono(void);

@@ -128,13 +128,13 @@ char *str_chomp(char *s)
     return s;
 }
 
-int parse_u64(const char **p, uint64_t *out)
+int parse_u64(const char **p, const char *end, uint64_t *out)
 {
     const char *s = *p;
-    if (*s < '0' || *s > '9')
+    if (s >= end || *s < '0' || *s > '9')
         return -EINVAL;
     uint64_t v = 0;
-    while (*s >= '0' && *s <= '9') {
+    while (s < end && *s >= '0' && *s <= '9') {
         unsigned d = (unsigned)(*s - '0');
         if (v > (UINT64_MAX - d) / 10)
             return -EINVAL;
@@ -143,6 +143,30 @@ int parse_u64(const char **p, uint64_t *out)
     }
     *p = s;
     *out = v;
+    return 0;
+}
+
+int parse_udouble(const char **p, const char *end, double *out)
+{
+    const char *s = *p;
+    uint64_t ip, fp = 0;
+    double scale = 1.0;
+    if (parse_u64(&s, end, &ip))
+        return -EINVAL;
+    if (s < end && *s == '.') {
+        s++;
+        if (s >= end || *s < '0' || *s > '9')
+            return -EINVAL;
+        while (s < end && *s >= '0' && *s <= '9') {
+            if (scale < 1e15) {     /* further digits cannot change a double's value */
+                fp = fp * 10 + (uint64_t)(*s - '0');
+                scale *= 10.0;
+            }
+            s++;
+        }
+    }
+    *out = (double)ip + (double)fp / scale;
+    *p = s;
     return 0;
 }
 

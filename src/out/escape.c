@@ -35,13 +35,30 @@ size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
     return len;
 }
 
-/* Characters that are valid but change how text around them is shown: C1 controls, bidi
- * embeddings/overrides/isolates, zero-width and line/paragraph separators, BOM. */
+/* Characters that are valid but invisible or that change how the text around them is
+ * shown: C1 controls, line/paragraph separators, and Unicode's format characters
+ * (category Cf: bidi embeddings, overrides and isolates, zero-width characters, the BOM,
+ * tag characters that can hide text inside text). */
 static bool is_format_char(unsigned cp)
 {
-    return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || cp == 0x61c ||
-           (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
-           (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+    static const unsigned ranges[][2] = {
+        { 0x80, 0x9f },       { 0xad, 0xad },       { 0x600, 0x605 },     { 0x61c, 0x61c },
+        { 0x6dd, 0x6dd },     { 0x70f, 0x70f },     { 0x890, 0x891 },     { 0x8e2, 0x8e2 },
+        { 0x180e, 0x180e },   { 0x200b, 0x200f },   { 0x2028, 0x202e },   { 0x2060, 0x206f },
+        { 0xfeff, 0xfeff },   { 0xfff9, 0xfffb },   { 0x110bd, 0x110bd }, { 0x110cd, 0x110cd },
+        { 0x13430, 0x1343f }, { 0x1bca0, 0x1bca3 }, { 0x1d173, 0x1d17a }, { 0xe0001, 0xe0001 },
+        { 0xe0020, 0xe007f },
+    };
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+        if (cp >= ranges[i][0] && cp <= ranges[i][1])
+            return true;
+    return false;
+}
+
+static void json_u16(FILE *f, unsigned u)
+{
+    static const char hex[] = "0123456789abcdef";
+    fprintf(f, "\\u%c%c%c%c", hex[(u >> 12) & 15], hex[(u >> 8) & 15], hex[(u >> 4) & 15], hex[u & 15]);
 }
 
 size_t esc_display(char *dst, size_t cap, const char *src, size_t srclen, bool utf8)
@@ -90,7 +107,6 @@ size_t esc_display(char *dst, size_t cap, const char *src, size_t srclen, bool u
 
 void esc_json(FILE *f, const char *src, size_t srclen)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)src;
     putc('"', f);
     for (size_t i = 0; i < srclen;) {
@@ -105,7 +121,12 @@ void esc_json(FILE *f, const char *src, size_t srclen)
             putc('\\', f);
             putc((int)cp, f);
         } else if (cp < 0x20 || cp == 0x7f || is_format_char(cp)) {
-            fprintf(f, "\\u%c%c%c%c", hex[(cp >> 12) & 15], hex[(cp >> 8) & 15], hex[(cp >> 4) & 15], hex[cp & 15]);
+            if (cp > 0xffff) {          /* beyond the BMP: a UTF-16 surrogate pair */
+                json_u16(f, 0xd800 + ((cp - 0x10000) >> 10));
+                json_u16(f, 0xdc00 + ((cp - 0x10000) & 0x3ff));
+            } else {
+                json_u16(f, cp);
+            }
         } else {
             fwrite(s + i, 1, l, f);
         }

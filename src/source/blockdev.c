@@ -153,6 +153,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
         blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
     close(dfd);
 
+    snprintf(path, sizeof(path), "class/block/%s/mq", out->disk);
+    out->hw_queues = count_entries(sys_fd, path);
+
     snprintf(path, sizeof(path), "class/block/%s/queue", out->disk);
     int qfd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (qfd < 0)
@@ -170,8 +173,5 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     if (out->scheduler[0] && strcmp(out->scheduler, "none") != 0)
         read_tunables(qfd, out);
     close(qfd);
-
-    snprintf(path, sizeof(path), "class/block/%s/mq", out->disk);
-    out->hw_queues = count_entries(sys_fd, path);
     return 0;
 }

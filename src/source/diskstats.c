@@ -27,11 +27,11 @@ static int parse_line(const char *p, const char *end, struct diskstats_row *r)
     const char *s = skip_blanks(tmp, tmp + l);
     uint64_t v;
     memset(r, 0, sizeof(*r));
-    if (parse_u64(&s, &v) || v > UINT32_MAX)
+    if (parse_u64(&s, tmp + l, &v) || v > UINT32_MAX)
         return -EINVAL;
     r->major = (unsigned)v;
     s = skip_blanks(s, tmp + l);
-    if (parse_u64(&s, &v) || v > UINT32_MAX)
+    if (parse_u64(&s, tmp + l, &v) || v > UINT32_MAX)
         return -EINVAL;
     r->minor = (unsigned)v;
     s = skip_blanks(s, tmp + l);
@@ -48,7 +48,7 @@ static int parse_line(const char *p, const char *end, struct diskstats_row *r)
             break;
         if (nf == DS_NFIELDS)
             break; /* a future kernel's extra fields: ignore them */
-        if (parse_u64(&s, &r->f[nf]))
+        if (parse_u64(&s, tmp + l, &r->f[nf]))
             return -EINVAL;
         if (*s != '\0' && *s != ' ' && *s != '\t')
             return -EINVAL;

@@ -66,7 +66,7 @@ int procio_parse(const char *buf, size_t len, struct proc_io *out)
                     v++;
                 uint64_t val;
                 /* the value must end at the line's end: a cut-off number is no number */
-                if (parse_u64(&v, &val) || v != eol || eol == end)
+                if (eol == end || parse_u64(&v, eol, &val) || v != eol)
                     return -EINVAL;
                 memcpy((char *)out + keys[i].off, &val, sizeof(val));
                 seen |= 1u << i;

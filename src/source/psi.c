@@ -27,18 +27,16 @@ static int parse_fields(const char *p, const char *end, struct psi_line *l)
         const char *after;
         if (kl == 5 && memcmp(p, "total", 5) == 0) {
             uint64_t t;
-            if (parse_u64(&v, &t))
+            if (parse_u64(&v, end, &t))
                 return -EINVAL;
             l->total_us = t;
             have[3] = true;
             after = v;
         } else {
-            char *vend;
-            errno = 0;
-            double d = strtod(v, &vend);
-            if (vend == v || errno || d < 0)
+            double d;
+            if (parse_udouble(&v, end, &d))
                 return -EINVAL;
-            after = vend;
+            after = v;
             if (kl == 5 && memcmp(p, "avg10", 5) == 0) {
                 l->avg10 = d;
                 have[0] = true;
