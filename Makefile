@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 \
            -Wdouble-promotion -Wimplicit-fallthrough
 # clang warns about gcc-only warning names unless told not to.
 ifneq ($(findstring clang,$(shell $(CC) --version 2>/dev/null)),)
-WARN    := $(filter-out,$(WARN)) -Wno-unknown-warning-option
+WARN    += -Wno-unknown-warning-option
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -13,7 +13,7 @@ it_cleanup() {
     for p in "${BG_PIDS[@]:-}"; do
         [ -n "$p" ] && kill "$p" 2>/dev/null
     done
-    wait 2>/dev/null
+    for p in "${BG_PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
     rm -rf "$TMP"
 }
 trap it_cleanup EXIT
