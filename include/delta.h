@@ -48,6 +48,8 @@ struct task_rates {
     double read_bps, write_bps, cancelled_write_bps;
     bool   delay_valid;
     double io_delay_pct, swapin_delay_pct;
+    bool   delay_overcount;          /* the kernel counted more waiting than the wall clock
+                                      * allows (nlwp x interval); the figures are capped */
     double blkio_avg_ms;             /* mean wait per block I/O this interval; NAN when none */
     struct ioprio_eff prio;
 };
@@ -80,6 +82,9 @@ struct baselines {
 #define SAT_MIN_IOS        20.0  /* requests in an interval before its await may set the baseline */
 #define SAT_AWAIT_FACTOR   1.6   /* await this far above the quiet-time level */
 #define SAT_BASE_DRIFT     0.002 /* baseline rises by this fraction per second of no lower reading */
+
+/* Delay shares above nlwp x 100 % times this are the kernel over-counting, not jitter. */
+#define DELAY_SLACK        1.03
 
 /* prev may be NULL (first sample: rates unknown, ioprio and identities still filled). */
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,

@@ -230,6 +230,14 @@ static void task_delta(const struct snapshot *cur, const struct task_sample *p,
             r->delay_valid = true;
             r->io_delay_pct = (double)(z->blkio_delay_ns - a->blkio_delay_ns) / ns * 100.0;
             r->swapin_delay_pct = (double)(z->swapin_delay_ns - a->swapin_delay_ns) / ns * 100.0;
+            /* No task waits longer than the interval. Seen on 6.18: synchronous readers in
+             * several threads of one process each get more blkio delay than wall time. A
+             * small slack covers the sampling moments; beyond it, cap and say so. */
+            double cap = 100.0 * (c->nlwp > 0 ? c->nlwp : 1);
+            if (r->io_delay_pct > cap * DELAY_SLACK || r->swapin_delay_pct > cap * DELAY_SLACK)
+                r->delay_overcount = true;
+            r->io_delay_pct = fmin(r->io_delay_pct, cap);
+            r->swapin_delay_pct = fmin(r->swapin_delay_pct, cap);
             r->blkio_avg_ms = ratio((double)(z->blkio_delay_ns - a->blkio_delay_ns) / 1e6,
                                     (double)(z->blkio_count - a->blkio_count));
         }

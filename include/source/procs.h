@@ -37,6 +37,7 @@ struct task_sample {
     int      nice;
     int      policy;             /* SCHED_* */
     char     state;
+    int      nlwp;               /* threads in the process (1 in threads mode) */
     int      io_err;             /* 0, or -errno reading the io file (counters unknown) */
     struct proc_io io;
     int      ioprio_raw;         /* ioprio_get value, or -errno */

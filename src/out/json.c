@@ -212,6 +212,7 @@ static void json_task(struct jw *w, const struct task_rates *t, bool threads)
     jw_num(w, "io_delay_pct", t->io_delay_pct);
     jw_num(w, "swapin_delay_pct", t->swapin_delay_pct);
     jw_num(w, "blkio_avg_ms", t->blkio_avg_ms);
+    jw_bool(w, "delay_overcount", t->delay_overcount);
     jw_open(w, "ioprio", '{');
     if (s->ioprio_raw >= 0) {
         jw_str(w, "class", ioprio_class_name((enum ioprio_class)IOPRIO_CLASS_OF(s->ioprio_raw)));

@@ -175,7 +175,8 @@ static void task_block(FILE *f, const struct result *r, const struct out_opts *o
         rate(f, 9, t->read_bps);
         rate(f, 9, t->write_bps);
         if (t->delay_valid)
-            fprintf(f, " %7.1f%% %6.1f%%", t->io_delay_pct, t->swapin_delay_pct);
+            fprintf(f, " %7.1f%%%c%6.1f%%", t->io_delay_pct, t->delay_overcount ? '!' : ' ',
+                    t->swapin_delay_pct);
         else
             fprintf(f, " %8s %7s", "-", "-");
         if (isnan(t->blkio_avg_ms))

@@ -1,6 +1,7 @@
 /* taskhelper: processes with known shapes for the integration tests.
  *   taskhelper threads N SECONDS   N threads in all (main included), all asleep
  *   taskhelper dread FILE SECONDS  synchronous 4 KiB O_DIRECT reads of FILE in a loop
+ *   taskhelper dreadt N FILE SECONDS  the same in N threads of one process
  * It exits after SECONDS, or earlier on SIGTERM. */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,12 +66,44 @@ static int do_dread(const char *path, double secs)
     return 0;
 }
 
+struct dread_arg {
+    const char *path;
+    double secs;
+};
+
+static void *dread_thread(void *p)
+{
+    const struct dread_arg *a = p;
+    return (void *)(long)do_dread(a->path, a->secs);
+}
+
+/* N threads in one process, each a synchronous direct reader. */
+static int do_dreadt(int n, const char *path, double secs)
+{
+    pthread_t t[64];
+    struct dread_arg a = { path, secs };
+    if (n < 1 || n > 64)
+        return 2;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, dread_thread, &a) != 0)
+            return 1;
+    long bad = 0;
+    for (int i = 0; i < n; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad |= (long)r;
+    }
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "dreadt") == 0)
+        return do_dreadt(atoi(argv[2]), argv[3], atof(argv[4]));
     if (argc == 4 && strcmp(argv[1], "threads") == 0)
         return do_threads(atoi(argv[2]), atof(argv[3]));
     if (argc == 4 && strcmp(argv[1], "dread") == 0)
         return do_dread(argv[2], atof(argv[3]));
-    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS\n");
+    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt N FILE SECONDS\n");
     return 2;
 }

@@ -83,3 +83,12 @@ grep -q '^PSI' "$TMP/b.txt" || fail "no PSI block"
 grep -q '^Device ' "$TMP/b.txt" || fail "no device header"
 grep -Eq '^ +PID USER' "$TMP/b.txt" || fail "no process header"
 ok "text batch has header, PSI, devices and processes"
+
+# Sources that cannot be read are reported, never shown as zeros: an empty proc root has
+# no diskstats and no pressure files.
+mkdir -p "$TMP/emptyroot"
+"$IOT" --json -n 1 -d 0.1 -p 1 --proc-root "$TMP/emptyroot" >"$TMP/e.json" || fail "run with empty proc root failed"
+jqf '.devices == [] and .psi.io == null and .psi.cpu == null and .psi.memory == null' "$TMP/e.json" >/dev/null
+jqf 'any(.notes[]; .source == "diskstats") and ([.notes[] | select(.source == "psi")] | length == 3)' "$TMP/e.json" >/dev/null
+"$IOT" -b -n 1 -d 0.1 -p 1 --proc-root "$TMP/emptyroot" | grep -q 'io *unavailable' || fail "text does not say PSI unavailable"
+ok "unreadable sources reported: $(jq -c '[.notes[].text]' "$TMP/e.json")"

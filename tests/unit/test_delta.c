@@ -931,6 +931,40 @@ static void test_task_delays_as_share_of_interval(void **state)
     result_free(&res);
 }
 
+/* More waiting than the clock allows (kernel over-count): capped at nlwp x 100 %, flagged. */
+static void test_task_delay_overcount_is_capped_and_flagged(void **state)
+{
+    (void)state;
+    struct task_sample p, c;
+    struct snapshot prev, cur;
+    delay_pair(&p, &c, &prev, &cur);
+    c.nlwp = 1;
+    p.delay.blkio_count = 1;
+    c.delay.blkio_count = 500;
+    c.delay.blkio_delay_ns = 1250000000ull;   /* 1.25 s of waiting in 1 s, one thread */
+    struct result res;
+    compute(&prev, &cur, &res);
+    assert_true(res.tasks[0].delay_valid);
+    assert_true(res.tasks[0].delay_overcount);
+    assert_double_eq(res.tasks[0].io_delay_pct, 100.0);
+    result_free(&res);
+
+    /* The same figure from a process of two threads is possible: kept, not flagged. */
+    c.nlwp = 2;
+    compute(&prev, &cur, &res);
+    assert_false(res.tasks[0].delay_overcount);
+    assert_double_eq(res.tasks[0].io_delay_pct, 125.0);
+    result_free(&res);
+
+    /* Within the slack of the sampling moments (102 %): not an over-count. */
+    c.nlwp = 1;
+    c.delay.blkio_delay_ns = 1020000000ull;
+    compute(&prev, &cur, &res);
+    assert_false(res.tasks[0].delay_overcount);
+    assert_double_eq(res.tasks[0].io_delay_pct, 100.0);
+    result_free(&res);
+}
+
 static void test_task_delays_unknown_when_delayacct_off(void **state)
 {
     (void)state;
@@ -1088,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_task_counter_going_down_is_unknown_not_huge),
         cmocka_unit_test(test_task_io_error_in_either_sample_is_unknown),
         cmocka_unit_test(test_task_delays_as_share_of_interval),
+        cmocka_unit_test(test_task_delay_overcount_is_capped_and_flagged),
         cmocka_unit_test(test_task_delays_unknown_when_delayacct_off),
         cmocka_unit_test(test_task_zero_delays_unknown_when_start_of_accounting_unknown),
         cmocka_unit_test(test_task_zero_delays_known_when_started_after_accounting_began),
