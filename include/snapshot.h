@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "source/blockdev.h"
@@ -22,6 +23,18 @@ struct dev_sample {
     struct diskstats_row ds;
     struct blockdev_info bd;
     int bd_err;                      /* 0, or -errno reading sysfs for it */
+};
+
+/* The block devices a task does I/O to (source/fdmap.h), as indices into snapshot.devs:
+ * whole devices that own a request queue with a scheduler. */
+#define TASK_DEVS_MAX 16
+struct task_devs {
+    int      err;                    /* 0, or -errno: the set is unknown (EACCES...) */
+    bool     known;                  /* attribution ran for this task */
+    bool     truncated;              /* more devices than TASK_DEVS_MAX */
+    bool     buffered_writer;        /* a regular file open for writing without O_DIRECT */
+    uint8_t  n;
+    uint16_t idx[TASK_DEVS_MAX];
 };
 
 enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };
@@ -41,6 +54,7 @@ struct snapshot {
 
     int    procs_err;
     struct task_sample *tasks;       /* sorted by id */
+    struct task_devs *tdevs;         /* per task, same order; NULL when not attributed */
     size_t ntasks;
 
     enum delayacct_state delayacct;  /* kernel.task_delayacct */

@@ -15,6 +15,7 @@
 #include "delta.h"
 #include "out/output.h"
 #include "snapshot.h"
+#include "verdict.h"
 #include "util.h"
 
 #define IOTRIAGE_VERSION "0.1.0"
@@ -174,12 +175,15 @@ static int run_batch(const struct args *a)
         cur ^= 1;
         sampler_take(s, &snaps[cur]);
         struct result r;
+        struct verdicts v;
         delta_compute(&snaps[prev], &snaps[cur], &hist, &r);
+        verdict_compute(&r, &v);
         if (a->json)
-            out_json_sample(stdout, &r, &oo);
+            out_json_sample(stdout, &r, &v, &oo);
         else
-            out_text_sample(stdout, &r, &oo);
+            out_text_sample(stdout, &r, &v, &oo);
         fflush(stdout);
+        verdicts_free(&v);
         result_free(&r);
         snapshot_free(&snaps[prev]);
         /* A machine too slow to keep up: start the next interval from now, not in the past. */

@@ -189,6 +189,7 @@ void snapshot_free(struct snapshot *snap)
 {
     free(snap->devs);
     procs_free(snap->tasks, snap->ntasks);
+    free(snap->tdevs);
     memset(snap, 0, sizeof(*snap));
 }
 

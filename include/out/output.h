@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "delta.h"
+#include "verdict.h"
 
 struct out_opts {
     const char *hostname;
@@ -23,7 +24,19 @@ bool task_is_active(const struct task_rates *t);
 /* One short human reason for an -errno from a source ("permission denied", "exited"). */
 const char *source_err_text(int err);
 
-void out_text_sample(FILE *f, const struct result *r, const struct out_opts *o);
-void out_json_sample(FILE *f, const struct result *r, const struct out_opts *o);
+void out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
+                     const struct out_opts *o);
+void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
+                     const struct out_opts *o);
+
+/* Warnings of one task, in the verdicts' order: index lists built once per sample so
+ * outputs need not scan every warning for every task. first[t]..first[t+1] index into
+ * order[]. Free with warn_index_free. */
+struct warn_index {
+    size_t *first;                   /* ntasks + 1 entries */
+    size_t *order;                   /* indices into v->w, grouped by task */
+};
+void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks);
+void warn_index_free(struct warn_index *ix);
 
 #endif

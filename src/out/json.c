@@ -136,8 +136,24 @@ static void json_psi(struct jw *w, const struct result *r)
     jw_close(w, '}');
 }
 
-static void json_device(struct jw *w, const struct dev_rates *d)
+static void json_warning(struct jw *w, const struct result *r, const struct warning *x, bool who)
 {
+    jw_open(w, NULL, '{');
+    jw_str(w, "code", warn_code_name(x->code));
+    jw_str(w, "severity", severity_name(x->sev));
+    jw_str(w, "device", r->devs[x->dev].dev->ds.name);
+    if (who && x->task >= 0) {
+        const struct task_sample *t = r->tasks[x->task].task;
+        jw_int(w, "pid", t->id);
+        jw_str(w, "comm", t->comm);
+    }
+    jw_str(w, "text", x->text);
+    jw_close(w, '}');
+}
+
+static void json_device(struct jw *w, const struct result *r, size_t di, const struct verdicts *v)
+{
+    const struct dev_rates *d = &r->devs[di];
     const struct dev_sample *s = d->dev;
     const struct blockdev_info *b = &s->bd;
     jw_open(w, NULL, '{');
@@ -188,12 +204,20 @@ static void json_device(struct jw *w, const struct dev_rates *d)
     jw_num(w, "quiet_await", d->quiet_await);
     jw_bool(w, "saturated", d->saturated);
     jw_bool(w, "reset", d->reset);
+    jw_open(w, "warnings", '[');
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].task < 0 && v->w[i].dev == (int)di)
+            json_warning(w, r, &v->w[i], false);
+    jw_close(w, ']');
     jw_close(w, '}');
 }
 
-static void json_task(struct jw *w, const struct task_rates *t, bool threads)
+static void json_task(struct jw *w, const struct result *r, size_t ti, const struct verdicts *v,
+                      const struct warn_index *ix)
 {
+    const struct task_rates *t = &r->tasks[ti];
     const struct task_sample *s = t->task;
+    bool threads = r->cur->threads;
     jw_open(w, NULL, '{');
     jw_int(w, "pid", s->id);
     if (threads)
@@ -227,10 +251,27 @@ static void json_task(struct jw *w, const struct task_rates *t, bool threads)
     jw_int(w, "effective_level", t->prio.level);
     jw_str(w, "source", ioprio_source_name(t->prio.source));
     jw_close(w, '}');
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    if (!td || !td->known || td->err) {
+        jw_key(w, "devices");
+        fputs("null", w->f);
+        jw_str(w, "devices_error", td && td->err ? source_err_text(td->err) : NULL);
+    } else {
+        jw_open(w, "devices", '[');
+        for (unsigned k = 0; k < td->n; k++)
+            jw_str(w, NULL, r->devs[td->idx[k]].dev->ds.name);
+        jw_close(w, ']');
+    }
+    jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));
+    jw_open(w, "warnings", '[');
+    for (size_t k = ix->first[ti]; k < ix->first[ti + 1]; k++)
+        json_warning(w, r, &v->w[ix->order[k]], false);
+    jw_close(w, ']');
     jw_close(w, '}');
 }
 
-void out_json_sample(FILE *f, const struct result *r, const struct out_opts *o)
+void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
+                     const struct out_opts *o)
 {
     const struct snapshot *c = r->cur;
     struct jw w = { .f = f };
@@ -244,13 +285,21 @@ void out_json_sample(FILE *f, const struct result *r, const struct out_opts *o)
 
     jw_open(&w, "devices", '[');
     for (size_t i = 0; i < r->ndevs; i++)
-        json_device(&w, &r->devs[i]);
+        json_device(&w, r, i, v);
     jw_close(&w, ']');
 
+    struct warn_index ix;
+    warn_index_build(&ix, v, r->ntasks);
     jw_open(&w, "processes", '[');
     for (size_t i = 0; i < r->ntasks; i++)
         if (!o->only_active || task_is_active(&r->tasks[i]))
-            json_task(&w, &r->tasks[i], c->threads);
+            json_task(&w, r, i, v, &ix);
+    jw_close(&w, ']');
+    warn_index_free(&ix);
+
+    jw_open(&w, "warnings", '[');
+    for (size_t i = 0; i < v->n; i++)
+        json_warning(&w, r, &v->w[i], true);
     jw_close(&w, ']');
 
     /* Why something is unavailable: one entry per source that could not give data. */

@@ -7,6 +7,7 @@
 
 #include "out/escape.h"
 #include "out/output.h"
+#include "util.h"
 
 /* A number in a fixed width, or "-" when unknown. */
 static void num(FILE *f, int width, int prec, double v)
@@ -152,7 +153,41 @@ static int cmp_rates(const void *a, const void *b)
     return (x->task->id > y->task->id) - (x->task->id < y->task->id);
 }
 
-static void task_block(FILE *f, const struct result *r, const struct out_opts *o)
+/* The warnings, most severe first: all of them (batch output is read afterwards, not
+ * glanced at), each on one line. */
+static void warning_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
+{
+    if (v->n == 0)
+        return;
+    fprintf(f, "Warnings (%zu):\n", v->n);
+    for (size_t i = 0; i < v->n; i++) {
+        char text[2 * WARN_TEXT_MAX];
+        esc_display(text, sizeof(text), v->w[i].text, strlen(v->w[i].text), o->utf8);
+        fprintf(f, "  %-8s %-21s %s\n", severity_name(v->w[i].sev), warn_code_name(v->w[i].code), text);
+    }
+    (void)r;
+    putc('\n', f);
+}
+
+/* "vda,loop0" or "-" (unknown) or "" (none), cut to fit. */
+static void devs_cell(char *buf, size_t n, const struct result *r, size_t ti)
+{
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    buf[0] = '\0';
+    if (!td || !td->known || td->err) {
+        str_copy(buf, "-", n);
+        return;
+    }
+    size_t o = 0;
+    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
+        int w = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
+        if (w < 0 || (size_t)w >= n - o)
+            break;
+        o += (size_t)w;
+    }
+}
+
+static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
 {
     const struct task_rates **order = malloc((r->ntasks ? r->ntasks : 1) * sizeof(*order));
     if (!order)
@@ -162,15 +197,16 @@ static void task_block(FILE *f, const struct result *r, const struct out_opts *o
         if (!o->only_active || task_is_active(&r->tasks[i]))
             order[n++] = &r->tasks[i];
     qsort(order, n, sizeof(*order), cmp_rates);
-    fprintf(f, "%7s %-9s %-7s %-8s %9s %9s %8s %7s %8s  %s\n", r->cur->threads ? "TID" : "PID",
-            "USER", "PRIO", "FROM", "READ/s", "WRITE/s", "IODELAY", "SWAPIN", "AVGWAIT", "COMMAND");
+    fprintf(f, "%7s %-9s %-7s %-6s %9s %9s %8s %7s %8s %-6s %-12s %s\n", r->cur->threads ? "TID" : "PID",
+            "USER", "PRIO", "FROM", "READ/s", "WRITE/s", "IODELAY", "SWAPIN", "AVGWAIT", "ROLE",
+            "DEV", "COMMAND");
     for (size_t i = 0; i < n; i++) {
         const struct task_rates *t = order[i];
         const struct task_sample *s = t->task;
         char prio[16], user[64], cmd[512];
         snprintf(prio, sizeof(prio), "%s/%d", ioprio_class_name(t->prio.cls), t->prio.level);
         esc_display(user, sizeof(user), s->user, strlen(s->user), o->utf8);
-        fprintf(f, "%7d %-9.9s %-7s %-8s", (int)s->id, user[0] ? user : "?", prio,
+        fprintf(f, "%7d %-9.9s %-7s %-6s", (int)s->id, user[0] ? user : "?", prio,
                 t->prio.source == IOS_EXPLICIT ? "set" : ioprio_source_name(t->prio.source));
         rate(f, 9, t->read_bps);
         rate(f, 9, t->write_bps);
@@ -183,26 +219,33 @@ static void task_block(FILE *f, const struct result *r, const struct out_opts *o
             fprintf(f, " %8s", "-");
         else
             fprintf(f, " %6.2fms", t->blkio_avg_ms);
+        size_t ti = (size_t)(t - r->tasks);
+        const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
+        char devs[64];
+        devs_cell(devs, sizeof(devs), r, ti);
+        fprintf(f, " %-6s %-12s", role ? role : "", devs);
         const char *text = s->cmdline[0] ? s->cmdline : s->comm;
         esc_display(cmd, sizeof(cmd), text, strlen(text), o->utf8);
         if (s->cmdline[0])
-            fprintf(f, "  %s\n", cmd);
+            fprintf(f, " %s\n", cmd);
         else
-            fprintf(f, "  [%s]\n", cmd);
+            fprintf(f, " [%s]\n", cmd);
     }
     free(order);
 }
 
-void out_text_sample(FILE *f, const struct result *r, const struct out_opts *o)
+void out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
+                     const struct out_opts *o)
 {
     header(f, r, o);
     psi_block(f, r);
     putc('\n', f);
     device_block(f, r);
     putc('\n', f);
+    warning_block(f, r, v, o);
     if (r->cur->procs_err)
         fprintf(f, "Processes unavailable: %s\n", source_err_text(r->cur->procs_err));
     else
-        task_block(f, r, o);
+        task_block(f, r, v, o);
     putc('\n', f);
 }

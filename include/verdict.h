@@ -1,0 +1,88 @@
+/* verdict.h: who reads the label, and who suffers from whom.
+ *
+ * A priority set with ionice, IOSchedulingClass= or nice is only a label: whether anyone
+ * reads it depends on the I/O scheduler of the device the I/O lands on
+ * (docs/verdicts.md gives every rule with its kernel source):
+ *   none, kyber    read no priority at all               -> ioprio-ignored
+ *   mq-deadline    reads the class, not the level        -> ioprio-level-ignored (be/N, N != 4)
+ *   bfq            reads class and level
+ * and a scheduler can only order what it holds: with the queue full, requests wait for a
+ * tag in arrival order (ioprio-lottery). Priority matters only when requests queue
+ * (ioprio-unsaturated), buffered writes are written back by flusher threads at be/4
+ * (ioprio-writeback), and a process waiting much longer per I/O than the device's await
+ * shows a queue the device statistics cannot see (hidden-queue).
+ *
+ * verdict_compute() is pure: it reads a result (and the snapshot it points to) and
+ * writes only *out.
+ */
+#ifndef IOTRIAGE_VERDICT_H
+#define IOTRIAGE_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "delta.h"
+#include "source/ioprio.h"
+
+/* Every warning code, its stable name and its severity. The table is the one place
+ * that knows them; the enum, names and docs follow it. */
+#define WARNING_CODES(X)                                                   \
+    X(W_IOPRIO_IGNORED,       "ioprio-ignored",       SEV_WARN)            \
+    X(W_IOPRIO_LEVEL_IGNORED, "ioprio-level-ignored", SEV_WARN)            \
+    X(W_IOPRIO_LOTTERY,       "ioprio-lottery",       SEV_CRIT)            \
+    X(W_IOPRIO_WRITEBACK,     "ioprio-writeback",     SEV_WARN)            \
+    X(W_HIDDEN_QUEUE,         "hidden-queue",         SEV_CRIT)            \
+    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)
+
+enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
+
+#define X_ENUM(e, name, sev) e,
+enum warn_code { WARNING_CODES(X_ENUM) W_NCODES };
+#undef X_ENUM
+
+const char *warn_code_name(enum warn_code c);
+enum severity warn_code_severity(enum warn_code c);
+const char *severity_name(enum severity s);            /* "info" "warning" "critical" */
+
+/* What a scheduler does with an effective priority (the rule table alone, no queue state). */
+enum sched_reading {
+    SR_DEFAULT,          /* be/4: nothing to honour or ignore */
+    SR_HONOURED,         /* the scheduler reads everything the label says */
+    SR_LEVEL_IGNORED,    /* class read, level not (mq-deadline with be/N, N != 4) */
+    SR_IGNORED,          /* nothing read (none, kyber, no scheduler) */
+    SR_UNKNOWN_SCHED,    /* a scheduler this table does not know */
+};
+/* sched: the active scheduler's name, or NULL/"" for a device without one. */
+enum sched_reading verdict_sched_reading(const char *sched, struct ioprio_eff prio);
+
+#define WARN_TEXT_MAX 240
+
+struct warning {
+    enum warn_code code;
+    enum severity  sev;
+    int    dev;                      /* index into result.devs */
+    int    task;                     /* index into result.tasks; -1 for a device finding */
+    char   text[WARN_TEXT_MAX];      /* one line: what is ignored, what would work */
+};
+
+enum role { ROLE_NONE, ROLE_CAUSE, ROLE_SUFFER, ROLE_BOTH };
+const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
+
+/* Thresholds (docs/verdicts.md). */
+#define ROLE_CAUSE_SHARE    0.25  /* share of a saturated device's bytes/s */
+#define ROLE_SUFFER_DELAY   20.0  /* % of the interval waiting on block I/O */
+#define LOTTERY_FULL        0.90  /* aqu-sz at this share of nr_requests: the queue is full */
+#define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
+#define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
+
+struct verdicts {
+    struct warning *w;               /* most severe first, then by device, then by pid */
+    size_t n, cap;
+    enum role *roles;                /* per result.tasks entry */
+    size_t nroles;
+};
+
+void verdict_compute(const struct result *r, struct verdicts *out);
+void verdicts_free(struct verdicts *v);
+
+#endif

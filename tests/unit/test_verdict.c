@@ -1,0 +1,336 @@
+/* Unit tests of the verdict rules (src/verdict.c) on hand-built results: the rule table
+ * scheduler x priority, the queue-state findings, and roles. */
+#include <math.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "verdict.h"
+
+static struct ioprio_eff P(enum ioprio_class c, int level)
+{
+    struct ioprio_eff e = { c, level, IOS_EXPLICIT };
+    return e;
+}
+
+static void test_rule_table(void **state)
+{
+    (void)state;
+    /* none and kyber read nothing; a device without a scheduler neither */
+    assert_int_equal(verdict_sched_reading("none", P(IOC_IDLE, 7)), SR_IGNORED);
+    assert_int_equal(verdict_sched_reading("kyber", P(IOC_IDLE, 7)), SR_IGNORED);
+    assert_int_equal(verdict_sched_reading("", P(IOC_BE, 7)), SR_IGNORED);
+    assert_int_equal(verdict_sched_reading(NULL, P(IOC_RT, 0)), SR_IGNORED);
+    /* mq-deadline: class yes, level no */
+    assert_int_equal(verdict_sched_reading("mq-deadline", P(IOC_IDLE, 7)), SR_HONOURED);
+    assert_int_equal(verdict_sched_reading("mq-deadline", P(IOC_RT, 4)), SR_HONOURED);
+    assert_int_equal(verdict_sched_reading("mq-deadline", P(IOC_BE, 7)), SR_LEVEL_IGNORED);
+    assert_int_equal(verdict_sched_reading("mq-deadline", P(IOC_BE, 0)), SR_LEVEL_IGNORED);
+    /* bfq: both */
+    assert_int_equal(verdict_sched_reading("bfq", P(IOC_BE, 7)), SR_HONOURED);
+    assert_int_equal(verdict_sched_reading("bfq", P(IOC_IDLE, 7)), SR_HONOURED);
+    /* be/4 is the default everywhere: nothing to say */
+    assert_int_equal(verdict_sched_reading("none", P(IOC_BE, 4)), SR_DEFAULT);
+    assert_int_equal(verdict_sched_reading("mq-deadline", P(IOC_BE, 4)), SR_DEFAULT);
+    assert_int_equal(verdict_sched_reading("fancy-new", P(IOC_IDLE, 7)), SR_UNKNOWN_SCHED);
+}
+
+static void test_code_names_are_stable(void **state)
+{
+    (void)state;
+    assert_string_equal(warn_code_name(W_IOPRIO_IGNORED), "ioprio-ignored");
+    assert_string_equal(warn_code_name(W_IOPRIO_LEVEL_IGNORED), "ioprio-level-ignored");
+    assert_string_equal(warn_code_name(W_IOPRIO_LOTTERY), "ioprio-lottery");
+    assert_string_equal(warn_code_name(W_IOPRIO_UNSATURATED), "ioprio-unsaturated");
+    assert_string_equal(warn_code_name(W_IOPRIO_WRITEBACK), "ioprio-writeback");
+    assert_string_equal(warn_code_name(W_HIDDEN_QUEUE), "hidden-queue");
+    assert_null(role_name(ROLE_NONE));
+    assert_string_equal(role_name(ROLE_BOTH), "both");
+}
+
+/* A little world: up to 4 devices and 8 tasks, built by hand. */
+struct world {
+    struct snapshot snap;
+    struct dev_sample dev[4];
+    struct dev_rates dr[4];
+    struct task_sample ts[8];
+    struct task_devs td[8];
+    struct task_rates tr[8];
+    struct result res;
+    struct verdicts v;
+};
+
+static void w_init(struct world *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->snap.devs = w->dev;
+    w->snap.tasks = w->ts;
+    w->snap.tdevs = w->td;
+    w->snap.delayacct = DA_ON;
+    w->res.cur = &w->snap;
+    w->res.devs = w->dr;
+    w->res.tasks = w->tr;
+    w->res.interval_s = 1.0;
+}
+
+static int w_dev(struct world *w, const char *name, const char *sched, long nr, int saturated,
+                 double aqu, double await, double kbs)
+{
+    int i = (int)w->snap.ndevs++;
+    struct dev_sample *d = &w->dev[i];
+    snprintf(d->ds.name, sizeof(d->ds.name), "%s", name);
+    snprintf(d->bd.disk, sizeof(d->bd.disk), "%s", name);
+    snprintf(d->bd.scheduler, sizeof(d->bd.scheduler), "%s", sched);
+    const char *offered[] = { "none", "mq-deadline", "kyber", "bfq" };
+    for (unsigned k = 0; k < 4; k++)
+        snprintf(d->bd.schedulers[k], sizeof(d->bd.schedulers[k]), "%s", offered[k]);
+    d->bd.nsched = 4;
+    d->bd.nr_requests = nr;
+    struct dev_rates *r = &w->dr[i];
+    r->dev = d;
+    r->valid = true;
+    r->saturated = saturated;
+    r->aqu_sz = aqu;
+    r->await = await;
+    r->rkb_s = kbs;
+    r->wkb_s = 0;
+    w->res.ndevs = w->snap.ndevs;
+    return i;
+}
+
+static int w_task(struct world *w, pid_t pid, const char *comm, struct ioprio_eff prio,
+                  double read_bps, double delay_pct, double avg_ms)
+{
+    int i = (int)w->snap.ntasks++;
+    struct task_sample *t = &w->ts[i];
+    t->id = t->tgid = pid;
+    snprintf(t->comm, sizeof(t->comm), "%s", comm);
+    struct task_rates *r = &w->tr[i];
+    r->task = t;
+    r->prio = prio;
+    r->io_valid = true;
+    r->read_bps = read_bps;
+    r->write_bps = 0;
+    r->delay_valid = !isnan(delay_pct);
+    r->io_delay_pct = delay_pct;
+    r->blkio_avg_ms = avg_ms;
+    w->td[i].known = true;
+    w->res.ntasks = w->snap.ntasks;
+    w->v.nroles = 0;
+    return i;
+}
+
+static void w_touch(struct world *w, int task, int dev)
+{
+    w->td[task].idx[w->td[task].n++] = (uint16_t)dev;
+}
+
+static int count(const struct verdicts *v, enum warn_code c, int dev, int task)
+{
+    int n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == c && v->w[i].dev == dev && v->w[i].task == task)
+            n++;
+    return n;
+}
+
+static void test_idle_on_none_is_ignored_and_on_bfq_not(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int vda = w_dev(&w, "vda", "none", 64, 1, 8, 4, 8000);
+    int vdb = w_dev(&w, "vdb", "bfq", 256, 1, 8, 4, 8000);
+    int t = w_task(&w, 100, "backup", P(IOC_IDLE, 7), 1000, 50, 4);
+    w_touch(&w, t, vda);
+    w_touch(&w, t, vdb);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, vda, t), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, vdb, t), 0);
+    /* the text names the process, the label, the device and scheduler, and the way out */
+    for (size_t i = 0; i < w.v.n; i++)
+        if (w.v.w[i].code == W_IOPRIO_IGNORED) {
+            assert_non_null(strstr(w.v.w[i].text, "backup[100]"));
+            assert_non_null(strstr(w.v.w[i].text, "idle/7"));
+            assert_non_null(strstr(w.v.w[i].text, "vda uses none"));
+            assert_non_null(strstr(w.v.w[i].text, "bfq"));
+            assert_non_null(strstr(w.v.w[i].text, "io.max"));
+        }
+    verdicts_free(&w.v);
+}
+
+static void test_nice19_on_mq_deadline_level_ignored(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int vda = w_dev(&w, "vda", "mq-deadline", 256, 1, 3, 4, 8000);
+    struct ioprio_eff nice19 = { IOC_BE, 7, IOS_NICE };
+    int t = w_task(&w, 7, "du", nice19, 0, NAN, NAN);
+    w_touch(&w, t, vda);
+    int u = w_task(&w, 8, "idler", P(IOC_IDLE, 7), 0, NAN, NAN);
+    w_touch(&w, u, vda);
+    int d = w_task(&w, 9, "plain", P(IOC_BE, 4), 0, NAN, NAN);
+    w_touch(&w, d, vda);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LEVEL_IGNORED, vda, t), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_LEVEL_IGNORED, vda, u), 0);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, vda, u), 0);
+    /* the default priority never draws a verdict */
+    for (size_t i = 0; i < w.v.n; i++)
+        assert_int_not_equal(w.v.w[i].task, d);
+    verdicts_free(&w.v);
+}
+
+static void test_full_queue_is_a_lottery(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    /* aqu-sz 7.98 of nr_requests 8: the scheduler holds nothing to order */
+    int dev = w_dev(&w, "loop0", "mq-deadline", 8, 1, 7.98, 10, 8000);
+    int t = w_task(&w, 42, "fio", P(IOC_IDLE, 7), 1000, 90, 10);
+    w_touch(&w, t, dev);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, t), 1);
+    for (size_t i = 0; i < w.v.n; i++)
+        if (w.v.w[i].code == W_IOPRIO_LOTTERY && w.v.w[i].task < 0) {
+            assert_non_null(strstr(w.v.w[i].text, "nr_requests 8"));
+            assert_non_null(strstr(w.v.w[i].text, "raise nr_requests to 16"));
+        }
+    verdicts_free(&w.v);
+
+    /* half full: no lottery */
+    w.dr[dev].aqu_sz = 4;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 0);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, t), 0);
+    verdicts_free(&w.v);
+
+    /* under none a full queue is no lottery of priorities (none reads none anyway) */
+    snprintf(w.dev[dev].bd.scheduler, sizeof(w.dev[dev].bd.scheduler), "none");
+    w.dr[dev].aqu_sz = 7.98;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 0);
+    verdicts_free(&w.v);
+}
+
+static void test_unsaturated_device_is_informational(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "vda", "none", 64, 0, 0.2, 1, 100);
+    int t = w_task(&w, 5, "scan", P(IOC_IDLE, 7), 0, 0, NAN);
+    w_touch(&w, t, dev);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_UNSATURATED, dev, t), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, dev, t), 1);
+    /* the most severe come first: the warning before the information */
+    assert_int_equal(w.v.w[0].code, W_IOPRIO_IGNORED);
+    assert_int_equal(w.v.w[w.v.n - 1].sev, SEV_INFO);
+    verdicts_free(&w.v);
+    /* unknown saturation: no claim either way */
+    w.dr[dev].saturated = -1;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_UNSATURATED, dev, t), 0);
+    verdicts_free(&w.v);
+}
+
+static void test_buffered_writer_with_label_gets_writeback(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "vda", "bfq", 256, 1, 4, 4, 8000);
+    int t = w_task(&w, 11, "logger", P(IOC_IDLE, 7), 0, 0, NAN);
+    w_touch(&w, t, dev);
+    w.td[t].buffered_writer = true;
+    w.tr[t].write_bps = 4096;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_WRITEBACK, dev, t), 1);
+    verdicts_free(&w.v);
+    /* not writing this interval: nothing to say */
+    w.tr[t].write_bps = 0;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_WRITEBACK, dev, t), 0);
+    verdicts_free(&w.v);
+}
+
+static void test_hidden_queue_when_processes_wait_longer_than_await(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "loop0", "none", 4, 0, 3.9, 2.0, 8000);
+    for (int i = 0; i < 4; i++) {
+        int t = w_task(&w, 200 + i, "fio", P(IOC_BE, 4), 500000, 98, 8.0);
+        w_touch(&w, t, dev);
+    }
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 1);
+    assert_non_null(strstr(w.v.w[0].text, "8.0 ms"));
+    verdicts_free(&w.v);
+    /* waits equal to the await: nothing hidden */
+    for (int i = 0; i < 4; i++)
+        w.tr[i].blkio_avg_ms = 2.1;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 0);
+    verdicts_free(&w.v);
+}
+
+static void test_roles(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    /* a saturated device moving 8000 kB/s */
+    int dev = w_dev(&w, "loop0", "mq-deadline", 256, 1, 9, 4.5, 8000);
+    int heavy = w_task(&w, 1, "heavy", P(IOC_BE, 4), 7000.0 * 1024, 95, 4.5); /* 87 % share */
+    int light = w_task(&w, 2, "light", P(IOC_BE, 4), 1000.0 * 1024, 97, 4.5); /* 12 %, waits */
+    int writer = w_task(&w, 3, "cp", P(IOC_BE, 4), 3000.0 * 1024, 5, 4.5);    /* 37 %, no wait */
+    int idle = w_task(&w, 4, "sleepy", P(IOC_BE, 4), 0, 0, NAN);
+    for (int t = 0; t < 4; t++)
+        w_touch(&w, t, dev);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[heavy], ROLE_BOTH);
+    assert_int_equal(w.v.roles[light], ROLE_SUFFER);
+    assert_int_equal(w.v.roles[writer], ROLE_CAUSE);
+    assert_int_equal(w.v.roles[idle], ROLE_NONE);
+    verdicts_free(&w.v);
+    /* the same figures on a device that is not saturated: nobody suffers from anybody */
+    w.dr[dev].saturated = 0;
+    verdict_compute(&w.res, &w.v);
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(w.v.roles[t], ROLE_NONE);
+    verdicts_free(&w.v);
+    /* devices unknown (no permission): no role claimed */
+    w.dr[dev].saturated = 1;
+    w.td[light].err = -13;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[light], ROLE_NONE);
+    verdicts_free(&w.v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rule_table),
+        cmocka_unit_test(test_code_names_are_stable),
+        cmocka_unit_test(test_idle_on_none_is_ignored_and_on_bfq_not),
+        cmocka_unit_test(test_nice19_on_mq_deadline_level_ignored),
+        cmocka_unit_test(test_full_queue_is_a_lottery),
+        cmocka_unit_test(test_unsaturated_device_is_informational),
+        cmocka_unit_test(test_buffered_writer_with_label_gets_writeback),
+        cmocka_unit_test(test_hidden_queue_when_processes_wait_longer_than_await),
+        cmocka_unit_test(test_roles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
