@@ -25,13 +25,15 @@ struct dev_sample {
     int bd_err;                      /* 0, or -errno reading sysfs for it */
 };
 
+#define FDMAP_RESCAN_S 5.0           /* seconds between two scans of a process's fds */
+
 /* The block devices a task does I/O to (source/fdmap.h), as indices into snapshot.devs:
  * whole devices that own a request queue with a scheduler. */
 #define TASK_DEVS_MAX 16
 struct task_devs {
     int      err;                    /* 0, or -errno: the set is unknown (EACCES...) */
     bool     known;                  /* attribution ran for this task */
-    bool     truncated;              /* more devices than TASK_DEVS_MAX */
+    bool     truncated;              /* the set may be incomplete (source/fdmap.h) */
     bool     buffered_writer;        /* a regular file open for writing without O_DIRECT */
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];

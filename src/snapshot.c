@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "source/fdmap.h"
 #include "source/taskstats.h"
 #include "util.h"
 
@@ -17,6 +19,7 @@ struct sampler {
     int proc_fd, sys_fd;
     struct procs_src *procs;
     struct taskstats_src *ts;
+    struct fdmap *fdmap;
     int ts_open_err;
     char ts_open_msg[192];
     enum delayacct_state last_da;
@@ -78,6 +81,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             return r;
         }
         s->ts_open_err = taskstats_open(&s->ts, s->ts_open_msg, sizeof(s->ts_open_msg));
+        /* A process's open files change slowly: rescan each one every few seconds. */
+        if (fdmap_new(&s->fdmap, s->proc_fd, s->sys_fd, FDMAP_RESCAN_S, 0) < 0)
+            s->fdmap = NULL;
     }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
@@ -91,6 +97,7 @@ void sampler_close(struct sampler *s)
     if (!s)
         return;
     procs_close(s->procs);
+    fdmap_free(s->fdmap);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -167,6 +174,57 @@ static void take_delays(struct sampler *s, struct snapshot *out)
     free(ds);
 }
 
+/* Index of the device major:minor in the snapshot, or -1. */
+static int dev_index(const struct snapshot *snap, dev_t dev)
+{
+    for (size_t i = 0; i < snap->ndevs; i++)
+        if (snap->devs[i].ds.major == major(dev) && snap->devs[i].ds.minor == minor(dev))
+            return (int)i;
+    return -1;
+}
+
+/* The start time of thread t's process: its leader's entry, when listed. */
+static unsigned long long process_start(const struct snapshot *out, const struct task_sample *t)
+{
+    if (!out->threads || t->id == t->tgid)
+        return t->start_ticks;
+    size_t lo = 0, hi = out->ntasks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (out->tasks[mid].id < t->tgid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < out->ntasks && out->tasks[lo].id == t->tgid ? out->tasks[lo].start_ticks : t->start_ticks;
+}
+
+/* Which devices each process does I/O to, from its open files (source/fdmap.h). */
+static void take_task_devs(struct sampler *s, struct snapshot *out)
+{
+    if (!s->fdmap || out->ntasks == 0)
+        return;
+    out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
+    for (size_t i = 0; i < out->ntasks; i++) {
+        const struct task_sample *t = &out->tasks[i];
+        struct task_devs *td = &out->tdevs[i];
+        td->known = true;
+        if (t->kthread)
+            continue;             /* no files of its own: an empty set, at no cost */
+        struct fd_devs fd;
+        fdmap_get(s->fdmap, t->tgid, process_start(out, t), out->mono, &fd);
+        td->err = fd.err;
+        td->truncated = fd.truncated;
+        td->buffered_writer = fd.buffered_writer;
+        for (unsigned k = 0; k < fd.ndevs && td->n < TASK_DEVS_MAX; k++) {
+            int idx = dev_index(out, fd.devs[k]);
+            if (idx >= 0)
+                td->idx[td->n++] = (uint16_t)idx;
+        }
+    }
+    fdmap_prune(s->fdmap, out->mono, 0);
+}
+
 void sampler_take(struct sampler *s, struct snapshot *out)
 {
     memset(out, 0, sizeof(*out));
@@ -182,6 +240,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
         out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids,
                                     &out->tasks, &out->ntasks);
         take_delays(s, out);
+        take_task_devs(s, out);
     }
 }
 

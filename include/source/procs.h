@@ -38,6 +38,7 @@ struct task_sample {
     int      policy;             /* SCHED_* */
     char     state;
     int      nlwp;               /* threads in the process (1 in threads mode) */
+    bool     kthread;            /* a kernel thread (PF_KTHREAD): no files, no fd scan */
     int      io_err;             /* 0, or -errno reading the io file (counters unknown) */
     struct proc_io io;
     int      ioprio_raw;         /* ioprio_get value, or -errno */

@@ -17,7 +17,7 @@
  * output time, out/escape.h). */
 enum {
     IT_TID, IT_TGID, IT_BEGAN, IT_CMD, IT_EUID, IT_EUSER, IT_NICE, IT_POLICY, IT_STATE,
-    IT_NLWP, IT_COUNT
+    IT_NLWP, IT_FLAGS, IT_COUNT
 };
 static enum pids_item items[IT_COUNT] = {
     [IT_TID] = PIDS_ID_TID,          [IT_TGID] = PIDS_ID_TGID,
@@ -25,9 +25,11 @@ static enum pids_item items[IT_COUNT] = {
     [IT_EUID] = PIDS_ID_EUID,        [IT_EUSER] = PIDS_ID_EUSER,
     [IT_NICE] = PIDS_NICE,           [IT_POLICY] = PIDS_SCHED_CLASS,
     [IT_STATE] = PIDS_STATE,         [IT_NLWP] = PIDS_NLWP,
+    [IT_FLAGS] = PIDS_FLAGS,
 };
 
 #define CMDLINE_MAX (64 * 1024)
+#define PF_KTHREAD  0x00200000   /* include/linux/sched.h: the task is a kernel thread */
 
 struct procs_src {
     struct pids_info *info;
@@ -185,6 +187,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
         t->policy = h[IT_POLICY].result.s_int;
         t->state = h[IT_STATE].result.s_ch;
         t->nlwp = src->threads ? 1 : h[IT_NLWP].result.s_int;
+        t->kthread = (h[IT_FLAGS].result.ul_int & PF_KTHREAD) != 0;
         read_io(proc_fd, src->threads, t);
         t->ioprio_raw = ioprio_read(id);
     }

@@ -1,0 +1,695 @@
+/* source/fdmap.c: process -> block devices, from /proc/PID/fd and sysfs, with two caches:
+ * one answer per process (tgid, start), one resolution per dev_t. */
+#include "source/fdmap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "source/blockdev.h"
+#include "util.h"
+
+/* Devices one resolution may visit (each stacked, partition or loop device counts). */
+#define MAX_VISITS 24
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pure parsers                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* Octal digits in [p, end), then only blanks. */
+static int parse_octal_field(const char *p, const char *end, unsigned *out)
+{
+    p = skip_blanks(p, end);
+    if (p == end || *p < '0' || *p > '7')
+        return -EINVAL;
+    unsigned v = 0;
+    for (; p < end && *p >= '0' && *p <= '7'; p++) {
+        if (v > (UINT_MAX >> 3))
+            return -EINVAL;
+        v = v << 3 | (unsigned)(*p - '0');
+    }
+    if (skip_blanks(p, end) != end)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int fdinfo_parse_flags(const char *buf, size_t len, unsigned *flags)
+{
+    static const char key[] = "flags:";
+    const size_t klen = sizeof(key) - 1;
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        if ((size_t)(eol - p) >= klen && memcmp(p, key, klen) == 0)
+            return parse_octal_field(p + klen, eol, flags);
+        p = nl ? nl + 1 : end;
+    }
+    return -EINVAL;
+}
+
+static int parse_uint(const char **p, const char *end, unsigned *out)
+{
+    uint64_t v;
+    if (parse_u64(p, end, &v) || v > UINT_MAX)
+        return -EINVAL;
+    *out = (unsigned)v;
+    return 0;
+}
+
+int parse_majmin(const char *buf, size_t len, unsigned *maj, unsigned *min)
+{
+    const char *p = buf, *end = buf + len;
+    if (len > 0 && end[-1] == '\n')
+        end--;
+    unsigned a, b;
+    if (parse_uint(&p, end, &a) || p == end || *p++ != ':' || parse_uint(&p, end, &b) || p != end)
+        return -EINVAL;
+    *maj = a;
+    *min = b;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Resolution of one dev_t through sysfs                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A device the resolution looked at, with what identifies its sysfs state: the inode of
+ * its directory (a device removed and re-created under the same dev_t gets a new one) and
+ * of its loop/ directory, which the loop driver creates when a backing file is attached
+ * and removes when it is detached. 0: absent. */
+struct visit {
+    dev_t dev;
+    ino_t dir_ino;
+    ino_t loop_ino;
+};
+
+struct resolution {
+    int      err;                   /* 0 or -errno for the device itself */
+    unsigned n;
+    bool     truncated;
+    dev_t    devs[FDMAP_MAX_DEVS];
+    unsigned nvisits;
+    struct visit visits[MAX_VISITS];
+};
+
+/* Insert dev into the ascending set devs[0..*n), once. When full, say so and keep the
+ * smallest: the same devices whatever order readdir gave them in. */
+static void set_add(dev_t *devs, unsigned *n, bool *truncated, dev_t dev)
+{
+    unsigned i = 0;
+    while (i < *n && devs[i] < dev)
+        i++;
+    if (i < *n && devs[i] == dev)
+        return;
+    if (*n == FDMAP_MAX_DEVS) {
+        *truncated = true;
+        if (i == *n)
+            return;
+        (*n)--;
+    }
+    memmove(&devs[i + 1], &devs[i], (*n - i) * sizeof(devs[0]));
+    devs[i] = dev;
+    (*n)++;
+}
+
+static void dev_path(char *buf, size_t size, dev_t dev, const char *suffix)
+{
+    snprintf(buf, size, "dev/block/%u:%u%s", major(dev), minor(dev), suffix);
+}
+
+static ino_t ino_at(int dirfd, const char *path)
+{
+    struct stat st;
+    return fstatat(dirfd, path, &st, 0) == 0 ? st.st_ino : 0;
+}
+
+/* A sysfs `dev` file below dirfd. */
+static int read_dev_at(int dirfd, const char *path, dev_t *out)
+{
+    char buf[32];
+    ssize_t n = read_file_at(dirfd, path, buf, sizeof(buf));
+    if (n < 0)
+        return (int)n;
+    unsigned maj, min;
+    if (parse_majmin(buf, (size_t)n, &maj, &min))
+        return -EINVAL;
+    *out = makedev(maj, min);
+    return 0;
+}
+
+/* A queue with a scheduler to choose shows the active one in brackets, "[none]"
+ * included. Bio-based devices have no such file on recent kernels (zram on 6.18), an
+ * empty one, or a bare "none" on older kernels: nothing to choose, so not kept. */
+static bool has_scheduler(int devfd)
+{
+    char buf[256], active[BD_SCHED_MAX], list[BD_NSCHED][BD_SCHED_MAX];
+    if (read_file_at(devfd, "queue/scheduler", buf, sizeof(buf)) <= 0)
+        return false;
+    return blockdev_parse_scheduler(buf, active, list) > 0 && active[0] != '\0';
+}
+
+/* Which device a file's I/O goes to: a block device's own number, or the device of the
+ * filesystem holding a regular file or directory. A statx that could not say the type
+ * (FUSE refuses attributes to other users but still gives st_dev for an empty request
+ * mask) is taken as a file on its filesystem. *may_write: the kind of file whose buffered
+ * writes go through the page cache. False for anything on an anonymous device. */
+static bool stx_device(const struct statx *stx, dev_t *dev, bool *may_write)
+{
+    mode_t type = (stx->stx_mask & STATX_TYPE) ? (mode_t)(stx->stx_mode & S_IFMT) : 0;
+    if (type == S_IFBLK)
+        *dev = makedev(stx->stx_rdev_major, stx->stx_rdev_minor);
+    else if (type == 0 || type == S_IFREG || type == S_IFDIR)
+        *dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    else
+        return false;
+    *may_write = type != S_IFDIR;
+    return major(*dev) != 0;
+}
+
+/* statx asking for nothing and trusting cached attributes: st_dev and the type are all we
+ * need, and neither a FUSE daemon nor an NFS server is asked (a hung one would hang the
+ * monitor). Only the path walk of a loop's backing file can still reach them. */
+static int statx_cached(int dirfd, const char *path, struct statx *stx)
+{
+    return statx(dirfd, path, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, 0, stx) ? -errno : 0;
+}
+
+/* The device a loop device's backing file lives on (or the backing block device). The
+ * path is the kernel's d_path in our mount namespace; " (deleted)" or a path from another
+ * namespace simply fails to stat, leaving the loop device alone. */
+static int loop_backing_dev(int loopfd, dev_t *out)
+{
+    char path[PATH_MAX];
+    ssize_t n = read_file_at(loopfd, "backing_file", path, sizeof(path));
+    if (n < 0)
+        return (int)n;
+    str_chomp(path);
+    if (path[0] != '/')
+        return -EINVAL;
+    struct statx stx;
+    int err = statx_cached(AT_FDCWD, path, &stx);
+    if (err)
+        return err;
+    bool may_write;
+    return stx_device(&stx, out, &may_write) ? 0 : -ENODEV;
+}
+
+static bool visited(const struct resolution *r, dev_t dev)
+{
+    for (unsigned i = 0; i < r->nvisits; i++)
+        if (r->visits[i].dev == dev)
+            return true;
+    return false;
+}
+
+static int walk(int sys_fd, dev_t dev, unsigned depth, struct resolution *r);
+
+/* A device below the current one: a missing or unreadable one only loses that branch. */
+static void walk_below(int sys_fd, dev_t dev, unsigned depth, struct resolution *r)
+{
+    if (depth > FDMAP_MAX_DEPTH) {
+        r->truncated = true;
+        return;
+    }
+    (void)walk(sys_fd, dev, depth, r);
+}
+
+/* Devices listed as <list>/<name> links to their directories: dm and md list what they
+ * stack on in slaves/. */
+static void walk_list(int sys_fd, int devfd, const char *list, unsigned depth,
+                      struct resolution *r)
+{
+    int fd = openat(devfd, list, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[NAME_MAX + 8];
+        dev_t below;
+        snprintf(path, sizeof(path), "%s/dev", e->d_name);
+        if (read_dev_at(dirfd(d), path, &below) == 0)
+            walk_below(sys_fd, below, depth + 1, r);
+    }
+    closedir(d);
+}
+
+static int walk(int sys_fd, dev_t dev, unsigned depth, struct resolution *r)
+{
+    /* Seen already: a cycle, or two partitions of one disk under one dm device. */
+    if (visited(r, dev))
+        return 0;
+    if (r->nvisits == MAX_VISITS) {
+        r->truncated = true;
+        return 0;
+    }
+    /* Recorded even when absent, so that a device appearing later is noticed. */
+    struct visit *v = &r->visits[r->nvisits++];
+    *v = (struct visit){ .dev = dev };
+
+    char path[64];
+    dev_path(path, sizeof(path), dev, "");
+    int fd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    v->dir_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+    v->loop_ino = ino_at(fd, "loop");
+
+    /* A partition shares its disk's queue; its directory sits inside the disk's. */
+    if (faccessat(fd, "partition", F_OK, 0) == 0) {
+        dev_t disk;
+        if (read_dev_at(fd, "../dev", &disk) == 0)
+            walk_below(sys_fd, disk, depth + 1, r);
+        close(fd);
+        return 0;
+    }
+    if (has_scheduler(fd))
+        set_add(r->devs, &r->n, &r->truncated, dev);
+    walk_list(sys_fd, fd, "slaves", depth, r);
+    /* NVMe native multipath: the namespace head (nvme0n1) is bio-based and its paths,
+     * hidden disks with the request queues (nvme0c0n1...), are linked from multipath/,
+     * not slaves/ (drivers/nvme/host/multipath.c:nvme_mpath_add_disk). Not seen on this
+     * machine: no NVMe here. */
+    walk_list(sys_fd, fd, "multipath", depth, r);
+    /* A loop device queues its own requests, then reads and writes its backing file:
+     * that I/O lands on the backing file's device too. */
+    if (v->loop_ino) {
+        int lfd = openat(fd, "loop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dev_t backing;
+        if (lfd >= 0 && loop_backing_dev(lfd, &backing) == 0)
+            walk_below(sys_fd, backing, depth + 1, r);
+        if (lfd >= 0)
+            close(lfd);
+    }
+    close(fd);
+    return 0;
+}
+
+static void resolve(int sys_fd, dev_t dev, struct resolution *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->err = walk(sys_fd, dev, 0, r);
+}
+
+int fdmap_resolve(int sys_fd, dev_t dev, dev_t *out, unsigned max, bool *truncated)
+{
+    struct resolution r;
+    resolve(sys_fd, dev, &r);
+    if (truncated)
+        *truncated = r.truncated || r.n > max;
+    if (r.err)
+        return r.err;
+    unsigned n = r.n < max ? r.n : max;
+    memcpy(out, r.devs, n * sizeof(out[0]));
+    return (int)n;
+}
+
+/* Whether any device the resolution visited was removed, re-created or re-attached. */
+static bool visits_changed(int sys_fd, const struct resolution *r)
+{
+    char path[64];
+    for (unsigned i = 0; i < r->nvisits; i++) {
+        const struct visit *v = &r->visits[i];
+        dev_path(path, sizeof(path), v->dev, "");
+        if (ino_at(sys_fd, path) != v->dir_ino)
+            return true;
+        dev_path(path, sizeof(path), v->dev, "/loop");
+        if (ino_at(sys_fd, path) != v->loop_ino)
+            return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The caches                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+struct dev_entry {
+    dev_t dev;
+    double checked;                 /* when its visits were last found unchanged */
+    struct resolution res;
+};
+
+struct proc_entry {
+    pid_t tgid;
+    unsigned long long start;
+    double scanned, next_scan, seen;
+    struct fd_devs res;
+};
+
+#define DEV_SLOTS (2 * FDMAP_MAX_CACHED_DEVS)   /* power of two, load at most 1/2 */
+#define MIN_PROC_CAP 64
+
+struct fdmap {
+    int proc_fd, sys_fd;
+    double rescan_s;
+    size_t max_procs;
+
+    /* Device cache: open addressing on dev_t, slots hold entry index + 1 (0: empty).
+     * Entries are never removed one by one (a stale one is redone in place), only all
+     * at once, so probing needs no tombstones. */
+    uint16_t dev_slots[DEV_SLOTS];
+    struct dev_entry *dents;
+    size_t ndents, dents_cap;
+
+    /* Process cache: a dense array and an open-addressing index rebuilt whenever the
+     * array is resized or compacted by a prune. */
+    struct proc_entry *pents;
+    size_t npents, pents_cap;
+    uint32_t *proc_slots;           /* index + 1 */
+    size_t proc_nslots;             /* a power of two, at least 2 * pents_cap */
+
+    struct fdmap_stats stats;
+};
+
+static size_t hash_u64(uint64_t k, size_t nslots)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
+}
+
+static size_t dev_slot(const struct fdmap *m, dev_t dev)
+{
+    size_t i = hash_u64((uint64_t)dev, DEV_SLOTS);
+    while (m->dev_slots[i] && m->dents[m->dev_slots[i] - 1].dev != dev)
+        i = (i + 1) & (DEV_SLOTS - 1);
+    return i;
+}
+
+static void dev_clear(struct fdmap *m)
+{
+    memset(m->dev_slots, 0, sizeof(m->dev_slots));
+    m->ndents = 0;
+}
+
+/* The resolution of dev, cached. The pointer is valid until the next call. */
+static const struct resolution *dev_lookup(struct fdmap *m, dev_t dev, double now)
+{
+    size_t slot = dev_slot(m, dev);
+    if (m->dev_slots[slot]) {
+        struct dev_entry *e = &m->dents[m->dev_slots[slot] - 1];
+        if (now - e->checked >= m->rescan_s || now < e->checked) {
+            m->stats.dev_checks++;
+            if (visits_changed(m->sys_fd, &e->res)) {
+                m->stats.dev_drops++;
+                m->stats.resolves++;
+                resolve(m->sys_fd, dev, &e->res);
+            }
+            e->checked = now;
+        }
+        return &e->res;
+    }
+    /* More distinct devices than expected on any machine: start over rather than grow. */
+    if (m->ndents == FDMAP_MAX_CACHED_DEVS) {
+        dev_clear(m);
+        slot = dev_slot(m, dev);
+    }
+    if (m->ndents == m->dents_cap) {
+        m->dents_cap = m->dents_cap ? 2 * m->dents_cap : 8;
+        m->dents = xreallocarray(m->dents, m->dents_cap, sizeof(m->dents[0]));
+    }
+    struct dev_entry *e = &m->dents[m->ndents++];
+    e->dev = dev;
+    e->checked = now;
+    resolve(m->sys_fd, dev, &e->res);
+    m->stats.resolves++;
+    m->dev_slots[slot] = (uint16_t)m->ndents;
+    return &e->res;
+}
+
+static size_t proc_slot(const struct fdmap *m, pid_t tgid)
+{
+    size_t nslots = m->proc_nslots;
+    size_t i = hash_u64((uint64_t)(uint32_t)tgid, nslots);
+    while (m->proc_slots[i] && m->pents[m->proc_slots[i] - 1].tgid != tgid)
+        i = (i + 1) & (nslots - 1);
+    return i;
+}
+
+static void proc_reindex(struct fdmap *m)
+{
+    memset(m->proc_slots, 0, m->proc_nslots * sizeof(m->proc_slots[0]));
+    for (size_t k = 0; k < m->npents; k++)
+        m->proc_slots[proc_slot(m, m->pents[k].tgid)] = (uint32_t)(k + 1);
+}
+
+static void proc_resize(struct fdmap *m, size_t cap)
+{
+    m->pents_cap = cap;
+    m->pents = xreallocarray(m->pents, cap, sizeof(m->pents[0]));
+    /* max_procs need not be a power of two; the slot count must. */
+    for (m->proc_nslots = 2 * MIN_PROC_CAP; m->proc_nslots < 2 * cap;)
+        m->proc_nslots *= 2;
+    m->proc_slots = xreallocarray(m->proc_slots, m->proc_nslots, sizeof(m->proc_slots[0]));
+    proc_reindex(m);
+}
+
+static struct proc_entry *proc_find(struct fdmap *m, pid_t tgid)
+{
+    if (!m->pents_cap)
+        return NULL;
+    uint32_t k = m->proc_slots[proc_slot(m, tgid)];
+    return k ? &m->pents[k - 1] : NULL;
+}
+
+/* A new entry for tgid, or NULL when the table is at max_procs. */
+static struct proc_entry *proc_insert(struct fdmap *m, pid_t tgid)
+{
+    if (m->npents == m->max_procs)
+        return NULL;
+    if (m->npents == m->pents_cap) {
+        size_t cap = m->pents_cap ? 2 * m->pents_cap : MIN_PROC_CAP;
+        proc_resize(m, cap < m->max_procs ? cap : m->max_procs);
+    }
+    struct proc_entry *e = &m->pents[m->npents++];
+    memset(e, 0, sizeof(*e));
+    e->tgid = tgid;
+    m->proc_slots[proc_slot(m, tgid)] = (uint32_t)m->npents;
+    return e;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scanning one process                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+struct scan {
+    struct fdmap *m;
+    pid_t tgid;
+    double now;
+    int fdinfo_fd;                  /* /proc/PID/fdinfo, opened on first need */
+    struct fd_devs *out;
+};
+
+/* Writes through the page cache: open for writing, and not O_DIRECT. procfs gives each
+ * /proc/PID/fd link the permission bits of the open file's mode (w when open for
+ * writing): an lstat (about 1 us) spares the fdinfo read (about 4.4 us) for read-only
+ * files. fdinfo's flags are the file's f_flags, so an O_DIRECT set later with fcntl
+ * shows too. */
+static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
+{
+    struct stat st;
+    if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !(st.st_mode & S_IWUSR))
+        return false;
+    if (s->fdinfo_fd < 0) {
+        char path[32];
+        snprintf(path, sizeof(path), "%d/fdinfo", (int)s->tgid);
+        s->fdinfo_fd = openat(s->m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s->fdinfo_fd < 0)
+            return false;
+    }
+    char buf[256];
+    ssize_t n = read_file_at(s->fdinfo_fd, name, buf, sizeof(buf));
+    s->m->stats.fdinfo_reads++;
+    unsigned flags;
+    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, &flags))
+        return false;
+    unsigned acc = flags & O_ACCMODE;
+    return (acc == O_WRONLY || acc == O_RDWR) && !(flags & O_DIRECT);
+}
+
+/* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
+ * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
+static int scan_fd(struct scan *s, int fd_dir, const char *name)
+{
+    struct statx stx;
+    s->m->stats.fds++;
+    int err = statx_cached(fd_dir, name, &stx);
+    if (err)
+        return err == -EACCES || err == -EPERM ? -EACCES : 0;
+    dev_t dev;
+    bool may_write;
+    if (!stx_device(&stx, &dev, &may_write))
+        return 0;
+    const struct resolution *r = dev_lookup(s->m, dev, s->now);
+    bool reaches = r->n > 0;
+    for (unsigned i = 0; i < r->n; i++)
+        set_add(s->out->devs, &s->out->ndevs, &s->out->truncated, r->devs[i]);
+    s->out->truncated |= r->truncated;
+    /* fdinfo costs a read: only for a file whose writes could reach a scheduler we
+     * report, and only until one is found. */
+    if (reaches && may_write && !s->out->buffered_writer)
+        s->out->buffered_writer = fd_writes_buffered(s, fd_dir, name);
+    return 0;
+}
+
+static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
+{
+    memset(out, 0, sizeof(*out));
+    m->stats.scans++;
+    char path[32];
+    snprintf(path, sizeof(path), "%d/fd", (int)tgid);
+    int fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        out->err = -errno;
+        return;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        out->err = -errno;
+        close(fd);
+        return;
+    }
+    struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
+    unsigned nfds = 0;
+    int err = 0;
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            err = -errno;           /* 0 at the end; -ENOENT when the process exited */
+            break;
+        }
+        if (e->d_name[0] == '.')
+            continue;
+        if (++nfds > FDMAP_MAX_FDS) {
+            out->truncated = true;
+            break;
+        }
+        if ((err = scan_fd(&s, dirfd(d), e->d_name)))
+            break;
+    }
+    closedir(d);
+    if (s.fdinfo_fd >= 0)
+        close(s.fdinfo_fd);
+    if (err) {
+        memset(out, 0, sizeof(*out));
+        out->err = err;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The API                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+int fdmap_new(struct fdmap **out, int proc_fd, int sys_fd, double rescan_s, size_t max_procs)
+{
+    if (!(rescan_s > 0) || proc_fd < 0 || sys_fd < 0 || max_procs > UINT32_MAX / 2)
+        return -EINVAL;
+    struct fdmap *m = xcalloc(1, sizeof(*m));
+    m->proc_fd = proc_fd;
+    m->sys_fd = sys_fd;
+    m->rescan_s = rescan_s;
+    m->max_procs = max_procs ? max_procs : FDMAP_DEFAULT_MAX_PROCS;
+    *out = m;
+    return 0;
+}
+
+/* The first rescan of a process comes after this fraction of rescan_s, between 0.5 and 1,
+ * fixed per pid: processes first seen together (all of them at start-up) then come due
+ * over several refreshes instead of all in one, and stay spread. */
+static double first_rescan_fraction(pid_t tgid)
+{
+    uint32_t h = (uint32_t)tgid * 2654435761u;
+    return 0.5 + 0.5 * (double)(h >> 16) / 65536.0;
+}
+
+void fdmap_get(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
+               struct fd_devs *out)
+{
+    struct proc_entry *e = proc_find(m, tgid);
+    bool same = e && e->start == start_ticks;
+    if (same && now < e->next_scan && now >= e->scanned) {
+        e->seen = now;
+        *out = e->res;
+        m->stats.hits++;
+        return;
+    }
+    scan_process(m, tgid, now, out);
+    if (!e && !(e = proc_insert(m, tgid))) {
+        m->stats.uncached++;
+        return;
+    }
+    e->start = start_ticks;
+    e->scanned = e->seen = now;
+    e->next_scan = now + m->rescan_s * (same ? 1.0 : first_rescan_fraction(tgid));
+    e->res = *out;
+}
+
+void fdmap_prune(struct fdmap *m, double now, double max_age_s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->npents; i++)
+        if (m->pents[i].seen >= now - max_age_s)
+            m->pents[k++] = m->pents[i];
+    if (k == m->npents)
+        return;
+    m->npents = k;
+    /* Give memory back after a burst of short-lived processes. */
+    size_t cap = m->pents_cap;
+    while (cap > MIN_PROC_CAP && k < cap / 4)
+        cap /= 2;
+    if (cap != m->pents_cap)
+        proc_resize(m, cap);
+    else
+        proc_reindex(m);
+}
+
+void fdmap_invalidate_devices(struct fdmap *m)
+{
+    dev_clear(m);
+    for (size_t i = 0; i < m->npents; i++)
+        m->pents[i].next_scan = -HUGE_VAL;
+}
+
+void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out)
+{
+    *out = m->stats;
+    out->procs = m->npents;
+    out->devs = m->ndents;
+    out->bytes = sizeof(*m) + m->dents_cap * sizeof(m->dents[0]) +
+                 m->pents_cap * sizeof(m->pents[0]) + m->proc_nslots * sizeof(m->proc_slots[0]);
+}
+
+void fdmap_free(struct fdmap *m)
+{
+    if (!m)
+        return;
+    free(m->dents);
+    free(m->pents);
+    free(m->proc_slots);
+    free(m);
+}

@@ -1,0 +1,1139 @@
+/* Tests for source/fdmap: which block devices a process does I/O to.
+ *
+ * Three kinds of test:
+ *   pure      fdinfo_parse_flags and parse_majmin on literal text (and guarded buffers);
+ *   fixture   fdmap_resolve on tests/fixtures/fdmap/sys (or $IOTRIAGE_FIXTURES/fdmap/sys),
+ *             a sysfs imitation described in tests/fixtures/fdmap/README. It is copied to
+ *             a scratch directory first, because the loop device's backing_file must name
+ *             a file this test creates, and the cache tests change the tree;
+ *   live      real /proc and /sys: a child "holder" process opens exactly the files under
+ *             test (nothing else: its 0-2 are /dev/null) and waits while we look at it.
+ *
+ * Run from the repo root. Scratch files go to a directory under /var/tmp, which is on a
+ * block device on this machine (the root filesystem): the live tests need files whose
+ * device has a request queue. Where that does not hold (anonymous-device root, no root
+ * privileges for mknod or setresuid), the affected test says so and skips.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "source/fdmap.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Short buffers, so that every path built from them fits PATH_MAX (and gcc can tell). */
+static char scratch[64];            /* /var/tmp/iotriage-fdmap.XXXXXX */
+static char sys_copy[128];          /* scratch/sys: the fixture tree, writable */
+static char backing[128];           /* scratch/backing.img: loop0's backing file */
+
+static const char *fixture_path(const char *rel)
+{
+    static char path[PATH_MAX];
+    const char *dir = getenv("IOTRIAGE_FIXTURES");
+    if (dir == NULL || *dir == '\0')
+        dir = "tests/fixtures";
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    return path;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fail_msg("cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Copy a tree of directories, regular files and symlinks (kept as links). */
+static int copy_tree(const char *src, const char *dst)
+{
+    struct stat st;
+    if (lstat(src, &st))
+        return -1;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(src, target, sizeof(target) - 1);
+        if (n < 0)
+            return -1;
+        target[n] = '\0';
+        return symlink(target, dst);
+    }
+    if (S_ISREG(st.st_mode)) {
+        FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+        char buf[4096];
+        size_t n;
+        while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+            fwrite(buf, 1, n, out);
+        int ok = in && out;
+        if (in)
+            fclose(in);
+        if (out)
+            fclose(out);
+        return ok ? 0 : -1;
+    }
+    if (!S_ISDIR(st.st_mode) || mkdir(dst, 0755))
+        return -1;
+    DIR *d = opendir(src);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char s[PATH_MAX], t[PATH_MAX];
+        snprintf(s, sizeof(s), "%s/%s", src, e->d_name);
+        snprintf(t, sizeof(t), "%s/%s", dst, e->d_name);
+        rc = copy_tree(s, t);
+    }
+    closedir(d);
+    return rc;
+}
+
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st))
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char p[PATH_MAX];
+            snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+            remove_tree(p);
+        }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static int open_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        fail_msg("cannot open directory %s: %s", path, strerror(errno));
+    return fd;
+}
+
+static dev_t dev_of(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        fail_msg("stat %s: %s", path, strerror(errno));
+    return st.st_dev;
+}
+
+/* In the scratch copy of the fixture sysfs, make dev/block/MAJ:MIN of dev a link to
+ * devices/<target>. Lets the real device of a real file stand for a fixture device.
+ * False when dev is already a fixture device (the fixture uses majors 60-63, reserved
+ * for local use, so this should never happen). */
+static bool alias_dev(dev_t dev, const char *target)
+{
+    char link[PATH_MAX], to[PATH_MAX];
+    snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sys_copy, major(dev), minor(dev));
+    snprintf(to, sizeof(to), "../../devices/%s", target);
+    unlink(link);
+    return symlink(to, link) == 0;
+}
+
+#define assert_devs(got, n, ...)                                                             \
+    do {                                                                                     \
+        const dev_t want_[] = { __VA_ARGS__ };                                               \
+        assert_devs_(got, n, want_, sizeof(want_) / sizeof(want_[0]), __LINE__);             \
+    } while (0)
+
+static void assert_devs_(const dev_t *got, int n, const dev_t *want, size_t nwant, int line)
+{
+    if (n != (int)nwant)
+        fail_msg("line %d: %d devices, expected %zu", line, n, nwant);
+    for (size_t i = 0; i < nwant; i++)
+        if (got[i] != want[i])
+            fail_msg("line %d: device %zu is %u:%u, expected %u:%u", line, i, major(got[i]),
+                     minor(got[i]), major(want[i]), minor(want[i]));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scratch directory, set up once                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof(scratch), "/var/tmp/iotriage-fdmap.XXXXXX");
+    if (!mkdtemp(scratch)) {
+        fprintf(stderr, "mkdtemp %s: %s\n", scratch, strerror(errno));
+        return -1;
+    }
+    snprintf(sys_copy, sizeof(sys_copy), "%s/sys", scratch);
+    if (copy_tree(fixture_path("fdmap/sys"), sys_copy)) {
+        fprintf(stderr, "cannot copy %s to %s (run from the repo root or set "
+                "IOTRIAGE_FIXTURES)\n", fixture_path("fdmap/sys"), sys_copy);
+        return -1;
+    }
+    snprintf(backing, sizeof(backing), "%s/backing.img", scratch);
+    FILE *f = fopen(backing, "w");
+    if (!f)
+        return -1;
+    fclose(f);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    if (scratch[0])
+        remove_tree(scratch);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pure parsers                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A copy of s that ends exactly at a PROT_NONE page: reading past len faults. */
+static char *guarded_copy(const char *s, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    assert_true(pg > 0 && len <= (size_t)pg);
+    char *map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+    char *p = map + pg - len;
+    memcpy(p, s, len);
+    return p;
+}
+
+static void guarded_free(char *p, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    munmap(p + len - pg, 2 * (size_t)pg);
+}
+
+static int flags_of(const char *s, unsigned *flags)
+{
+    return fdinfo_parse_flags(s, strlen(s), flags);
+}
+
+static void test_fdinfo_flags_real_file(void **state)
+{
+    (void)state;
+    unsigned f = 0;
+    /* /proc/self/fdinfo/1 of a shell writing to a file, 6.18 */
+    assert_int_equal(flags_of("pos:\t1005\nflags:\t0100001\nmnt_id:\t27\nino:\t10952794\n", &f), 0);
+    assert_int_equal(f, 0100001);
+    /* O_RDWR|O_DIRECT|O_LARGEFILE|O_CLOEXEC */
+    assert_int_equal(flags_of("pos:\t0\nflags:\t02140002\nmnt_id:\t24\nino:\t3\n", &f), 0);
+    assert_int_equal(f, 02140002);
+    assert_int_equal(flags_of("flags: 0\n", &f), 0);
+    assert_int_equal(f, 0);
+    /* no newline at the end, trailing blanks */
+    assert_int_equal(flags_of("pos:\t0\nflags:\t2 \t", &f), 0);
+    assert_int_equal(f, 2);
+}
+
+static void test_fdinfo_flags_rejects_malformed(void **state)
+{
+    (void)state;
+    unsigned f = 12345;
+    assert_int_equal(flags_of("", &f), -EINVAL);
+    assert_int_equal(flags_of("pos:\t0\nmnt_id:\t27\n", &f), -EINVAL);
+    assert_int_equal(flags_of("flags:\t\n", &f), -EINVAL);
+    assert_int_equal(flags_of("flags:\t0108\n", &f), -EINVAL);      /* 8 is not octal */
+    assert_int_equal(flags_of("flags:\t-1\n", &f), -EINVAL);
+    assert_int_equal(flags_of("flags:\t0x10\n", &f), -EINVAL);
+    assert_int_equal(flags_of("flags:\t1 2\n", &f), -EINVAL);
+    assert_int_equal(flags_of("flags:\t777777777777\n", &f), -EINVAL); /* > 32 bits */
+    /* the key must start a line */
+    assert_int_equal(flags_of("pos:\t0 flags:\t01\n", &f), -EINVAL);
+    assert_int_equal(flags_of("xflags:\t01\n", &f), -EINVAL);
+    assert_int_equal(f, 12345);
+    /* the largest 32-bit value still fits */
+    assert_int_equal(flags_of("flags:\t37777777777\n", &f), 0);
+    assert_int_equal(f, 0xffffffffu);
+}
+
+static void test_fdinfo_flags_reads_only_len_bytes(void **state)
+{
+    (void)state;
+    static const char text[] = "pos:\t0\nflags:\t0100002\nmnt_id:\t24\n";
+    unsigned f = 0;
+    /* cut inside the number: the digits before the cut are the value */
+    size_t cut = strlen("pos:\t0\nflags:\t01");
+    char *g = guarded_copy(text, cut);
+    assert_int_equal(fdinfo_parse_flags(g, cut, &f), 0);
+    assert_int_equal(f, 01);
+    guarded_free(g, cut);
+    /* cut inside the key */
+    cut = strlen("pos:\t0\nfla");
+    g = guarded_copy(text, cut);
+    assert_int_equal(fdinfo_parse_flags(g, cut, &f), -EINVAL);
+    guarded_free(g, cut);
+    /* the whole text, no NUL after it */
+    g = guarded_copy(text, strlen(text));
+    assert_int_equal(fdinfo_parse_flags(g, strlen(text), &f), 0);
+    assert_int_equal(f, 0100002);
+    guarded_free(g, strlen(text));
+}
+
+static int majmin_of(const char *s, unsigned *a, unsigned *b)
+{
+    return parse_majmin(s, strlen(s), a, b);
+}
+
+static void test_parse_majmin(void **state)
+{
+    (void)state;
+    unsigned a = 0, b = 0;
+    assert_int_equal(majmin_of("7:0\n", &a, &b), 0);
+    assert_int_equal(a, 7);
+    assert_int_equal(b, 0);
+    assert_int_equal(majmin_of("259:12", &a, &b), 0);
+    assert_int_equal(a, 259);
+    assert_int_equal(b, 12);
+    assert_int_equal(majmin_of("4095:1048575\n", &a, &b), 0);
+    assert_int_equal(a, 4095);
+    assert_int_equal(b, 1048575);
+    assert_int_equal(majmin_of("4294967295:4294967295", &a, &b), 0);
+    assert_int_equal(a, 4294967295u);
+
+    a = b = 77;
+    const char *bad[] = { "", "\n", "7", "7:", ":0", "7:0\n\n", "7:0 ", " 7:0", "7 :0", "7:-1",
+                          "-7:0", "7:0x1", "0x7:0", "7:0:0", "4294967296:0", "7:4294967296",
+                          "7:0\nX" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (majmin_of(bad[i], &a, &b) != -EINVAL)
+            fail_msg("\"%s\" was accepted", bad[i]);
+    assert_int_equal(a, 77);
+    assert_int_equal(b, 77);
+
+    char *g = guarded_copy("254:0", 5);
+    assert_int_equal(parse_majmin(g, 5, &a, &b), 0);
+    assert_int_equal(a, 254);
+    assert_int_equal(b, 0);
+    assert_int_equal(parse_majmin(g, 4, &a, &b), -EINVAL);   /* "254:" */
+    guarded_free(g, 5);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fdmap_resolve on the fixture tree                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+#define SDA   makedev(60, 0)
+#define SDA1  makedev(60, 1)
+#define SDA2  makedev(60, 2)
+#define SDB   makedev(60, 16)
+#define LOOP0 makedev(61, 0)
+#define LOOP1 makedev(61, 1)
+#define LOOP0P1 makedev(62, 0)
+#define ZRAM0 makedev(63, 0)
+#define ZRAM1 makedev(63, 1)
+#define DM0   makedev(63, 10)
+#define MD0   makedev(63, 20)
+#define DM1   makedev(63, 31)
+#define DM5   makedev(63, 5)
+#define DM6   makedev(63, 6)
+
+static int resolve_fixture(dev_t dev, dev_t *out, bool *trunc)
+{
+    int sys = open_dir(sys_copy);
+    int n = fdmap_resolve(sys, dev, out, FDMAP_MAX_DEVS, trunc);
+    close(sys);
+    return n;
+}
+
+static void test_resolve_disks_and_partitions(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    int n = resolve_fixture(SDA, d, &t);
+    assert_devs(d, n, SDA);
+    assert_false(t);
+    n = resolve_fixture(SDA1, d, &t);            /* partition -> its disk */
+    assert_devs(d, n, SDA);
+    assert_false(t);
+    n = resolve_fixture(SDA2, d, &t);
+    assert_devs(d, n, SDA);
+    n = resolve_fixture(SDB, d, &t);
+    assert_devs(d, n, SDB);
+}
+
+static void test_resolve_stacked_devices(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    /* bio-based dm (queue/ without scheduler) over sda1 and sdb: both disks, not dm-0 */
+    int n = resolve_fixture(DM0, d, &t);
+    assert_devs(d, n, SDA, SDB);
+    assert_false(t);
+    /* md0 says a bare "none" as older kernels do for bio-based queues: not kept */
+    n = resolve_fixture(MD0, d, &t);
+    assert_devs(d, n, SDA, SDB);
+    /* request-based dm (multipath) has a scheduler of its own: kept, and what it is on */
+    n = resolve_fixture(DM5, d, &t);
+    assert_devs(d, n, SDB, DM5);
+    /* NVMe multipath: the bio-based head lands on its paths' queues */
+    n = resolve_fixture(makedev(63, 50), d, &t);
+    assert_devs(d, n, makedev(63, 51), makedev(63, 52));
+    assert_false(t);
+    /* 17 disks under dm-8: the 16 smallest, and truncated */
+    n = resolve_fixture(makedev(63, 8), d, &t);
+    assert_int_equal(n, FDMAP_MAX_DEVS);
+    assert_true(t);
+    for (int i = 0; i < FDMAP_MAX_DEVS; i++)
+        assert_true(d[i] == makedev(60, 100 + (unsigned)i));
+    /* only room for one: the first in order, and truncated */
+    int sys = open_dir(sys_copy);
+    n = fdmap_resolve(sys, DM0, d, 1, &t);
+    close(sys);
+    assert_devs(d, n, SDA);
+    assert_true(t);
+}
+
+static void test_resolve_devices_without_scheduler_give_nothing(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    assert_int_equal(resolve_fixture(ZRAM0, d, &t), 0);   /* no queue/scheduler (6.18) */
+    assert_false(t);
+    assert_int_equal(resolve_fixture(ZRAM1, d, &t), 0);   /* empty scheduler file */
+    assert_int_equal(resolve_fixture(makedev(63, 99), d, &t), -ENOENT);
+}
+
+static void test_resolve_cycle_terminates(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    /* dm-1 -> dm-2 -> dm-1 ..., and dm-2 also -> sdb */
+    int n = resolve_fixture(DM1, d, &t);
+    assert_devs(d, n, SDB);
+    assert_false(t);
+}
+
+static void test_resolve_depth_limit(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    /* dm-42 -> ... -> dm-49 -> sdb: sdb is 8 hops down, the limit */
+    int n = resolve_fixture(makedev(63, 42), d, &t);
+    assert_devs(d, n, SDB);
+    assert_false(t);
+    /* from dm-41 it is 9 hops: cut off, and said so */
+    n = resolve_fixture(makedev(63, 41), d, &t);
+    assert_int_equal(n, 0);
+    assert_true(t);
+}
+
+static void test_resolve_loop_devices(void **state)
+{
+    (void)state;
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/devices/virtual/block/loop0/loop/backing_file", sys_copy);
+
+    /* The fixture's own backing_file names a path that does not exist: the loop alone. */
+    write_text(path, "/nonexistent/iotriage-fdmap-fixture.img\n");
+    int n = resolve_fixture(LOOP0, d, &t);
+    assert_devs(d, n, LOOP0);
+    assert_false(t);
+    /* An unbound loop (no loop/ directory) has its queue all the same. */
+    n = resolve_fixture(LOOP1, d, &t);
+    assert_devs(d, n, LOOP1);
+
+    /* Now a backing file we created: its device (made to stand for sdb in the copy) too. */
+    dev_t bdev = dev_of(backing);
+    if (major(bdev) == 0)
+        skip();                     /* /var/tmp on an anonymous device: nothing to find */
+    assert_true(alias_dev(bdev, "pci0000:00/host1/block/sdb"));
+    char text[PATH_MAX + 2];
+    snprintf(text, sizeof(text), "%s\n", backing);
+    write_text(path, text);
+    n = resolve_fixture(LOOP0, d, &t);
+    assert_devs(d, n, LOOP0 < bdev ? LOOP0 : bdev, LOOP0 < bdev ? bdev : LOOP0);
+    assert_false(t);
+    /* a partition of the loop device, and a dm device over it, land on the same two */
+    n = resolve_fixture(LOOP0P1, d, &t);
+    assert_devs(d, n, LOOP0 < bdev ? LOOP0 : bdev, LOOP0 < bdev ? bdev : LOOP0);
+    n = resolve_fixture(DM6, d, &t);
+    assert_devs(d, n, LOOP0 < bdev ? LOOP0 : bdev, LOOP0 < bdev ? bdev : LOOP0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Live: real processes, real /proc and /sys                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The whole disk under path's filesystem, worked out without fdmap: the sysfs directory of
+ * its device, or the parent directory when that is a partition; it must offer a scheduler.
+ * Returns false when the filesystem is not on a plain disk or partition. */
+static bool disk_under(const char *path, dev_t *disk, char *name, size_t namelen)
+{
+    dev_t dev = dev_of(path);
+    if (major(dev) == 0)
+        return false;
+    char link[64], real[PATH_MAX], attr[PATH_MAX + 32];
+    snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+    if (!realpath(link, real))
+        return false;
+    snprintf(attr, sizeof(attr), "%s/partition", real);
+    if (access(attr, F_OK) == 0)
+        *strrchr(real, '/') = '\0';
+    snprintf(attr, sizeof(attr), "%s/slaves", real);
+    DIR *d = opendir(attr);
+    int nslaves = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        nslaves += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    snprintf(attr, sizeof(attr), "%s/queue/scheduler", real);
+    char sched[256] = "";
+    FILE *f = fopen(attr, "r");
+    if (f) {
+        if (!fgets(sched, sizeof(sched), f))
+            sched[0] = '\0';
+        fclose(f);
+    }
+    snprintf(attr, sizeof(attr), "%s/dev", real);
+    unsigned a, b;
+    f = fopen(attr, "r");
+    int ok = f && fscanf(f, "%u:%u", &a, &b) == 2;
+    if (f)
+        fclose(f);
+    if (!ok || nslaves > 0 || !strchr(sched, '['))
+        return false;
+    *disk = makedev(a, b);
+    snprintf(name, namelen, "%s", strrchr(real, '/') + 1);
+    return true;
+}
+
+static dev_t root_disk;             /* the disk under /var/tmp, 0 when unusable */
+
+static void need_root_disk(void)
+{
+    char name[64];
+    if (root_disk == 0 && !disk_under(scratch, &root_disk, name, sizeof(name))) {
+        fprintf(stderr, "skipped: %s is not on a plain disk with a scheduler\n", scratch);
+        skip();
+    }
+}
+
+struct open_spec {
+    const char *path;
+    int flags;
+};
+
+/* A process holding exactly these files open (0, 1 and 2 are /dev/null; every other fd
+ * is closed), waiting to be killed. It is a child that opens the files, then becomes
+ * /bin/sleep: a fork alone would also hold whatever a tool running this test keeps open
+ * (valgrind's own fds cannot be closed, but are close-on-exec). Returns its pid once the
+ * exec is done: the pipe's write end is close-on-exec, so EOF says so. */
+static pid_t spawn_holder(const struct open_spec *specs, size_t n)
+{
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; fd++)
+            dup2(null, fd);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[1])
+                close(fd);
+        char ok = 'y';
+        for (size_t i = 0; i < n; i++)
+            if (open(specs[i].path, specs[i].flags, 0600) < 0)
+                ok = 'n';
+        if (write(p[1], &ok, 1) != 1)
+            _exit(1);
+        execl("/bin/sleep", "sleep", "3600", (char *)NULL);
+        ok = 'e';
+        (void)!write(p[1], &ok, 1);
+        _exit(127);
+    }
+    close(p[1]);
+    char ok = 0, after = 0;
+    ssize_t r = read(p[0], &ok, 1);
+    ssize_t eof = read(p[0], &after, 1);
+    close(p[0]);
+    if (r != 1 || ok != 'y' || eof != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("holder could not %s", ok == 'y' ? "exec /bin/sleep" : "open its files");
+    }
+    return pid;
+}
+
+static void reap(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* One fresh fdmap over the real /proc and /sys, asked once about pid. */
+static void live_get(pid_t pid, struct fd_devs *out)
+{
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 0), 0);
+    fdmap_get(m, pid, 1, 0.0, out);
+    fdmap_free(m);
+    close(proc);
+    close(sys);
+}
+
+static void scratch_file(char *path, size_t len, const char *name)
+{
+    snprintf(path, len, "%s/%s", scratch, name);
+}
+
+static void test_live_root_disk_matches_sysfs(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char name[64];
+    dev_t disk;
+    assert_true(disk_under(scratch, &disk, name, sizeof(name)));
+    /* This machine: the root filesystem is on vda. Say so when it holds. */
+    FILE *f = fopen("/sys/class/block/vda/dev", "r");
+    unsigned a, b;
+    if (f && fscanf(f, "%u:%u", &a, &b) == 2 && strcmp(name, "vda") == 0)
+        assert_true(disk == makedev(a, b));
+    if (f)
+        fclose(f);
+    int sys = open_dir("/sys");
+    dev_t d[FDMAP_MAX_DEVS];
+    bool t = true;
+    int n = fdmap_resolve(sys, dev_of(scratch), d, FDMAP_MAX_DEVS, &t);
+    assert_devs(d, n, disk);
+    assert_false(t);
+    close(sys);
+}
+
+static void test_live_anonymous_and_char_devices_are_ignored(void **state)
+{
+    (void)state;
+    struct open_spec specs[3] = { { "/dev/null", O_RDONLY }, { "/proc/self/stat", O_RDONLY } };
+    size_t n = 2;
+    char shm[PATH_MAX] = "";
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && major(st.st_dev) == 0) {
+        snprintf(shm, sizeof(shm), "/dev/shm/iotriage-fdmap.%d", (int)getpid());
+        specs[n++] = (struct open_spec){ shm, O_WRONLY | O_CREAT };   /* tmpfs, written */
+    }
+    pid_t pid = spawn_holder(specs, n);
+    struct fd_devs r;
+    live_get(pid, &r);
+    reap(pid);
+    if (shm[0])
+        unlink(shm);
+    assert_int_equal(r.err, 0);
+    assert_int_equal(r.ndevs, 0);
+    assert_false(r.buffered_writer);
+    assert_false(r.truncated);
+}
+
+/* The holder opens `path` with `flags`; the answer must be `want` alone, and
+ * buffered_writer as given. */
+static void expect_one_file(const char *path, int flags, dev_t want, bool buffered)
+{
+    struct open_spec spec = { path, flags };
+    pid_t pid = spawn_holder(&spec, 1);
+    struct fd_devs r;
+    live_get(pid, &r);
+    reap(pid);
+    assert_int_equal(r.err, 0);
+    assert_devs(r.devs, (int)r.ndevs, want);
+    if (r.buffered_writer != buffered)
+        fail_msg("%s opened with flags %#o: buffered_writer %d, expected %d", path, flags,
+                 r.buffered_writer, buffered);
+}
+
+static void test_live_open_modes(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char file[PATH_MAX];
+    scratch_file(file, sizeof(file), "data");
+    write_text(file, "x");
+    expect_one_file(file, O_RDONLY, root_disk, false);
+    expect_one_file(file, O_WRONLY, root_disk, true);
+    expect_one_file(file, O_RDWR, root_disk, true);
+    expect_one_file(file, O_WRONLY | O_APPEND, root_disk, true);
+    expect_one_file(file, O_WRONLY | O_DIRECT, root_disk, false);
+    expect_one_file(file, O_RDWR | O_DIRECT, root_disk, false);
+    expect_one_file(scratch, O_RDONLY | O_DIRECTORY, root_disk, false);
+}
+
+/* A block device node for dev in the scratch directory; false (and why) when refused. */
+static bool make_node(char *node, size_t len, const char *name, dev_t dev)
+{
+    scratch_file(node, len, name);
+    unlink(node);
+    if (mknod(node, S_IFBLK | 0600, dev) == 0)
+        return true;
+    fprintf(stderr, "skipped: mknod: %s\n", strerror(errno));
+    return false;
+}
+
+static void test_live_raw_block_device_maps_to_its_disk(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char node[PATH_MAX];
+    /* The device under the scratch directory, maybe a partition. Opening the root disk
+     * may be refused (this sandbox's device cgroup says EPERM), and is not needed: an
+     * O_PATH fd shows the node to statx through /proc/PID/fd all the same. */
+    if (!make_node(node, sizeof(node), "blk", dev_of(scratch)))
+        skip();
+    expect_one_file(node, O_PATH, root_disk, false);
+    unlink(node);
+}
+
+/* Buffered writes to a raw block device go through its page cache like a file's. Needs a
+ * block device we may open and that nobody uses: an unbound loop device (no loop/). */
+static void test_live_raw_block_device_open_modes(void **state)
+{
+    (void)state;
+    dev_t loop = 0;
+    char path[PATH_MAX];
+    for (int i = 0; i < 64 && !loop; i++) {
+        snprintf(path, sizeof(path), "/sys/class/block/loop%d/loop", i);
+        if (access(path, F_OK) == 0)
+            continue;
+        snprintf(path, sizeof(path), "/sys/class/block/loop%d/dev", i);
+        unsigned a, b;
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%u:%u", &a, &b) == 2)
+            loop = makedev(a, b);
+        if (f)
+            fclose(f);
+    }
+    if (!loop) {
+        fprintf(stderr, "skipped: no unbound loop device\n");
+        skip();
+    }
+    char node[PATH_MAX];
+    if (!make_node(node, sizeof(node), "loop", loop))
+        skip();
+    int fd = open(node, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "skipped: opening loop device %u:%u: %s\n", major(loop), minor(loop),
+                strerror(errno));
+        unlink(node);
+        skip();
+    }
+    close(fd);
+    expect_one_file(node, O_RDONLY, loop, false);
+    expect_one_file(node, O_WRONLY, loop, true);
+    expect_one_file(node, O_WRONLY | O_DIRECT, loop, false);
+    unlink(node);
+}
+
+static void test_live_exited_process_is_enoent(void **state)
+{
+    (void)state;
+    pid_t pid = spawn_holder(NULL, 0);
+    reap(pid);
+    struct fd_devs r;
+    live_get(pid, &r);
+    assert_int_equal(r.err, -ENOENT);
+    assert_int_equal(r.ndevs, 0);
+}
+
+static void test_live_unprivileged_gets_eacces_for_root_process(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "skipped: needs root to switch to uid 65534\n");
+        skip();
+    }
+    pid_t target = spawn_holder(NULL, 0);   /* a root process */
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int err = 1;
+        if (setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+            setresuid(65534, 65534, 65534) == 0) {
+            struct fdmap *m;
+            struct fd_devs r;
+            fdmap_new(&m, proc, sys, 5.0, 0);
+            fdmap_get(m, target, 1, 0.0, &r);
+            err = r.err;
+            fdmap_free(m);
+        }
+        _exit(write(p[1], &err, sizeof(err)) == sizeof(err) ? 0 : 1);
+    }
+    close(p[1]);
+    int err = 0;
+    assert_int_equal(read(p[0], &err, sizeof(err)), sizeof(err));
+    close(p[0]);
+    waitpid(child, NULL, 0);
+    reap(target);
+    close(proc);
+    close(sys);
+    assert_int_equal(err, -EACCES);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The caches                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_cache_rescans_only_after_the_period(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char file[PATH_MAX];
+    scratch_file(file, sizeof(file), "data");
+    write_text(file, "x");
+    struct open_spec spec = { file, O_RDONLY };
+    pid_t pid = spawn_holder(&spec, 1);
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 10.0, 0), 0);
+
+    fdmap_get(m, pid, 42, 100.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 1);
+    assert_int_equal(st.resolves, 1);
+    assert_devs(r.devs, (int)r.ndevs, root_disk);
+    /* The first rescan comes no earlier than half the period. */
+    fdmap_get(m, pid, 42, 104.9, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 1);
+    assert_int_equal(st.hits, 1);
+    assert_devs(r.devs, (int)r.ndevs, root_disk);
+    /* and no later than the whole period */
+    fdmap_get(m, pid, 42, 110.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 2);
+    assert_int_equal(st.resolves, 1);       /* the device resolution was kept */
+    assert_int_equal(st.dev_checks, 1);     /* and checked once: a period had passed */
+    assert_int_equal(st.dev_drops, 0);
+    /* after that, every whole period */
+    fdmap_get(m, pid, 42, 119.9, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 2);
+    fdmap_get(m, pid, 42, 120.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 3);
+    /* Another start time is another process behind a reused pid: scanned at once. */
+    fdmap_get(m, pid, 43, 120.1, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 4);
+    assert_int_equal(st.procs, 1);
+    /* Asked to forget devices: rescanned and re-resolved at once. */
+    fdmap_invalidate_devices(m);
+    fdmap_get(m, pid, 43, 120.2, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 5);
+    assert_int_equal(st.resolves, 2);
+    assert_devs(r.devs, (int)r.ndevs, root_disk);
+
+    fdmap_free(m);
+    reap(pid);
+    close(proc);
+    close(sys);
+}
+
+static void test_cache_prune_and_bound(void **state)
+{
+    (void)state;
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    pid_t a = spawn_holder(NULL, 0), b = spawn_holder(NULL, 0), c = spawn_holder(NULL, 0);
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 2), 0);   /* room for two processes */
+    fdmap_get(m, a, 1, 0.0, &r);
+    fdmap_get(m, b, 1, 0.0, &r);
+    fdmap_get(m, c, 1, 0.0, &r);           /* full: answered, not stored */
+    assert_int_equal(r.err, 0);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 2);
+    assert_int_equal(st.uncached, 1);
+    fdmap_get(m, c, 1, 1.0, &r);           /* still not stored, so scanned again */
+    fdmap_get(m, a, 1, 1.0, &r);           /* a hit */
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 4);
+    assert_int_equal(st.hits, 1);
+    /* b was not asked about at 1.0: pruned with max_age 0 */
+    fdmap_prune(m, 1.0, 0.0);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 1);
+    fdmap_get(m, a, 1, 1.5, &r);
+    fdmap_get(m, c, 1, 1.5, &r);           /* room again: stored now */
+    fdmap_get(m, c, 1, 1.6, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 2);
+    assert_int_equal(st.hits, 3);
+    assert_int_equal(st.uncached, 2);
+    /* max_age: a process asked about 10 s ago survives a 30 s prune, not a 5 s one */
+    fdmap_prune(m, 11.6, 30.0);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 2);
+    fdmap_prune(m, 11.6, 5.0);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 0);
+    fdmap_free(m);
+    reap(a);
+    reap(b);
+    reap(c);
+    close(proc);
+    close(sys);
+}
+
+static void test_cache_many_processes_grow_and_shrink(void **state)
+{
+    (void)state;
+    /* Fake pids of processes that do not exist: answers are -ENOENT, stored all the same. */
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 1000), 0);
+    for (pid_t p = 0; p < 1200; p++)
+        fdmap_get(m, 4000000 + p, 1, 0.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 1000);
+    assert_int_equal(st.uncached, 200);
+    assert_int_equal(r.err, -ENOENT);
+    size_t full = st.bytes;
+    for (pid_t p = 0; p < 1000; p++) {
+        fdmap_get(m, 4000000 + p, 1, 1.0, &r);
+        assert_int_equal(r.err, -ENOENT);
+    }
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.hits, 1000);
+    for (pid_t p = 0; p < 10; p++)
+        fdmap_get(m, 4000000 + p, 1, 2.0, &r);
+    fdmap_prune(m, 2.0, 0.0);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.procs, 10);
+    assert_true(st.bytes < full / 4);
+    for (pid_t p = 0; p < 10; p++)
+        fdmap_get(m, 4000000 + p, 1, 2.5, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.hits, 1020);
+    fdmap_free(m);
+    close(proc);
+    close(sys);
+}
+
+/* The device cache lives as long as the sysfs directory: a change of content is not
+ * noticed (devices rarely change), a directory replaced is, and invalidate drops all.
+ * The holder's real file device is made to stand for a fixture disk in the scratch copy. */
+static void test_cache_device_directory_replaced_or_invalidated(void **state)
+{
+    (void)state;
+    char file[PATH_MAX];
+    scratch_file(file, sizeof(file), "data");
+    write_text(file, "x");
+    dev_t dev = dev_of(file);
+    if (major(dev) == 0)
+        skip();
+    /* disk-a: a scheduler; disk-b: none */
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/devices/test", sys_copy);
+    mkdir(path, 0755);
+    const char *disks[] = { "disk-a", "disk-b" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/devices/test/%s", sys_copy, disks[i]);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/devices/test/%s/queue", sys_copy, disks[i]);
+        mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/devices/test/%s/queue/scheduler", sys_copy, disks[i]);
+        write_text(path, i == 0 ? "[none] mq-deadline\n" : "");
+    }
+    assert_true(alias_dev(dev, "test/disk-a"));
+
+    struct open_spec spec = { file, O_RDONLY };
+    pid_t pid = spawn_holder(&spec, 1);
+    int proc = open_dir("/proc"), sys = open_dir(sys_copy);
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 10.0, 0), 0);
+    fdmap_get(m, pid, 1, 0.0, &r);
+    assert_devs(r.devs, (int)r.ndevs, dev);
+
+    /* disk-a loses its scheduler in place: the cached resolution stands */
+    snprintf(path, sizeof(path), "%s/devices/test/disk-a/queue/scheduler", sys_copy);
+    write_text(path, "");
+    fdmap_get(m, pid, 1, 20.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 2);
+    assert_int_equal(st.dev_drops, 0);
+    assert_devs(r.devs, (int)r.ndevs, dev);
+    /* until asked to drop it */
+    fdmap_invalidate_devices(m);
+    fdmap_get(m, pid, 1, 20.1, &r);
+    assert_int_equal(r.ndevs, 0);
+
+    /* The device directory is replaced (disk-b, no scheduler -> disk-a again, with one):
+     * noticed at the next check, a period later. */
+    assert_true(alias_dev(dev, "test/disk-b"));
+    write_text(path, "[bfq]\n");
+    fdmap_get(m, pid, 1, 40.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.dev_drops, 1);
+    assert_int_equal(r.ndevs, 0);                   /* disk-b has no scheduler */
+    assert_true(alias_dev(dev, "test/disk-a"));
+    fdmap_get(m, pid, 1, 45.0, &r);                 /* within the period: cached */
+    assert_int_equal(r.ndevs, 0);
+    fdmap_get(m, pid, 1, 60.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.dev_drops, 2);
+    assert_devs(r.devs, (int)r.ndevs, dev);
+
+    /* The directory vanishes: the device is unknown to sysfs, nothing to report. */
+    char link[PATH_MAX];
+    snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sys_copy, major(dev), minor(dev));
+    unlink(link);
+    fdmap_get(m, pid, 1, 80.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.dev_drops, 3);
+    assert_int_equal(r.err, 0);
+    assert_int_equal(r.ndevs, 0);
+
+    fdmap_free(m);
+    reap(pid);
+    close(proc);
+    close(sys);
+}
+
+/* A loop device re-attached to another backing file: its loop/ directory is new. */
+static void test_cache_loop_reattached(void **state)
+{
+    (void)state;
+    dev_t bdev = dev_of(backing);
+    if (major(bdev) == 0)
+        skip();
+    assert_true(alias_dev(bdev, "pci0000:00/host1/block/sdb"));
+    char loopdir[256], newdir[300], path[PATH_MAX];
+    snprintf(loopdir, sizeof(loopdir), "%s/devices/virtual/block/loop0/loop", sys_copy);
+    snprintf(path, sizeof(path), "%s/backing_file", loopdir);
+    write_text(path, "/nonexistent/detached.img\n");
+
+    /* A process with loop0 open: a block device node for 61:0 in the scratch directory. */
+    char node[PATH_MAX];
+    if (!make_node(node, sizeof(node), "loop0-node", LOOP0))
+        skip();
+    /* No driver has major 61, so the node cannot be opened for I/O (ENXIO); the holder
+     * keeps an O_PATH fd, which statx through /proc/PID/fd follows to the node all the
+     * same. */
+    struct open_spec spec = { node, O_PATH };
+    pid_t pid = spawn_holder(&spec, 1);
+    int proc = open_dir("/proc"), sys = open_dir(sys_copy);
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 10.0, 0), 0);
+    fdmap_get(m, pid, 1, 0.0, &r);
+    assert_devs(r.devs, (int)r.ndevs, LOOP0);
+
+    /* Re-attached: the driver removes loop/ and creates it again. Create the new one
+     * before removing the old, so that the inode number cannot be reused. */
+    snprintf(newdir, sizeof(newdir), "%s.new", loopdir);
+    mkdir(newdir, 0755);
+    snprintf(path, sizeof(path), "%s/backing_file", newdir);
+    char text[PATH_MAX + 2];
+    snprintf(text, sizeof(text), "%s\n", backing);
+    write_text(path, text);
+    snprintf(path, sizeof(path), "%s/backing_file", loopdir);
+    unlink(path);
+    rmdir(loopdir);
+    assert_int_equal(rename(newdir, loopdir), 0);
+
+    fdmap_get(m, pid, 1, 10.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.dev_drops, 1);
+    assert_devs(r.devs, (int)r.ndevs, LOOP0 < bdev ? LOOP0 : bdev, LOOP0 < bdev ? bdev : LOOP0);
+
+    fdmap_free(m);
+    reap(pid);
+    unlink(node);
+    close(proc);
+    close(sys);
+}
+
+static void test_new_rejects_bad_arguments(void **state)
+{
+    (void)state;
+    struct fdmap *m = NULL;
+    assert_int_equal(fdmap_new(&m, 0, 0, 0.0, 0), -EINVAL);
+    assert_int_equal(fdmap_new(&m, 0, 0, -1.0, 0), -EINVAL);
+    assert_int_equal(fdmap_new(&m, -1, 0, 5.0, 0), -EINVAL);
+    assert_null(m);
+    fdmap_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fdinfo_flags_real_file),
+        cmocka_unit_test(test_fdinfo_flags_rejects_malformed),
+        cmocka_unit_test(test_fdinfo_flags_reads_only_len_bytes),
+        cmocka_unit_test(test_parse_majmin),
+        cmocka_unit_test(test_resolve_disks_and_partitions),
+        cmocka_unit_test(test_resolve_stacked_devices),
+        cmocka_unit_test(test_resolve_devices_without_scheduler_give_nothing),
+        cmocka_unit_test(test_resolve_cycle_terminates),
+        cmocka_unit_test(test_resolve_depth_limit),
+        cmocka_unit_test(test_resolve_loop_devices),
+        cmocka_unit_test(test_live_root_disk_matches_sysfs),
+        cmocka_unit_test(test_live_anonymous_and_char_devices_are_ignored),
+        cmocka_unit_test(test_live_open_modes),
+        cmocka_unit_test(test_live_raw_block_device_maps_to_its_disk),
+        cmocka_unit_test(test_live_raw_block_device_open_modes),
+        cmocka_unit_test(test_live_exited_process_is_enoent),
+        cmocka_unit_test(test_live_unprivileged_gets_eacces_for_root_process),
+        cmocka_unit_test(test_cache_rescans_only_after_the_period),
+        cmocka_unit_test(test_cache_prune_and_bound),
+        cmocka_unit_test(test_cache_many_processes_grow_and_shrink),
+        cmocka_unit_test(test_cache_device_directory_replaced_or_invalidated),
+        cmocka_unit_test(test_cache_loop_reattached),
+        cmocka_unit_test(test_new_rejects_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
