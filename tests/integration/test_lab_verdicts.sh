@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Who reads the label, measured: on the lab disk under each scheduler, two fio jobs at
+# once, one at the default priority and one under a label. Where iotriage says the label
+# is ignored, the two get about the same IOPS; where it says it is honoured, the
+# labelled job falls far behind. A narrowed nr_requests turns priority into a lottery
+# and iotriage says so. Roles flip when a heavy reader joins a light one.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lab/lab.sh"
+need fio
+need ionice
+[ "$(id -u)" = 0 ] || skip "needs root"
+old_da=$(sysctl -n kernel.task_delayacct 2>/dev/null) || skip "no kernel.task_delayacct"
+lab_up 2000 4 64 || exit $?
+trap 'sysctl -q -w kernel.task_delayacct="$old_da" >/dev/null; lab_down; it_cleanup' EXIT
+sysctl -q -w kernel.task_delayacct=1 >/dev/null
+Q=/sys/block/$LAB_NAME/queue
+
+set_sched() {
+    echo "$1" >"$Q/scheduler" || fail "cannot select $1"
+    grep -q "\[$1\]" "$Q/scheduler" || fail "$1 not active: $(cat "$Q/scheduler")"
+}
+
+# job NAME OUT [prefix...]: a 4 KiB random direct reader, 16 deep, for 5 s
+job() {
+    local name=$1 out=$2; shift 2
+    "$@" fio --name="$name" --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 \
+        --bs=4k --rw=randread --time_based --runtime=5 --output-format=json --output="$out" &
+    BG_PIDS+=("$!")
+}
+iops() { jq '.jobs[0].read.iops' "$1"; }
+
+# pair SCHED LABEL_A CMD_A LABEL_B CMD_B: run both, sample iotriage in the middle
+pair() {
+    local sched=$1
+    job a "$TMP/a.json" $3
+    local pa=$!
+    job b "$TMP/b.json" $5
+    local pb=$!
+    sleep 1.5
+    "$IOT" --json -d 1.5 -n 1 >"$TMP/iot.json" || fail "iotriage failed"
+    wait "$pa" "$pb" || fail "fio failed"
+    A=$(iops "$TMP/a.json"); B=$(iops "$TMP/b.json")
+    RATIO=$(awk -v a="$A" -v b="$B" 'BEGIN { printf "%.3f", b / a }')
+    echo "$sched: $2 $A IOPS, $4 $B IOPS, ratio $RATIO"
+}
+
+# warnings CODE CLASS LEVEL: the codes iotriage gives the fio job(s) at that priority
+codes_for() {
+    jq -r --arg d "$LAB_NAME" --arg c "$1" --argjson l "$2" \
+        '[.processes[] | select(.comm == "fio" and .read_bps > 0 and .ioprio.effective_class == $c
+          and .ioprio.effective_level == $l) | .warnings[] | select(.device == $d) | .code] | unique | join(",")' \
+        "$TMP/iot.json"
+}
+devs_ok() {
+    jq -e --arg d "$LAB_NAME" 'all(.processes[] | select(.comm == "fio" and .read_bps > 0); .devices | index($d))' \
+        "$TMP/iot.json" >/dev/null || fail "fio's devices do not include $LAB_NAME: $(jq -c '[.processes[] | select(.comm == "fio") | .devices]' "$TMP/iot.json")"
+}
+
+for sched in none kyber mq-deadline bfq; do
+    set_sched "$sched"
+    pair "$sched" default "" idle "ionice -c3"
+    devs_ok
+    idle_codes=$(codes_for idle 7)
+    def_codes=$(codes_for be 4)
+    [ -z "$def_codes" ] || fail "$sched: the default job got warnings: $def_codes"
+    case $sched in
+    none|kyber)
+        between "$RATIO" 0.75 1.33 || fail "$sched ignores priority, yet idle/default = $RATIO"
+        [[ ,$idle_codes, == *,ioprio-ignored,* ]] || fail "$sched: no ioprio-ignored for the idle job ($idle_codes)"
+        ok "$sched: ignored, and measured so (idle/default $RATIO); warning ioprio-ignored" ;;
+    mq-deadline|bfq)
+        between "$RATIO" 0 0.25 || fail "$sched honours idle, yet idle/default = $RATIO"
+        [[ ,$idle_codes, != *,ioprio-ignored,* ]] || fail "$sched: ioprio-ignored given for an honoured label"
+        [[ ,$idle_codes, != *,ioprio-level-ignored,* ]] || fail "$sched: level-ignored for the idle class"
+        ok "$sched: honoured, and measured so (idle/default $RATIO); codes: ${idle_codes:-none}" ;;
+    esac
+done
+
+# best-effort 0 against 7: bfq reads the level (weights 80 and 10), mq-deadline does not.
+set_sched mq-deadline
+pair mq-deadline be0 "ionice -c2 -n0" be7 "ionice -c2 -n7"
+between "$RATIO" 0.75 1.33 || fail "mq-deadline: be7/be0 = $RATIO, expected about 1"
+[[ ,$(codes_for be 7), == *,ioprio-level-ignored,* ]] || fail "mq-deadline: no ioprio-level-ignored for be/7"
+[[ ,$(codes_for be 0), == *,ioprio-level-ignored,* ]] || fail "mq-deadline: no ioprio-level-ignored for be/0"
+ok "mq-deadline: levels ignored, measured (be7/be0 $RATIO), warned"
+set_sched bfq
+pair bfq be0 "ionice -c2 -n0" be7 "ionice -c2 -n7"
+between "$RATIO" 0 0.6 || fail "bfq: be7/be0 = $RATIO, expected well below 1"
+[ -z "$(codes_for be 7)" ] || [[ ,$(codes_for be 7), != *ignored* ]] || fail "bfq: be/7 warned as ignored"
+ok "bfq: levels honoured, measured (be7/be0 $RATIO), no ignored warning"
+
+# The lottery: mq-deadline holding only 8 requests of 32 in demand.
+set_sched mq-deadline
+echo 8 >"$Q/nr_requests" || fail "cannot set nr_requests"
+pair mq-deadline-nr8 default "" idle "ionice -c3"
+between "$RATIO" 0.4 2.5 || fail "with nr_requests 8 the idle job should compete, idle/default = $RATIO"
+jqf --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .warnings | any(.code == "ioprio-lottery")' \
+    "$TMP/iot.json" >/dev/null
+[[ ,$(codes_for idle 7), == *,ioprio-lottery,* ]] || fail "no ioprio-lottery for the idle job"
+jqf 'any(.warnings[]; .code == "ioprio-lottery" and (.text | test("raise nr_requests to 16")))' "$TMP/iot.json" >/dev/null
+ok "nr_requests 8: idle/default $RATIO (a lottery), ioprio-lottery with the fix"
+
+# Roles: a light synchronous reader alone is nobody's victim; when a 32-deep reader
+# joins, the device saturates, the light one suffers and the heavy one causes it.
+set_sched none
+fio --name=light --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
+    --time_based --runtime=9 --output-format=json --output="$TMP/light.json" &
+BG_PIDS+=("$!"); light=$!
+sleep 1
+"$IOT" --json -d 1 -n 7 -o >"$TMP/roles.json" &
+iot=$!; BG_PIDS+=("$iot")
+sleep 3
+fio --name=heavy --filename="$LAB_DEV" --ioengine=libaio --iodepth=32 --direct=1 --bs=4k \
+    --rw=randread --time_based --runtime=4 --output-format=json --output="$TMP/heavy.json" &
+BG_PIDS+=("$!"); heavy=$!
+wait "$iot" "$heavy" "$light" || fail "roles run failed"
+role_of() { # role_of SAMPLE JOBNAME(light|heavy) -> role of the reading fio process
+    sed -n "${1}p" "$TMP/roles.json" | jq -r --arg j "$2" \
+        '[.processes[] | select(.comm == "fio" and .read_bps > 0 and (.cmdline | contains("--name=" + $j)))][0].role'
+}
+first=$(role_of 2 light)
+[ "$first" = null ] || fail "light reader alone has role $first"
+last_light=$(role_of 6 light); last_heavy=$(role_of 6 heavy)
+sat=$(sed -n 6p "$TMP/roles.json" | jq --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .saturated')
+[ "$sat" = true ] || fail "device not saturated with the heavy reader: $sat"
+[ "$last_light" = suffer ] || fail "light reader beside the heavy one: role $last_light"
+case $last_heavy in cause|both) ;; *) fail "heavy reader: role $last_heavy" ;; esac
+ok "roles: light alone null; with heavy: light $last_light, heavy $last_heavy"
