@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "delta.h"
 #include "out/output.h"
 #include "snapshot.h"
@@ -41,6 +42,7 @@ struct args {
 static void usage(FILE *f)
 {
     fputs("Usage: iotriage [options]\n"
+          "       iotriage audit [--json] [--root DIR] [--units-only]\n"
           "Shows block devices (iostat -x columns, scheduler, nr_requests), pressure stall\n"
           "information and per-process I/O rates, delays and effective I/O priority.\n"
           "\n"
@@ -197,9 +199,48 @@ static int run_batch(const struct args *a)
     return ferror(stdout) ? 1 : 0;
 }
 
+static int main_audit(int argc, char **argv)
+{
+    enum { OPT_ROOT = 256, OPT_UNITS_ONLY, OPT_PROC_ROOT, OPT_SYS_ROOT };
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "root", required_argument, NULL, OPT_ROOT },
+        { "units-only", no_argument, NULL, OPT_UNITS_ONLY },
+        { "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+        { "sys-root", required_argument, NULL, OPT_SYS_ROOT },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct audit_opts o = { 0 };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': o.json = true; break;
+        case OPT_ROOT: o.root = optarg; break;
+        case OPT_UNITS_ONLY: o.no_processes = true; break;
+        case OPT_PROC_ROOT: o.proc_root = optarg; break;
+        case OPT_SYS_ROOT: o.sys_root = optarg; break;
+        case 'h':
+            puts("Usage: iotriage audit [--json] [--root DIR] [--units-only]\n"
+                 "Lists running processes and systemd unit files that set an I/O or CPU\n"
+                 "scheduling label, and whether the schedulers of their devices read it.\n"
+                 "Exit status: 1 when any label is ignored, 0 when all are honoured, 2 on error.");
+            exit(0);
+        case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
+        default: bad_usage("unknown audit option %s", argv[optind - 1]); break;
+        }
+    }
+    if (optind < argc)
+        bad_usage("unexpected argument '%s'", argv[optind]);
+    return audit_run(&o);
+}
+
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    if (argc > 1 && strcmp(argv[1], "audit") == 0)
+        return main_audit(argc - 1, argv + 1);
     struct args a;
     parse_args(argc, argv, &a);
 

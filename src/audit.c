@@ -1,0 +1,352 @@
+/* audit.c: `iotriage audit`: running processes and unit files, their labels, verdicts. */
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "out/escape.h"
+#include "snapshot.h"
+#include "source/fdmap.h"
+#include "source/units.h"
+#include "util.h"
+#include "verdict.h"
+
+/* One label on one device, judged. */
+struct finding {
+    char dev[BD_NAME_MAX];
+    char sched[BD_SCHED_MAX];
+    const char *from;                /* units: which path led to the device */
+    enum sched_reading reading;
+};
+
+#define AUDIT_MAX_FINDINGS 16
+
+struct audited {
+    struct ioprio_eff prio;
+    struct finding f[AUDIT_MAX_FINDINGS];
+    unsigned nf;
+    int err;                         /* devices unknown (-errno) */
+};
+
+struct tally {
+    unsigned ignored, honoured, undecided;
+};
+
+static const char *reading_name(enum sched_reading r)
+{
+    switch (r) {
+    case SR_DEFAULT: return "default";
+    case SR_HONOURED: return "honoured";
+    case SR_LEVEL_IGNORED: return "level-ignored";
+    case SR_IGNORED: return "ignored";
+    case SR_UNKNOWN_SCHED: return "unknown-scheduler";
+    }
+    return "?";
+}
+
+static void count(struct tally *t, const struct audited *a)
+{
+    for (unsigned i = 0; i < a->nf; i++) {
+        if (a->f[i].reading == SR_IGNORED || a->f[i].reading == SR_LEVEL_IGNORED)
+            t->ignored++;
+        else if (a->f[i].reading == SR_HONOURED || a->f[i].reading == SR_DEFAULT)
+            t->honoured++;
+        else
+            t->undecided++;
+    }
+    if (a->nf == 0)
+        t->undecided++;
+}
+
+static void add_finding(struct audited *a, int sys_fd, const char *name, const char *from)
+{
+    for (unsigned i = 0; i < a->nf; i++)
+        if (strcmp(a->f[i].dev, name) == 0)
+            return;
+    if (a->nf == AUDIT_MAX_FINDINGS)
+        return;
+    struct finding *f = &a->f[a->nf++];
+    struct blockdev_info bd;
+    str_copy(f->dev, name, sizeof(f->dev));
+    f->from = from;
+    f->sched[0] = '\0';
+    if (blockdev_read(sys_fd, name, &bd) == 0)
+        str_copy(f->sched, bd.scheduler, sizeof(f->sched));
+    f->reading = verdict_sched_reading(f->sched, a->prio);
+}
+
+/* The kernel's name of block device dev: the last part of /sys/dev/block/MAJ:MIN. */
+static int dev_name(int sys_fd, dev_t dev, char *out, size_t n)
+{
+    char path[64], link[512];
+    snprintf(path, sizeof(path), "dev/block/%u:%u", major(dev), minor(dev));
+    ssize_t l = readlinkat(sys_fd, path, link, sizeof(link) - 1);
+    if (l < 0)
+        return -errno;
+    link[l] = '\0';
+    const char *slash = strrchr(link, '/');
+    str_copy(out, slash ? slash + 1 : link, n);
+    return 0;
+}
+
+/* The devices under a path (relative to root_fd), through stacking. Returns how many. */
+static int devices_of_path(int root_fd, int sys_fd, const char *path, struct audited *a, const char *from)
+{
+    struct stat st;
+    while (*path == '/')
+        path++;
+    if (fstatat(root_fd, *path ? path : ".", &st, 0) < 0)
+        return -errno;
+    dev_t devs[FDMAP_MAX_DEVS];
+    bool trunc = false;
+    int n = fdmap_resolve(sys_fd, S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, devs, FDMAP_MAX_DEVS, &trunc);
+    for (int i = 0; i < n; i++) {
+        char name[BD_NAME_MAX];
+        if (dev_name(sys_fd, devs[i], name, sizeof(name)) == 0)
+            add_finding(a, sys_fd, name, from);
+    }
+    return n;
+}
+
+static void audit_unit(int root_fd, int sys_fd, const struct unit_entry *u, struct audited *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->prio = units_effective(&u->s);
+    int n = 0;
+    if (u->s.workdir && u->s.workdir[0] == '/')
+        n += devices_of_path(root_fd, sys_fd, u->s.workdir, a, "WorkingDirectory") > 0;
+    if (u->s.exec && u->s.exec[0] == '/')
+        n += devices_of_path(root_fd, sys_fd, u->s.exec, a, "ExecStart") > 0;
+    if (n == 0 && devices_of_path(root_fd, sys_fd, "/", a, "root filesystem") < 0)
+        a->err = -errno;
+}
+
+static void audit_task(const struct snapshot *s, size_t i, struct audited *a)
+{
+    const struct task_sample *t = &s->tasks[i];
+    const struct task_devs *td = s->tdevs ? &s->tdevs[i] : NULL;
+    memset(a, 0, sizeof(*a));
+    a->prio = ioprio_effective(t->ioprio_raw, t->nice, t->policy);
+    if (!td || td->err) {
+        a->err = td ? td->err : -ENOSYS;
+        return;
+    }
+    for (unsigned k = 0; k < td->n && a->nf < AUDIT_MAX_FINDINGS; k++) {
+        const struct dev_sample *d = &s->devs[td->idx[k]];
+        struct finding *f = &a->f[a->nf++];
+        str_copy(f->dev, d->ds.name, sizeof(f->dev));
+        str_copy(f->sched, d->bd.scheduler, sizeof(f->sched));
+        f->from = "open files";
+        f->reading = verdict_sched_reading(d->bd.scheduler, a->prio);
+    }
+}
+
+static void prio_str(char *buf, size_t n, struct ioprio_eff e)
+{
+    snprintf(buf, n, "%s/%d", ioprio_class_name(e.cls), e.level);
+}
+
+/* --- text ------------------------------------------------------------------------- */
+
+static void text_findings(const struct audited *a)
+{
+    if (a->err) {
+        printf("    devices unknown: %s\n", strerror(-a->err));
+        return;
+    }
+    if (a->nf == 0)
+        printf("    no block device found\n");
+    for (unsigned i = 0; i < a->nf; i++)
+        printf("    %-10s %-12s %-14s (%s)\n", a->f[i].dev, a->f[i].sched[0] ? a->f[i].sched : "-",
+               reading_name(a->f[i].reading), a->f[i].from);
+}
+
+/* --- json ------------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+    if (s)
+        esc_json(stdout, s, strlen(s));
+    else
+        fputs("null", stdout);
+}
+
+static void json_findings(const struct audited *a)
+{
+    printf("\"effective_class\":\"%s\",\"effective_level\":%d,\"source\":\"%s\",\"devices\":",
+           ioprio_class_name(a->prio.cls), a->prio.level, ioprio_source_name(a->prio.source));
+    if (a->err) {
+        printf("null,\"devices_error\":");
+        json_str(strerror(-a->err));
+        return;
+    }
+    putchar('[');
+    for (unsigned i = 0; i < a->nf; i++) {
+        printf("%s{\"device\":", i ? "," : "");
+        json_str(a->f[i].dev);
+        printf(",\"scheduler\":");
+        json_str(a->f[i].sched[0] ? a->f[i].sched : NULL);
+        printf(",\"from\":");
+        json_str(a->f[i].from);
+        printf(",\"verdict\":\"%s\"}", reading_name(a->f[i].reading));
+    }
+    putchar(']');
+}
+
+static void unit_sets(char *buf, size_t n, const struct unit_sched *s)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+#define ADD(...) do { int w_ = snprintf(buf + o, n - o, __VA_ARGS__); if (w_ > 0 && (size_t)w_ < n - o) o += (size_t)w_; } while (0)
+    if (s->ioclass_set)
+        ADD("%sIOSchedulingClass=%s", o ? " " : "", ioprio_class_name(s->ioclass));
+    if (s->iolevel_set)
+        ADD("%sIOSchedulingPriority=%d", o ? " " : "", s->iolevel);
+    if (s->nice_set)
+        ADD("%sNice=%d", o ? " " : "", s->nice);
+    if (s->policy_set)
+        ADD("%sCPUSchedulingPolicy=%s", o ? " " : "", units_policy_name(s->policy));
+#undef ADD
+}
+
+int audit_run(const struct audit_opts *o)
+{
+    const char *root = o->root ? o->root : "/";
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0) {
+        fprintf(stderr, "iotriage audit: cannot open %s: %s\n", root, strerror(errno));
+        return 2;
+    }
+    struct sampler_opts so = { .proc_root = o->proc_root, .sys_root = o->sys_root,
+                               .no_tasks = o->no_processes };
+    char err[256] = "";
+    struct sampler *sm;
+    if (sampler_open(&sm, &so, err, sizeof(err)) < 0) {
+        fprintf(stderr, "iotriage audit: %s\n", err);
+        close(root_fd);
+        return 2;
+    }
+    const char *sys = o->sys_root ? o->sys_root : "/sys";
+    int sys_fd = open(sys, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct snapshot snap;
+    sampler_take(sm, &snap);
+    struct unit_list ul;
+    if (units_scan(root_fd, &ul, err, sizeof(err)) < 0) {
+        fprintf(stderr, "iotriage audit: %s\n", err);
+        snapshot_free(&snap);
+        sampler_close(sm);
+        close(root_fd);
+        close(sys_fd);
+        return 2;
+    }
+    const char *cs = nl_langinfo(CODESET);
+    bool utf8 = cs && strcmp(cs, "UTF-8") == 0;
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    struct tally tally = { 0 };
+    struct audited a;
+    char prio[24], text[512], sets[256];
+
+    if (o->json) {
+        printf("{\"host\":");
+        json_str(host);
+        printf(",\"processes\":[");
+    } else {
+        printf("iotriage audit - %s\n\nRunning processes with a non-default I/O priority:\n", host);
+    }
+    unsigned nproc = 0;
+    for (size_t i = 0; i < snap.ntasks; i++) {
+        const struct task_sample *t = &snap.tasks[i];
+        if (t->kthread)
+            continue;   /* kernel threads have no files: nothing the label could reach */
+        struct ioprio_eff e = ioprio_effective(t->ioprio_raw, t->nice, t->policy);
+        if (ioprio_is_default(e))
+            continue;
+        audit_task(&snap, i, &a);
+        count(&tally, &a);
+        prio_str(prio, sizeof(prio), e);
+        if (o->json) {
+            printf("%s{\"pid\":%d,\"comm\":", nproc ? "," : "", (int)t->id);
+            json_str(t->comm);
+            printf(",\"cmdline\":");
+            json_str(t->cmdline);
+            putchar(',');
+            json_findings(&a);
+            putchar('}');
+        } else {
+            const char *cl = t->cmdline[0] ? t->cmdline : t->comm;
+            esc_display(text, 120, cl, strlen(cl), utf8);
+            printf("  %7d %-7s %-8s %s\n", (int)t->id, prio, ioprio_source_name(e.source), text);
+            text_findings(&a);
+        }
+        nproc++;
+    }
+    if (!o->json && nproc == 0)
+        printf("  none%s\n", o->no_processes ? " (not examined)" : "");
+
+    if (o->json)
+        printf("],\"units\":[");
+    else
+        printf("\nUnit files setting IOSchedulingClass=, IOSchedulingPriority=, Nice= or CPUSchedulingPolicy=:\n");
+    unsigned nunits = 0;
+    for (size_t i = 0; i < ul.nunits; i++) {
+        const struct unit_entry *u = &ul.units[i];
+        if (!units_sets_sched(&u->s))
+            continue;
+        audit_unit(root_fd, sys_fd, u, &a);
+        count(&tally, &a);
+        prio_str(prio, sizeof(prio), a.prio);
+        unit_sets(sets, sizeof(sets), &u->s);
+        if (o->json) {
+            printf("%s{\"unit\":", nunits ? "," : "");
+            json_str(u->name);
+            printf(",\"file\":");
+            json_str(u->s.nfiles ? u->s.files[0] : NULL);
+            printf(",\"sets\":");
+            json_str(sets);
+            putchar(',');
+            json_findings(&a);
+            putchar('}');
+        } else {
+            printf("  %-32s %-7s %s\n", u->name, prio, sets);
+            text_findings(&a);
+        }
+        nunits++;
+    }
+    if (!o->json && nunits == 0)
+        printf("  none\n");
+    if (o->json) {
+        printf("],\"problems\":[");
+        for (size_t i = 0; i < ul.nproblems; i++) {
+            printf("%s{\"path\":", i ? "," : "");
+            json_str(ul.problems[i].path);
+            printf(",\"text\":");
+            json_str(ul.problems[i].what);
+            putchar('}');
+        }
+        printf("],\"ignored\":%u,\"honoured\":%u,\"undecided\":%u}\n", tally.ignored, tally.honoured,
+               tally.undecided);
+    } else {
+        for (size_t i = 0; i < ul.nproblems; i++)
+            printf("  problem: %s: %s\n", ul.problems[i].path, ul.problems[i].what);
+        printf("\n%u label(s) ignored, %u honoured, %u undecided (no device or unknown scheduler).\n",
+               tally.ignored, tally.honoured, tally.undecided);
+    }
+    units_list_free(&ul);
+    snapshot_free(&snap);
+    sampler_close(sm);
+    close(root_fd);
+    if (sys_fd >= 0)
+        close(sys_fd);
+    if (fflush(stdout) != 0)
+        return 2;
+    return tally.ignored ? 1 : 0;
+}
