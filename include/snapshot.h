@@ -37,6 +37,7 @@ struct task_devs {
     bool     buffered_writer;        /* a regular file open for writing without O_DIRECT */
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
+    uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
 };
 
 enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };

@@ -218,8 +218,12 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
         td->buffered_writer = fd.buffered_writer;
         for (unsigned k = 0; k < fd.ndevs && td->n < TASK_DEVS_MAX; k++) {
             int idx = dev_index(out, fd.devs[k]);
-            if (idx >= 0)
-                td->idx[td->n++] = (uint16_t)idx;
+            if (idx < 0)
+                continue;
+            for (unsigned b = 0; b < fd.nbuffered; b++)
+                if (fd.buffered_devs[b] == fd.devs[k])
+                    td->buffered |= (uint16_t)(1u << td->n);
+            td->idx[td->n++] = (uint16_t)idx;
         }
     }
     fdmap_prune(s->fdmap, out->mono, 0);

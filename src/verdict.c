@@ -166,13 +166,34 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
              "the cgroup)", comm, pid, dev, label);
 }
 
-static void device_findings(const struct result *r, size_t di, struct verdicts *v)
+/* Task ti reads from device di, and every other device it touches read less in all
+ * than a tenth of what the task read: its read waits can be laid at di's door. (Its log
+ * on the root disk, with a few writes, does not get in the way.) */
+static bool reads_only_from(const struct result *r, const struct snapshot *s, size_t ti, size_t di)
+{
+    const struct task_devs *td = &s->tdevs[ti];
+    const struct task_rates *t = &r->tasks[ti];
+    if (!td->known || td->err || !t->io_valid)
+        return false;
+    bool found = false;
+    for (unsigned k = 0; k < td->n; k++) {
+        const struct dev_rates *o = &r->devs[td->idx[k]];
+        if (td->idx[k] == di)
+            found = true;
+        else if (!o->valid || o->rkb_s * 1024.0 >= 0.1 * t->read_bps)
+            return false;
+    }
+    return found;
+}
+
+/* Returns true when the device has a hidden queue. */
+static bool device_findings(const struct result *r, size_t di, struct verdicts *v)
 {
     const struct dev_rates *d = &r->devs[di];
     const struct blockdev_info *b = &d->dev->bd;
     const char *dev = d->dev->ds.name;
     if (b->partition || !d->valid)
-        return;
+        return false;
     struct ioprio_eff idle = { IOC_IDLE, 7, IOS_EXPLICIT };
     if (queue_full(d) && verdict_sched_reading(b->scheduler, idle) == SR_HONOURED)
         push(v, W_IOPRIO_LOTTERY, (int)di, -1,
@@ -180,36 +201,40 @@ static void device_findings(const struct result *r, size_t di, struct verdicts *
              "the rest wait for a tag in arrival order; raise nr_requests to %ld",
              dev, d->aqu_sz, b->nr_requests, b->scheduler, raised_nr_requests(d));
 
-    /* Hidden queue: what processes that do I/O to this device alone wait per I/O,
-     * against the device's own await. Waiting for a tag happens before the request
-     * exists, so diskstats never times it. */
+    /* Hidden queue: what the readers of this device wait per read, against the device's
+     * own await. Waiting for a tag happens before the request exists, so diskstats
+     * never times it. A reader's reads are estimated from its bytes and the device's
+     * mean read size; its waiting from taskstats. (blkio_count cannot serve: a read that
+     * first waits for a tag sleeps twice.) */
     const struct snapshot *s = r->cur;
-    if (!s->tdevs || isnan(d->await))
-        return;
-    double sum = 0;
-    int n = 0;
+    if (!s->tdevs || isnan(d->r_await) || isnan(d->rareq_sz) || d->rareq_sz <= 0)
+        return false;
+    double wait_ms = 0, reads = 0;
     for (size_t ti = 0; ti < r->ntasks; ti++) {
         const struct task_rates *t = &r->tasks[ti];
-        const struct task_devs *td = &s->tdevs[ti];
-        if (!td->known || td->err || td->n != 1 || td->idx[0] != di)
+        if (!reads_only_from(r, s, ti, di) || !t->delay_valid || !t->io_valid || t->read_bps <= 0)
             continue;
-        if (!t->delay_valid || isnan(t->blkio_avg_ms) || !t->io_valid || t->read_bps + t->write_bps <= 0)
-            continue;
-        sum += t->blkio_avg_ms;
-        n++;
+        wait_ms += t->io_delay_pct / 100.0 * 1000.0;
+        reads += t->read_bps / (d->rareq_sz * 1024.0);
     }
-    if (n == 0)
-        return;
-    double wait = sum / n;
-    if (wait >= HIDDEN_FACTOR * d->await && wait - d->await >= HIDDEN_MIN_MS)
-        push(v, W_HIDDEN_QUEUE, (int)di, -1,
-             "%s: processes wait %.1f ms per I/O but its await is %.1f ms: requests queue before "
-             "the block layer times them (tags exhausted, nr_requests %ld%s); raise nr_requests "
-             "or lower the I/O depth", dev, wait, d->await, b->nr_requests,
+    if (reads < 1.0)
+        return false;
+    double wait = wait_ms / reads;
+    if (!(wait >= HIDDEN_FACTOR * d->r_await && wait - d->r_await >= HIDDEN_MIN_MS))
+        return false;
+    push(v, W_HIDDEN_QUEUE, (int)di, -1,
+             "%s: readers wait %.1f ms per read but its r_await is %.1f ms: requests wait where "
+             "the device statistics cannot see them (for a tag, nr_requests %ld%s); raise "
+             "nr_requests, use a scheduler that holds them (mq-deadline), or lower the I/O depth",
+             dev, wait, d->r_await, b->nr_requests,
              strcmp(b->scheduler, "none") == 0 ? " under none" : "");
+    return true;
 }
 
-static enum role task_role(const struct result *r, size_t ti)
+/* A device is saturated for the roles when its statistics say so, or when a hidden queue
+ * shows requests waiting that the statistics cannot see (seen on a loop device under
+ * none: 32 requests outstanding, aqu-sz 4 and await at its quiet level). */
+static enum role task_role(const struct result *r, size_t ti, const bool *hidden)
 {
     const struct task_rates *t = &r->tasks[ti];
     const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
@@ -219,7 +244,7 @@ static enum role task_role(const struct result *r, size_t ti)
     double bps = t->io_valid ? t->read_bps + t->write_bps : 0;
     for (unsigned k = 0; k < td->n; k++) {
         const struct dev_rates *d = &r->devs[td->idx[k]];
-        if (d->saturated != 1)
+        if (d->saturated != 1 && !hidden[td->idx[k]])
             continue;
         on_saturated = true;
         double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
@@ -253,16 +278,18 @@ void verdict_compute(const struct result *r, struct verdicts *out)
     const struct snapshot *s = r->cur;
     out->nroles = r->ntasks;
     out->roles = xcalloc(r->ntasks ? r->ntasks : 1, sizeof(*out->roles));
+    bool *hidden = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(bool));
     for (size_t di = 0; di < r->ndevs; di++)
-        device_findings(r, di, out);
+        hidden[di] = device_findings(r, di, out);
     for (size_t ti = 0; s->tdevs && ti < r->ntasks; ti++) {
         const struct task_devs *td = &s->tdevs[ti];
-        out->roles[ti] = task_role(r, ti);
+        out->roles[ti] = task_role(r, ti, hidden);
         if (!td->known || td->err)
             continue;
         for (unsigned k = 0; k < td->n; k++)
-            task_on_device(r, ti, td->idx[k], td->buffered_writer, out);
+            task_on_device(r, ti, td->idx[k], (td->buffered >> k) & 1u, out);
     }
+    free(hidden);
     qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);
 }
 

@@ -69,6 +69,11 @@ struct fd_devs {
                                      * from flusher threads, without this process's
                                      * I/O priority */
     dev_t    devs[FDMAP_MAX_DEVS];  /* queue-owning whole devices, ascending */
+    unsigned nbuffered;
+    dev_t    buffered_devs[FDMAP_MAX_DEVS]; /* those of devs[] reached by a buffered writer
+                                             * (a subset: a process may write one device
+                                             * through the page cache and another with
+                                             * O_DIRECT) */
 };
 
 struct fdmap_stats {

@@ -531,6 +531,19 @@ static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
     return (acc == O_WRONLY || acc == O_RDWR) && !(flags & O_DIRECT);
 }
 
+/* Are all devices of resolution r already known to receive buffered writes? */
+static bool all_buffered(const struct fd_devs *out, const struct resolution *r)
+{
+    for (unsigned i = 0; i < r->n; i++) {
+        bool found = false;
+        for (unsigned k = 0; k < out->nbuffered && !found; k++)
+            found = out->buffered_devs[k] == r->devs[i];
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 /* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
  * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
 static int scan_fd(struct scan *s, int fd_dir, const char *name)
@@ -550,9 +563,13 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
         set_add(s->out->devs, &s->out->ndevs, &s->out->truncated, r->devs[i]);
     s->out->truncated |= r->truncated;
     /* fdinfo costs a read: only for a file whose writes could reach a scheduler we
-     * report, and only until one is found. */
-    if (reaches && may_write && !s->out->buffered_writer)
-        s->out->buffered_writer = fd_writes_buffered(s, fd_dir, name);
+     * report, and only while it could add a device to the buffered set. */
+    if (reaches && may_write && !all_buffered(s->out, r) && fd_writes_buffered(s, fd_dir, name)) {
+        bool full = false;
+        for (unsigned i = 0; i < r->n; i++)
+            set_add(s->out->buffered_devs, &s->out->nbuffered, &full, r->devs[i]);
+        s->out->buffered_writer = true;
+    }
     return 0;
 }
 

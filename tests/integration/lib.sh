@@ -8,12 +8,18 @@ HELPER="$ROOT/build/tests/taskhelper"
 TMP=$(mktemp -d /tmp/iotriage-test.XXXXXX)
 BG_PIDS=()
 
-it_cleanup() {
+# Stop what the test started in the background (before unmounting or detaching what
+# those processes may still use), then remove the scratch directory.
+it_kill_bg() {
     local p
     for p in "${BG_PIDS[@]:-}"; do
         [ -n "$p" ] && kill "$p" 2>/dev/null
     done
     for p in "${BG_PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
+    BG_PIDS=()
+}
+it_cleanup() {
+    it_kill_bg
     rm -rf "$TMP"
 }
 trap it_cleanup EXIT

@@ -10,7 +10,7 @@ lab_up 2000 4 64 || exit $?
 # Paths in unit files are read inside --root (an image or container tree): the lab
 # disk is mounted at /srv of that root.
 MNT=$TMP/root/srv
-trap 'umount "$MNT" 2>/dev/null; lab_down; it_cleanup' EXIT
+trap 'it_kill_bg; umount "$MNT" 2>/dev/null; lab_down; it_cleanup' EXIT
 mkfs.ext4 -q -F "$LAB_DEV" >/dev/null 2>&1 || fail "mkfs.ext4 on the lab disk"
 mkdir -p "$MNT" && mount "$LAB_DEV" "$MNT" || fail "mount the lab disk"
 mkdir -p "$MNT/work" && echo data >"$MNT/work/file"

@@ -12,7 +12,7 @@ old_da=$(sysctl -n kernel.task_delayacct 2>/dev/null) || skip "kernel without ke
 restore_da() { sysctl -q -w kernel.task_delayacct="$old_da" >/dev/null; }
 lab_up 2000 4 64 || exit $?
 # lab.sh owns the EXIT trap; put the sysctl back from there too, before the lab goes.
-trap 'restore_da; lab_down; it_cleanup' EXIT
+trap 'it_kill_bg; restore_da; lab_down; it_cleanup' EXIT
 sysctl -q -w kernel.task_delayacct=1 >/dev/null || fail "cannot switch delay accounting on"
 
 # 1 reader, started after delay accounting is on, so its delays are known.

@@ -11,7 +11,7 @@ need ionice
 [ "$(id -u)" = 0 ] || skip "needs root"
 old_da=$(sysctl -n kernel.task_delayacct 2>/dev/null) || skip "no kernel.task_delayacct"
 lab_up 2000 4 64 || exit $?
-trap 'sysctl -q -w kernel.task_delayacct="$old_da" >/dev/null; lab_down; it_cleanup' EXIT
+trap 'it_kill_bg; sysctl -q -w kernel.task_delayacct="$old_da" >/dev/null; lab_down; it_cleanup' EXIT
 sysctl -q -w kernel.task_delayacct=1 >/dev/null
 Q=/sys/block/$LAB_NAME/queue
 
@@ -102,7 +102,10 @@ ok "nr_requests 8: idle/default $RATIO (a lottery), ioprio-lottery with the fix"
 
 # Roles: a light synchronous reader alone is nobody's victim; when a 32-deep reader
 # joins, the device saturates, the light one suffers and the heavy one causes it.
+# (mq-deadline, nr_requests back at its default by a switch: the queue shows in the
+# device statistics. Under none it does not on this disk; see the hidden queue below.)
 set_sched none
+set_sched mq-deadline
 fio --name=light --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
     --time_based --runtime=9 --output-format=json --output="$TMP/light.json" &
 BG_PIDS+=("$!"); light=$!
@@ -122,7 +125,22 @@ first=$(role_of 2 light)
 [ "$first" = null ] || fail "light reader alone has role $first"
 last_light=$(role_of 6 light); last_heavy=$(role_of 6 heavy)
 sat=$(sed -n 6p "$TMP/roles.json" | jq --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .saturated')
-[ "$sat" = true ] || fail "device not saturated with the heavy reader: $sat"
+[ "$sat" = true ] || fail "device not saturated with the heavy reader: $sat; samples: $(jq -c --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | [.r_s, .r_await, .aqu_sz, .quiet_await, .saturated]' "$TMP/roles.json" | tr '\n' ' ')"
 [ "$last_light" = suffer ] || fail "light reader beside the heavy one: role $last_light"
 case $last_heavy in cause|both) ;; *) fail "heavy reader: role $last_heavy" ;; esac
 ok "roles: light alone null; with heavy: light $last_light, heavy $last_heavy"
+
+# A hidden queue: under none with only 4 tags, 16 synchronous readers wait for a tag
+# before their requests exist. The device's await stays at ~2 ms, the readers wait ~8.
+set_sched none
+echo 4 >"$Q/nr_requests" || fail "cannot set nr_requests 4 under none"
+fio --name=crowd --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
+    --numjobs=16 --time_based --runtime=4 --output-format=json --output="$TMP/crowd.json" &
+crowd=$!; BG_PIDS+=("$crowd")
+sleep 1.5
+"$IOT" --json -d 1 -n 1 >"$TMP/hq.json" || fail "iotriage failed"
+wait "$crowd" || fail "fio crowd failed"
+jqf --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .warnings | any(.code == "hidden-queue")' \
+    "$TMP/hq.json" >/dev/null
+aw=$(jq --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .r_await' "$TMP/hq.json")
+ok "hidden queue under none, nr_requests 4 (device r_await $aw ms): $(jq -r '.warnings[] | select(.code == "hidden-queue") | .text' "$TMP/hq.json")"

@@ -150,6 +150,17 @@ lab_up() {
         lab_down
         return 1
     fi
+    # A loop device keeps its queue settings across detach and attach: a test that left
+    # nr_requests at 4 would hand the next one a disk with a hidden queue. Every scheduler
+    # switch resets nr_requests, and none is the loop driver's own default: switching
+    # away and back gives the defaults (none, nr_requests = the tag depth).
+    local q=/sys/block/$LAB_NAME/queue
+    if ! { echo mq-deadline >"$q/scheduler" && echo none >"$q/scheduler"; } 2>/dev/null ||
+        ! grep -q '\[none\]' "$q/scheduler"; then
+        _lab_err "lab_up: cannot reset the scheduler of $LAB_NAME: $(cat "$q/scheduler")"
+        lab_down
+        return 1
+    fi
     LAB_LATENCY_US=$lat
     LAB_THREADS=$thr
     export LAB_DEV LAB_NAME LAB_MNT LAB_LATENCY_US LAB_THREADS

@@ -59,9 +59,9 @@ struct world {
     struct snapshot snap;
     struct dev_sample dev[4];
     struct dev_rates dr[4];
-    struct task_sample ts[8];
-    struct task_devs td[8];
-    struct task_rates tr[8];
+    struct task_sample ts[16];
+    struct task_devs td[16];
+    struct task_rates tr[16];
     struct result res;
     struct verdicts v;
 };
@@ -253,9 +253,17 @@ static void test_buffered_writer_with_label_gets_writeback(void **state)
     int t = w_task(&w, 11, "logger", P(IOC_IDLE, 7), 0, 0, NAN);
     w_touch(&w, t, dev);
     w.td[t].buffered_writer = true;
+    w.td[t].buffered = 1;                      /* idx[0], the only device */
     w.tr[t].write_bps = 4096;
     verdict_compute(&w.res, &w.v);
     assert_int_equal(count(&w.v, W_IOPRIO_WRITEBACK, dev, t), 1);
+    verdicts_free(&w.v);
+    /* buffered on one device, O_DIRECT on another: only the first is written back */
+    int vdb = w_dev(&w, "vdb", "bfq", 256, 1, 4, 4, 8000);
+    w_touch(&w, t, vdb);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_WRITEBACK, dev, t), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_WRITEBACK, vdb, t), 0);
     verdicts_free(&w.v);
     /* not writing this interval: nothing to say */
     w.tr[t].write_bps = 0;
@@ -269,18 +277,33 @@ static void test_hidden_queue_when_processes_wait_longer_than_await(void **state
     (void)state;
     struct world w;
     w_init(&w);
-    int dev = w_dev(&w, "loop0", "none", 4, 0, 3.9, 2.0, 8000);
-    for (int i = 0; i < 4; i++) {
-        int t = w_task(&w, 200 + i, "fio", P(IOC_BE, 4), 500000, 98, 8.0);
+    /* 16 synchronous readers of 4 KiB sharing 1,900 reads/s: ~119 reads/s each, waiting
+     * 99 % of the time: 8.3 ms per read, against an r_await of 2 ms. */
+    int dev = w_dev(&w, "loop0", "none", 4, 0, 3.9, 2.0, 7600);
+    w.dr[dev].r_await = 2.0;
+    w.dr[dev].rareq_sz = 4.0;
+    int other = w_dev(&w, "vda", "mq-deadline", 256, 0, 0, NAN, 0);
+    w.dr[other].w_s = 30;             /* a few writes (logs): no reads to confuse */
+    for (int i = 0; i < 16; i++) {
+        int t = w_task(&w, 200 + i, "fio", P(IOC_BE, 4), 475.0 * 1024, 99, 4.1);
         w_touch(&w, t, dev);
+        w_touch(&w, t, other);        /* its log is on an idle disk: still attributed */
     }
     verdict_compute(&w.res, &w.v);
     assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 1);
-    assert_non_null(strstr(w.v.w[0].text, "8.0 ms"));
+    assert_non_null(strstr(w.v.w[0].text, "8.3 ms per read"));
     verdicts_free(&w.v);
-    /* waits equal to the await: nothing hidden */
+    /* the other disk reading as much: the waiting cannot be laid at loop0's door */
+    w.dr[other].rkb_s = 2000;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 0);
+    verdicts_free(&w.v);
+    w.dr[other].rkb_s = 0;
+    /* readers waiting only as long as the device says (4 readers, 475 reads/s each at
+     * 99 %: 2.1 ms per read): nothing hidden */
+    w.snap.ntasks = w.res.ntasks = 4;
     for (int i = 0; i < 4; i++)
-        w.tr[i].blkio_avg_ms = 2.1;
+        w.tr[i].read_bps = 475.0 * 4 * 1024;
     verdict_compute(&w.res, &w.v);
     assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 0);
     verdicts_free(&w.v);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Buffered writes leave the writer's priority behind (flusher threads write them back at
+# be/4): a nice 19 process appending to a file through the page cache gets
+# ioprio-writeback; the same writer with O_DIRECT does not.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lab/lab.sh"
+need mkfs.ext4
+need dd
+lab_up 2000 4 64 || exit $?
+MNT=$TMP/mnt
+trap 'it_kill_bg; umount "$MNT" 2>/dev/null; lab_down; it_cleanup' EXIT
+mkfs.ext4 -q -F "$LAB_DEV" >/dev/null 2>&1 || fail "mkfs.ext4 on the lab disk"
+mkdir -p "$MNT" && mount "$LAB_DEV" "$MNT" || fail "mount the lab disk"
+echo bfq >"/sys/block/$LAB_NAME/queue/scheduler" || fail "select bfq"
+
+# bash's printf builtin writes from the shell itself, so the shell is the writer.
+bg nice -n 19 bash -c 'exec 3>>"$0"; while :; do printf "%65536s" x >&3; sleep 0.05; done' "$MNT/log"
+w=$BG
+sleep 0.5
+"$IOT" --json -d 1 -n 1 -p "$w" >"$TMP/w.json" || fail "iotriage failed"
+jqf --arg d "$LAB_NAME" '.processes[0] | .write_bps > 0 and (.devices | index($d))
+    and any(.warnings[]; .code == "ioprio-writeback" and .device == $d)' "$TMP/w.json" >/dev/null
+ok "buffered nice 19 writer: $(jq -r '.processes[0].warnings[] | select(.code == "ioprio-writeback") | .text' "$TMP/w.json")"
+kill "$w"
+
+# The same priority writing with O_DIRECT carries it to the device itself: no
+# writeback warning for the lab disk (its log on the root disk is another matter).
+bg nice -n 19 fio --name=direct --filename="$MNT/direct" --size=8m --rw=write --bs=64k \
+    --direct=1 --ioengine=psync --time_based --runtime=10 --output-format=json --output=/dev/null
+sleep 1
+"$IOT" --json -d 1 -n 1 >"$TMP/d.json" || fail "iotriage failed"
+jqf --arg d "$LAB_NAME" '[.processes[] | select(.comm == "fio" and .write_bps > 0)] | length > 0
+    and all(.[]; (.devices | index($d)) and all(.warnings[]; .code != "ioprio-writeback" or .device != $d))' \
+    "$TMP/d.json" >/dev/null
+ok "O_DIRECT writer: no ioprio-writeback on $LAB_NAME"
