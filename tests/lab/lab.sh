@@ -151,13 +151,18 @@ lab_up() {
         return 1
     fi
     # A loop device keeps its queue settings across detach and attach: a test that left
-    # nr_requests at 4 would hand the next one a disk with a hidden queue. Every scheduler
-    # switch resets nr_requests, and none is the loop driver's own default: switching
-    # away and back gives the defaults (none, nr_requests = the tag depth).
-    local q=/sys/block/$LAB_NAME/queue
-    if ! { echo mq-deadline >"$q/scheduler" && echo none >"$q/scheduler"; } 2>/dev/null ||
+    # nr_requests at 4 would hand the next one a disk with a hidden queue. Back to the
+    # loop driver's defaults: scheduler none, nr_requests = the tag depth. The switch
+    # alone is not enough (seen on 6.18: after nr_requests 4 under none, a switch to
+    # mq-deadline and back shows nr_requests 128 while the queue still behaves as 4
+    # deep); writing the depth explicitly is, but writing the value it already shows is
+    # a no-op, so write another value first.
+    local q=/sys/block/$LAB_NAME/queue depth
+    depth=$(cat "/sys/block/$LAB_NAME/mq/0/nr_tags" 2>/dev/null) || depth=128
+    if ! { echo mq-deadline >"$q/scheduler" && echo none >"$q/scheduler" &&
+           echo $((depth / 2)) >"$q/nr_requests" && echo "$depth" >"$q/nr_requests"; } 2>/dev/null ||
         ! grep -q '\[none\]' "$q/scheduler"; then
-        _lab_err "lab_up: cannot reset the scheduler of $LAB_NAME: $(cat "$q/scheduler")"
+        _lab_err "lab_up: cannot reset the queue of $LAB_NAME: $(cat "$q/scheduler") nr_requests $(cat "$q/nr_requests")"
         lab_down
         return 1
     fi
