@@ -16,6 +16,7 @@
 #include "delta.h"
 #include "out/output.h"
 #include "snapshot.h"
+#include "tui/tui.h"
 #include "verdict.h"
 #include "util.h"
 
@@ -28,6 +29,7 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop_requested = 1;
+    tui_stop_signal = 1;
 }
 
 struct args {
@@ -37,6 +39,7 @@ struct args {
     pid_t pids[MAX_PIDS];
     size_t npids;
     const char *proc_root, *sys_root;
+    const char *record;
 };
 
 static void usage(FILE *f)
@@ -53,6 +56,7 @@ static void usage(FILE *f)
           "  -p, --pid PID          only this process (repeatable)\n"
           "  -o, --only             only processes doing I/O or waiting on it\n"
           "  -P, --threads          one line per thread instead of per process\n"
+          "      --record FILE      also write every sample to FILE as JSON lines\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n",
           f);
@@ -84,7 +88,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT };
+    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -97,6 +101,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "version", no_argument, NULL, 'V' },
         { "proc-root", required_argument, NULL, OPT_PROC_ROOT },
         { "sys-root", required_argument, NULL, OPT_SYS_ROOT },
+        { "record", required_argument, NULL, OPT_RECORD },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -126,6 +131,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         case 'P': a->threads = true; break;
         case OPT_PROC_ROOT: a->proc_root = optarg; break;
         case OPT_SYS_ROOT: a->sys_root = optarg; break;
+        case OPT_RECORD: a->record = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("iotriage %s\n", IOTRIAGE_VERSION); exit(0);
         case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
@@ -144,7 +150,7 @@ static void sleep_until(double deadline)
         ;
 }
 
-static int run_batch(const struct args *a)
+static int run_batch(const struct args *a, FILE *record)
 {
     struct sampler_opts so = {
         .threads = a->threads, .pids = a->pids, .npids = a->npids,
@@ -185,6 +191,10 @@ static int run_batch(const struct args *a)
         else
             out_text_sample(stdout, &r, &v, &oo);
         fflush(stdout);
+        if (record) {
+            out_json_sample(record, &r, &v, &oo);
+            fflush(record);
+        }
         verdicts_free(&v);
         result_free(&r);
         snapshot_free(&snaps[prev]);
@@ -250,7 +260,26 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
-    if (!a.batch)
-        fputs("iotriage: the interactive screen is not built yet; showing batch samples (-b).\n", stderr);
-    return run_batch(&a);
+    FILE *record = NULL;
+    if (a.record) {
+        record = fopen(a.record, "w");
+        if (!record) {
+            fprintf(stderr, "iotriage: cannot write %s: %s\n", a.record, strerror(errno));
+            return 2;
+        }
+    }
+    int rc;
+    if (a.batch) {
+        rc = run_batch(&a, record);
+    } else {
+        struct tui_opts to = {
+            .delay_s = a.delay_s, .threads = a.threads, .only_active = a.only_active,
+            .pids = a.pids, .npids = a.npids, .proc_root = a.proc_root, .sys_root = a.sys_root,
+            .record = record,
+        };
+        rc = tui_run(&to);
+    }
+    if (record && fclose(record) != 0 && rc == 0)
+        rc = 1;
+    return rc;
 }

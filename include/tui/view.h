@@ -1,0 +1,67 @@
+/* tui/view.h: what the screen shows, and how: the state the keys change and the drawing
+ * functions that read it. draw.c only reads the model (result, verdicts) and the view
+ * state; tui.c owns both and changes them. */
+#ifndef IOTRIAGE_TUI_VIEW_H
+#define IOTRIAGE_TUI_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "delta.h"
+#include "verdict.h"
+
+enum focus { FOCUS_DEVICES, FOCUS_PROCESSES };
+enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS };
+enum sort_key { SORT_PID, SORT_USER, SORT_PRIO, SORT_READ, SORT_WRITE, SORT_IODELAY,
+                SORT_SWAPIN, SORT_ROLE, SORT_COMMAND, SORT_NKEYS };
+
+#define SPARK_LEN 64
+
+/* Per-device history for the sparkline, keyed by name. */
+struct spark {
+    char name[64];
+    double v[SPARK_LEN];
+    unsigned n, head;
+};
+
+struct view {
+    enum mode mode;
+    enum focus focus;
+    enum sort_key sort;
+    bool reverse, only_active, accumulated, show_partitions, paused;
+    bool utf8, color;
+    char filter[64];
+    char prompt[96];                 /* non-empty: a line editor is open with this label */
+    char input[64];
+    int prompt_kind;                 /* 1 filter, 2 delay */
+    char message[160];               /* one line at the bottom until the next key */
+    size_t dev_sel, proc_sel;        /* index into the shown rows */
+    size_t dev_top, proc_top;        /* first shown row */
+    char detail_dev[64];             /* MODE_DEVICE: which device */
+    pid_t detail_pid;                /* MODE_PROCESS: which task */
+    unsigned long long detail_start;
+    double delay_s;
+    const char *host;
+    struct spark *sparks;
+    size_t nsparks;
+};
+
+/* The rows the panels show, in order; rebuilt after every sample or key. */
+struct rows {
+    size_t *dev;                     /* indices into result.devs */
+    size_t ndev;
+    size_t *proc;                    /* indices into result.tasks */
+    size_t nproc;
+};
+
+void rows_build(struct rows *rows, const struct result *r, const struct verdicts *v,
+                const struct view *vw);
+void rows_free(struct rows *rows);
+
+/* Draw the whole screen (stdscr) from the model; r may be NULL before the first sample. */
+void draw_screen(const struct result *r, const struct verdicts *v, const struct rows *rows,
+                 struct view *vw);
+
+const char *sort_key_name(enum sort_key k);
+
+#endif

@@ -1,0 +1,717 @@
+/* tui/draw.c: the screen, drawn from the model and the view state; reads, never changes
+ * the model. Every untrusted string goes through esc_display before it reaches curses. */
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <curses.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+
+#include "out/escape.h"
+#include "out/output.h"
+#include "tui/view.h"
+#include "util.h"
+
+enum { C_TITLE = 1, C_CRIT, C_WARN, C_INFO, C_SAT, C_HEAD, C_DIM };
+
+static attr_t color(const struct view *vw, int pair, attr_t mono)
+{
+    return vw->color ? (attr_t)COLOR_PAIR(pair) : mono;
+}
+
+/* Put text at (y, x), at most maxw columns, counting each character's width (wide
+ * characters take two). Returns the columns used. The text is already safe: escaped. */
+static int put_clip(int y, int x, int maxw, const char *s)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof(st));
+    int used = 0;
+    const char *p = s;
+    size_t left = strlen(s);
+    move(y, x);
+    while (left > 0 && used < maxw) {
+        wchar_t wc;
+        size_t n = mbrtowc(&wc, p, left, &st);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0)
+            break;
+        int w = wcwidth(wc);
+        if (w < 0)
+            w = 1;
+        if (used + w > maxw)
+            break;
+        addnstr(p, (int)n);
+        used += w;
+        p += n;
+        left -= n;
+    }
+    return used;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int putf(int y, int x, int maxw, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return put_clip(y, x, maxw, buf);
+}
+
+/* Untrusted bytes: escaped first. */
+static int put_untrusted(int y, int x, int maxw, const char *s, const struct view *vw)
+{
+    char buf[1024];
+    esc_display(buf, sizeof(buf), s, strlen(s), vw->utf8);
+    return put_clip(y, x, maxw, buf);
+}
+
+static void fmt_num(char *buf, size_t n, double v, int prec)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f", prec, v);
+}
+
+static void fmt_bytes(char *buf, size_t n, double bps)
+{
+    if (isnan(bps)) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    static const char units[] = "BKMGT";
+    int u = 0;
+    while (bps >= 1000.0 && u < 4) {
+        bps /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0fB", bps);
+    else
+        snprintf(buf, n, "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
+}
+
+/* ---- columns: chosen by priority until the width is used, drawn in table order ---- */
+
+struct col {
+    const char *title;
+    int width;                       /* 0: takes the rest */
+    int prio;                        /* lower comes first when space is short */
+    bool right;
+};
+
+/* Columns in priority order until the first that does not fit: a narrow column of low
+ * priority never takes the place of a wider, more important one. */
+static int choose_cols(const struct col *cols, int n, int width, bool *on)
+{
+    int used = 0;
+    for (int i = 0; i < n; i++)
+        on[i] = false;
+    for (int p = 0; p < 10; p++)
+        for (int i = 0; i < n; i++) {
+            if (cols[i].prio != p)
+                continue;
+            if (used + cols[i].width + 1 > width)
+                return used;
+            on[i] = true;
+            used += cols[i].width + 1;
+        }
+    return used;
+}
+
+/* ---- header and PSI ---- */
+
+static void draw_header(const struct result *r, struct view *vw, int w)
+{
+    char when[16] = "--:--:--";
+    if (r) {
+        time_t t = (time_t)r->cur->wall;
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%H:%M:%S", &tm);
+    }
+    attrset(color(vw, C_TITLE, A_BOLD));
+    int x = putf(0, 0, w, "iotriage - %s  %s  every %.2gs", vw->host, when, vw->delay_s);
+    attrset(A_NORMAL);
+    if (vw->paused) {
+        attrset(A_REVERSE);
+        x += putf(0, x, w - x, " PAUSED ");
+        attrset(A_NORMAL);
+    }
+    if (!r)
+        return;
+    const struct snapshot *c = r->cur;
+    const char *da;
+    if (c->taskstats_err)
+        da = c->taskstats_err == -1 || c->taskstats_err == -13 ? "delays: need CAP_NET_ADMIN (root)"
+                                                               : "delays: taskstats unavailable";
+    else if (c->delayacct == DA_OFF)
+        da = "delays off: sysctl kernel.task_delayacct=1";
+    else if (c->delayacct == DA_UNKNOWN)
+        da = "delays: not in this kernel";
+    else
+        da = "delays on";
+    x += putf(0, x, w - x, "  %zu %s  ", c->ntasks, c->threads ? "threads" : "procs");
+    if (c->delayacct != DA_ON || c->taskstats_err)
+        attrset(color(vw, C_WARN, A_BOLD));
+    putf(0, x, w - x, "%s", da);
+    attrset(A_NORMAL);
+}
+
+static void draw_psi(const struct result *r, const struct view *vw, int y, int w)
+{
+    int x = putf(y, 0, w, "PSI ");
+    for (int k = 0; k < PSI_NRES && x < w; k++) {
+        const struct psi_sample *s = &r->cur->psi[k];
+        const struct psi_rates *p = &r->psi[k];
+        if (s->err) {
+            x += putf(y, x, w - x, "%s n/a  ", psi_resource_name[k]);
+            continue;
+        }
+        char some[16], full[16];
+        fmt_num(some, sizeof(some), p->some_pct, 1);
+        fmt_num(full, sizeof(full), p->full_pct, 1);
+        bool hot = !isnan(p->some_pct) && p->some_pct >= 20;
+        if (hot)
+            attrset(color(vw, C_WARN, A_BOLD));
+        if (k == PSI_IO)
+            x += putf(y, x, w - x, "io some %s%% full %s%% (10s %.1f 60s %.1f 300s %.1f)  ", some, full,
+                      s->some.avg10, s->some.avg60, s->some.avg300);
+        else
+            x += putf(y, x, w - x, "%s some %s%%  ", k == PSI_CPU ? "cpu" : "mem", some);
+        attrset(A_NORMAL);
+    }
+}
+
+/* ---- devices ---- */
+
+static const struct spark *spark_of(const struct view *vw, const char *name)
+{
+    for (size_t i = 0; i < vw->nsparks; i++)
+        if (strcmp(vw->sparks[i].name, name) == 0)
+            return &vw->sparks[i];
+    return NULL;
+}
+
+static void draw_spark(int y, int x, int w, const struct spark *s, const struct view *vw)
+{
+    static const char *const blocks[] = { " ", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
+    static const char ascii[] = " .:-=+*#%";
+    if (!s || s->n == 0 || w <= 0)
+        return;
+    unsigned n = s->n < (unsigned)w ? s->n : (unsigned)w;
+    double max = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double v = s->v[(s->head + SPARK_LEN - n + i) % SPARK_LEN];
+        if (v > max)
+            max = v;
+    }
+    move(y, x);
+    for (unsigned i = 0; i < n; i++) {
+        double v = s->v[(s->head + SPARK_LEN - n + i) % SPARK_LEN];
+        int lvl = max > 0 && !isnan(v) ? (int)lround(v / max * 8.0) : 0;
+        if (vw->utf8)
+            addstr(blocks[lvl]);
+        else
+            addch((chtype)ascii[lvl]);
+    }
+}
+
+static const struct col dev_cols[] = {
+    { "DEVICE", 9, 0, false },  { "SCHED", 11, 0, false }, { "NR", 5, 1, true },
+    { "r/s", 8, 0, true },      { "w/s", 8, 0, true },     { "rMB/s", 7, 3, true },
+    { "wMB/s", 7, 3, true },    { "r_await", 7, 1, true }, { "w_await", 7, 2, true },
+    { "aqu-sz", 6, 1, true },   { "%util", 5, 0, true },   { "SAT", 3, 0, false },
+};
+#define NDEVCOLS ((int)ARRAY_SIZE(dev_cols))
+
+static void draw_devices(const struct result *r, const struct rows *rows, struct view *vw, int y0,
+                         int h, int w)
+{
+    bool on[NDEVCOLS];
+    int used = choose_cols(dev_cols, NDEVCOLS, w, on);
+    attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
+    int x = 0;
+    for (int i = 0; i < NDEVCOLS; i++)
+        if (on[i])
+            x += putf(y0, x, w - x, dev_cols[i].right ? "%*s " : "%-*s ", dev_cols[i].width, dev_cols[i].title);
+    if (w - used >= 10)
+        putf(y0, x, w - x, "%-*s", w - x, "IOPS history");
+    attrset(A_NORMAL);
+    if (vw->dev_sel >= rows->ndev)
+        vw->dev_sel = rows->ndev ? rows->ndev - 1 : 0;
+    if (vw->dev_sel < vw->dev_top)
+        vw->dev_top = vw->dev_sel;
+    if (h > 1 && vw->dev_sel >= vw->dev_top + (size_t)(h - 1))
+        vw->dev_top = vw->dev_sel - (size_t)(h - 2);
+    for (int line = 1; line < h; line++) {
+        size_t ri = vw->dev_top + (size_t)(line - 1);
+        if (ri >= rows->ndev)
+            break;
+        const struct dev_rates *d = &r->devs[rows->dev[ri]];
+        const struct blockdev_info *b = &d->dev->bd;
+        char cell[NDEVCOLS][72];
+        snprintf(cell[0], 72, "%s%s", b->partition ? " " : "", d->dev->ds.name);
+        snprintf(cell[1], 72, "%s", b->scheduler[0] ? b->scheduler : "-");
+        if (b->nr_requests >= 0)
+            snprintf(cell[2], 72, "%ld", b->nr_requests);
+        else
+            snprintf(cell[2], 72, "-");
+        fmt_num(cell[3], 72, d->r_s, 1);
+        fmt_num(cell[4], 72, d->w_s, 1);
+        fmt_num(cell[5], 72, d->rkb_s / 1024.0, 2);
+        fmt_num(cell[6], 72, d->wkb_s / 1024.0, 2);
+        fmt_num(cell[7], 72, d->r_await, 2);
+        fmt_num(cell[8], 72, d->w_await, 2);
+        fmt_num(cell[9], 72, d->aqu_sz, 2);
+        fmt_num(cell[10], 72, d->util, 0);
+        snprintf(cell[11], 72, "%s", d->saturated < 0 ? "-" : d->saturated ? "SAT" : "");
+        bool sel = vw->focus == FOCUS_DEVICES && ri == vw->dev_sel && vw->mode == MODE_MAIN;
+        attr_t a = d->saturated == 1 ? color(vw, C_SAT, A_BOLD) : A_NORMAL;
+        attrset(a | (sel ? A_REVERSE : 0));
+        int y = y0 + line;
+        x = 0;
+        for (int i = 0; i < NDEVCOLS; i++)
+            if (on[i])
+                x += putf(y, x, w - x, dev_cols[i].right ? "%*.*s " : "%-*.*s ", dev_cols[i].width,
+                          dev_cols[i].width, cell[i]);
+        if (sel)
+            for (int k = x; k < w; k++)
+                mvaddch(y, k, ' ');
+        attrset(A_NORMAL);
+        if (w - x >= 10)   /* the last column stays empty: writing it can wrap the line */
+            draw_spark(y, x, w - x - 1, spark_of(vw, d->dev->ds.name), vw);
+    }
+}
+
+/* ---- banner ---- */
+
+static int draw_banner(const struct verdicts *v, const struct view *vw, int y0, int maxlines, int w)
+{
+    size_t shown = 0;
+    int lines = 0;
+    for (size_t i = 0; i < v->n && lines < maxlines; i++) {
+        const struct warning *x = &v->w[i];
+        if (x->sev == SEV_INFO)
+            continue;               /* information stays in the detail views */
+        bool last = lines == maxlines - 1;
+        size_t rest = 0;
+        for (size_t k = i + 1; k < v->n; k++)
+            rest += v->w[k].sev != SEV_INFO;
+        attrset(x->sev == SEV_CRIT ? color(vw, C_CRIT, A_BOLD | A_REVERSE) : color(vw, C_WARN, A_BOLD));
+        int col = putf(y0 + lines, 0, w, "%s %s: ", x->sev == SEV_CRIT ? "!!" : "! ", warn_code_name(x->code));
+        attrset(x->sev == SEV_CRIT ? color(vw, C_CRIT, A_BOLD) : A_NORMAL);
+        char more[48] = "";
+        if (last && rest > 0)
+            snprintf(more, sizeof(more), " (+%zu more: h)", rest);
+        int room = w - col - (int)strlen(more);
+        col += put_untrusted(y0 + lines, col, room > 0 ? room : 0, x->text, vw);
+        attrset(A_BOLD);
+        putf(y0 + lines, col, w - col, "%s", more);
+        attrset(A_NORMAL);
+        lines++;
+        shown++;
+    }
+    (void)shown;
+    return lines;
+}
+
+/* ---- processes ---- */
+
+static const struct col proc_cols[] = {
+    { "PID", 7, 0, true },     { "USER", 8, 2, false },   { "PRIO", 7, 0, false },
+    { "READ/s", 7, 0, true },  { "WRITE/s", 7, 0, true }, { "IODLY%", 6, 1, true },
+    { "SWAP%", 5, 3, true },   { "ROLE", 6, 1, false },   { "DEV", 10, 2, false },
+};
+#define NPROCCOLS ((int)ARRAY_SIZE(proc_cols))
+
+static void prio_cell(char *buf, size_t n, const struct task_rates *t)
+{
+    snprintf(buf, n, "%s/%d%s", ioprio_class_name(t->prio.cls), t->prio.level,
+             t->prio.source == IOS_EXPLICIT ? "" : "~");
+}
+
+static void devs_cell(char *buf, size_t n, const struct result *r, size_t ti)
+{
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    if (!td || !td->known || td->err) {
+        snprintf(buf, n, "?");
+        return;
+    }
+    size_t o = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
+        int wr = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
+        if (wr < 0 || (size_t)wr >= n - o)
+            break;
+        o += (size_t)wr;
+    }
+}
+
+static void draw_processes(const struct result *r, const struct verdicts *v, const struct rows *rows,
+                           struct view *vw, int y0, int h, int w)
+{
+    bool on[NPROCCOLS];
+    int used = choose_cols(proc_cols, NPROCCOLS, w - 10, on);
+    (void)used;
+    attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
+    int x = 0;
+    for (int i = 0; i < NPROCCOLS; i++)
+        if (on[i]) {
+            const char *t = proc_cols[i].title;
+            if (i == 0 && r->cur->threads)
+                t = "TID";
+            if ((i == 3 || i == 4) && vw->accumulated)
+                t = i == 3 ? "READ" : "WRITE";
+            x += putf(y0, x, w - x, proc_cols[i].right ? "%*s " : "%-*s ", proc_cols[i].width, t);
+        }
+    char title[160];
+    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s", sort_key_name(vw->sort), vw->reverse ? " asc" : "",
+             vw->filter[0] ? " filter: " : "", vw->filter, vw->only_active ? " active only" : "");
+    put_untrusted(y0, x, w - x, title, vw);
+    for (int k = getcurx(stdscr); k < w && getcury(stdscr) == y0; k++)
+        addch(' ');
+    attrset(A_NORMAL);
+
+    if (vw->proc_sel >= rows->nproc)
+        vw->proc_sel = rows->nproc ? rows->nproc - 1 : 0;
+    if (vw->proc_sel < vw->proc_top)
+        vw->proc_top = vw->proc_sel;
+    if (h > 1 && vw->proc_sel >= vw->proc_top + (size_t)(h - 1))
+        vw->proc_top = vw->proc_sel - (size_t)(h - 2);
+    for (int line = 1; line < h; line++) {
+        size_t ri = vw->proc_top + (size_t)(line - 1);
+        if (ri >= rows->nproc)
+            break;
+        size_t ti = rows->proc[ri];
+        const struct task_rates *t = &r->tasks[ti];
+        const struct task_sample *s = t->task;
+        char cell[NPROCCOLS][64];
+        snprintf(cell[0], 64, "%d", (int)s->id);
+        esc_display(cell[1], 64, s->user, strlen(s->user), vw->utf8);
+        prio_cell(cell[2], 64, t);
+        if (vw->accumulated) {
+            fmt_bytes(cell[3], 64, s->io_err ? (double)NAN : (double)s->io.read_bytes);
+            fmt_bytes(cell[4], 64, s->io_err ? (double)NAN : (double)s->io.write_bytes);
+        } else {
+            fmt_bytes(cell[3], 64, t->read_bps);
+            fmt_bytes(cell[4], 64, t->write_bps);
+        }
+        fmt_num(cell[5], 64, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);
+        if (t->delay_overcount)
+            strncat(cell[5], "!", 63 - strlen(cell[5]));
+        fmt_num(cell[6], 64, t->delay_valid ? t->swapin_delay_pct : (double)NAN, 1);
+        const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
+        snprintf(cell[7], 64, "%s", role ? role : "");
+        devs_cell(cell[8], 64, r, ti);
+        bool sel = vw->focus == FOCUS_PROCESSES && ri == vw->proc_sel && vw->mode == MODE_MAIN;
+        attr_t a = A_NORMAL;
+        if (role && strcmp(role, "suffer") == 0)
+            a = color(vw, C_WARN, A_BOLD);
+        else if (role)
+            a = color(vw, C_CRIT, A_BOLD);
+        attrset(a | (sel ? A_REVERSE : 0));
+        int y = y0 + line;
+        x = 0;
+        for (int i = 0; i < NPROCCOLS; i++)
+            if (on[i])
+                x += putf(y, x, w - x, proc_cols[i].right ? "%*.*s " : "%-*.*s ", proc_cols[i].width,
+                          proc_cols[i].width, cell[i]);
+        const char *cmd = s->cmdline[0] ? s->cmdline : s->comm;
+        if (s->cmdline[0])
+            x += put_untrusted(y, x, w - x, cmd, vw);
+        else {
+            char br[80];
+            snprintf(br, sizeof(br), "[%s]", s->comm);
+            x += put_untrusted(y, x, w - x, br, vw);
+        }
+        if (sel)
+            for (int k = x; k < w; k++)
+                mvaddch(y, k, ' ');
+        attrset(A_NORMAL);
+    }
+}
+
+/* ---- detail views ---- */
+
+struct lines {
+    int y, h, w;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void ln(struct lines *l, const char *fmt, ...)
+{
+    if (l->y >= l->h)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    put_clip(l->y++, 0, l->w, buf);
+}
+
+static void ln_untrusted(struct lines *l, const char *label, const char *s, const struct view *vw)
+{
+    if (l->y >= l->h)
+        return;
+    int x = put_clip(l->y, 0, l->w, label);
+    put_untrusted(l->y++, x, l->w - x, s, vw);
+}
+
+static void draw_device_detail(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
+{
+    struct lines l = { 1, h - 1, w };
+    const struct dev_rates *d = NULL;
+    size_t di = 0;
+    for (size_t i = 0; i < r->ndevs; i++)
+        if (strcmp(r->devs[i].dev->ds.name, vw->detail_dev) == 0) {
+            d = &r->devs[i];
+            di = i;
+        }
+    attrset(A_BOLD);
+    ln(&l, "Device %s  (Esc: back)", vw->detail_dev);
+    attrset(A_NORMAL);
+    if (!d) {
+        ln(&l, "gone: the device is no longer listed in /proc/diskstats");
+        return;
+    }
+    const struct blockdev_info *b = &d->dev->bd;
+    char list[200] = "";
+    for (unsigned i = 0; i < b->nsched; i++) {
+        strncat(list, i ? " " : "", sizeof(list) - strlen(list) - 1);
+        strncat(list, b->schedulers[i], sizeof(list) - strlen(list) - 1);
+    }
+    ln(&l, "major:minor %u:%u  %s of %s  rotational %d  hw queues %d  inflight %ld", d->dev->ds.major,
+       d->dev->ds.minor, b->partition ? "partition" : "whole disk", b->disk, b->rotational, b->hw_queues,
+       b->inflight_r < 0 ? -1 : b->inflight_r + b->inflight_w);
+    ln(&l, "scheduler %s  (offered: %s)  nr_requests %ld", b->scheduler[0] ? b->scheduler : "-", list,
+       b->nr_requests);
+    for (unsigned i = 0; i < b->ntunables; i += 3) {
+        char t[3][72] = { "", "", "" };
+        for (unsigned k = 0; k < 3 && i + k < b->ntunables; k++)
+            snprintf(t[k], sizeof(t[k]), "%s=%s", b->tunables[i + k].name, b->tunables[i + k].value);
+        ln(&l, "  %-24s %-24s %-24s", t[0], t[1], t[2]);
+    }
+    char a[12][16];
+    fmt_num(a[0], 16, d->r_s, 1), fmt_num(a[1], 16, d->w_s, 1), fmt_num(a[2], 16, d->rkb_s, 1);
+    fmt_num(a[3], 16, d->wkb_s, 1), fmt_num(a[4], 16, d->r_await, 2), fmt_num(a[5], 16, d->w_await, 2);
+    fmt_num(a[6], 16, d->aqu_sz, 2), fmt_num(a[7], 16, d->util, 1), fmt_num(a[8], 16, d->quiet_await, 2);
+    fmt_num(a[9], 16, d->rareq_sz, 1), fmt_num(a[10], 16, d->wareq_sz, 1), fmt_num(a[11], 16, d->f_s, 1);
+    ln(&l, "r/s %s  w/s %s  rkB/s %s  wkB/s %s  rareq-sz %s  wareq-sz %s  f/s %s", a[0], a[1], a[2], a[3],
+       a[9], a[10], a[11]);
+    ln(&l, "r_await %s  w_await %s  aqu-sz %s  %%util %s  quiet await %s  saturated %s", a[4], a[5], a[6],
+       a[7], a[8], d->saturated < 0 ? "unknown" : d->saturated ? "YES" : "no");
+    ln(&l, "%s", "");
+    attrset(A_BOLD);
+    ln(&l, "Verdicts");
+    attrset(A_NORMAL);
+    unsigned nv = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].dev == (int)di) {
+            char line[300];
+            snprintf(line, sizeof(line), "  %-8s %-20s ", severity_name(v->w[i].sev), warn_code_name(v->w[i].code));
+            ln_untrusted(&l, line, v->w[i].text, vw);
+            nv++;
+        }
+    if (!nv)
+        ln(&l, "  none");
+    ln(&l, "%s", "");
+    attrset(A_BOLD);
+    ln(&l, "Processes doing I/O to it");
+    attrset(A_NORMAL);
+    for (size_t ti = 0; r->cur->tdevs && ti < r->ntasks; ti++) {
+        const struct task_devs *td = &r->cur->tdevs[ti];
+        bool hit = false;
+        for (unsigned k = 0; k < td->n; k++)
+            hit |= td->idx[k] == di;
+        if (!hit)
+            continue;
+        const struct task_rates *t = &r->tasks[ti];
+        char rb[16], wb[16], pr[16], line[96];
+        fmt_bytes(rb, 16, t->read_bps);
+        fmt_bytes(wb, 16, t->write_bps);
+        prio_cell(pr, 16, t);
+        snprintf(line, sizeof(line), "  %7d %-8s R %6s W %6s  ", (int)t->task->id, pr, rb, wb);
+        ln_untrusted(&l, line, t->task->cmdline[0] ? t->task->cmdline : t->task->comm, vw);
+    }
+}
+
+static void draw_process_detail(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
+{
+    struct lines l = { 1, h - 1, w };
+    const struct task_rates *t = NULL;
+    size_t ti = 0;
+    for (size_t i = 0; i < r->ntasks; i++)
+        if (r->tasks[i].task->id == vw->detail_pid && r->tasks[i].task->start_ticks == vw->detail_start) {
+            t = &r->tasks[i];
+            ti = i;
+        }
+    attrset(A_BOLD);
+    ln(&l, "%s %d  (Esc: back)", r->cur->threads ? "Thread" : "Process", (int)vw->detail_pid);
+    attrset(A_NORMAL);
+    if (!t) {
+        ln(&l, "exited");
+        return;
+    }
+    const struct task_sample *s = t->task;
+    ln_untrusted(&l, "name      ", s->comm, vw);
+    ln_untrusted(&l, "command   ", s->cmdline, vw);
+    ln_untrusted(&l, "user      ", s->user, vw);
+    ln(&l, "threads   %d   nice %d   policy %d   state %c", s->nlwp, s->nice, s->policy, s->state ? s->state : '?');
+    const char *origin = t->prio.source == IOS_EXPLICIT ? "set explicitly (ionice / ioprio_set)"
+                         : t->prio.source == IOS_NICE ? "derived from nice: level (nice+20)/5, best-effort"
+                                                      : "derived from the scheduling policy";
+    if (s->ioprio_raw >= 0)
+        ln(&l, "ioprio    %s/%d  (raw 0x%04x: class %s)  %s", ioprio_class_name(t->prio.cls), t->prio.level,
+           (unsigned)s->ioprio_raw, ioprio_class_name((enum ioprio_class)IOPRIO_CLASS_OF(s->ioprio_raw)), origin);
+    else
+        ln(&l, "ioprio    %s/%d  (raw unreadable)  %s", ioprio_class_name(t->prio.cls), t->prio.level, origin);
+    char rb[16], wb[16], cb[16], d1[16], d2[16], aw[16];
+    fmt_bytes(rb, 16, t->read_bps), fmt_bytes(wb, 16, t->write_bps), fmt_bytes(cb, 16, t->cancelled_write_bps);
+    fmt_num(d1, 16, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);
+    fmt_num(d2, 16, t->delay_valid ? t->swapin_delay_pct : (double)NAN, 1);
+    fmt_num(aw, 16, t->blkio_avg_ms, 2);
+    ln(&l, "read %s/s  write %s/s  cancelled %s/s%s", rb, wb, cb, s->io_err ? "  (io counters unreadable)" : "");
+    ln(&l, "block-I/O delay %s%%  swap-in delay %s%%  mean wait %s ms%s", d1, d2, aw,
+       t->delay_overcount ? "  (kernel over-counted: capped)" : "");
+    char devs[128];
+    devs_cell(devs, sizeof(devs), r, ti);
+    const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
+    ln(&l, "devices   %s   role %s", devs, role ? role : "-");
+    ln(&l, "%s", "");
+    attrset(A_BOLD);
+    ln(&l, "Verdicts");
+    attrset(A_NORMAL);
+    unsigned nv = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].task == (int)ti) {
+            char line[64];
+            snprintf(line, sizeof(line), "  %-20s ", warn_code_name(v->w[i].code));
+            ln_untrusted(&l, line, v->w[i].text, vw);
+            nv++;
+        }
+    if (!nv)
+        ln(&l, "  none%s", ioprio_is_default(t->prio) ? " (default priority: nothing to honour or ignore)" : "");
+    if (r->cur->threads) {
+        ln(&l, "%s", "");
+        attrset(A_BOLD);
+        ln(&l, "Threads of process %d", (int)s->tgid);
+        attrset(A_NORMAL);
+        for (size_t i = 0; i < r->ntasks; i++) {
+            const struct task_rates *o = &r->tasks[i];
+            if (o->task->tgid != s->tgid)
+                continue;
+            char pr[16], dl[16];
+            prio_cell(pr, 16, o);
+            fmt_num(dl, 16, o->delay_valid ? o->io_delay_pct : (double)NAN, 1);
+            char line[80];
+            snprintf(line, sizeof(line), "  %7d %-8s delay %6s%%  ", (int)o->task->id, pr, dl);
+            ln_untrusted(&l, line, o->task->comm, vw);
+        }
+    } else {
+        ln(&l, "%s", "");
+        ln(&l, "P shows threads (each thread has its own I/O priority)");
+    }
+}
+
+static void draw_help(struct view *vw, int h, int w)
+{
+    static const char *const text[] = {
+        "iotriage keys",
+        "",
+        "  q            quit                     h ?        this help",
+        "  Tab          devices / processes      arrows PgUp PgDn Home End  move",
+        "  Enter        details of the selection Esc        back",
+        "  < >  F6      sort column              r          reverse the order",
+        "  o            only processes doing I/O P          threads instead of processes",
+        "  a            totals since start       D          show partitions",
+        "  /            filter by command/user   d          change the interval",
+        "  space        refresh now              p          pause",
+        "",
+        "PRIO: effective I/O priority class/level; ~ means derived from nice or the",
+        "scheduling policy, not set with ionice. IODLY%: time waiting for block I/O;",
+        "'-' means unknown (delay accounting off, or the task predates it), never 0.",
+        "ROLE: cause (a large share of a saturated device), suffer (waits on one).",
+        "Banner: labels the device's scheduler ignores, full queues (a lottery),",
+        "hidden queues; docs/verdicts.md explains each code.",
+    };
+    attrset(A_NORMAL);
+    for (int i = 0; i < (int)ARRAY_SIZE(text) && i + 1 < h; i++)
+        put_clip(i + 1, 0, w, text[i]);
+    (void)vw;
+}
+
+static void draw_bottom(struct view *vw, int y, int w)
+{
+    if (vw->prompt[0]) {
+        attrset(A_BOLD);
+        int x = putf(y, 0, w, "%s", vw->prompt);
+        attrset(A_NORMAL);
+        put_untrusted(y, x, w - x, vw->input, vw);
+        curs_set(1);
+        return;
+    }
+    curs_set(0);
+    if (vw->message[0]) {
+        attrset(color(vw, C_WARN, A_BOLD));
+        put_clip(y, 0, w, vw->message);
+        attrset(A_NORMAL);
+        return;
+    }
+    attrset(color(vw, C_DIM, A_DIM));
+    put_clip(y, 0, w, "q quit  h help  Tab focus  Enter details  </> sort  o active  P threads  / filter  p pause");
+    attrset(A_NORMAL);
+}
+
+void draw_screen(const struct result *r, const struct verdicts *v, const struct rows *rows, struct view *vw)
+{
+    int h = LINES, w = COLS;
+    erase();
+    if (w < 30 || h < 8) {
+        char size[32];
+        snprintf(size, sizeof(size), "%dx%d, need 30x8", w, h);
+        put_clip(0, 0, w, "terminal too small");
+        if (h > 1)
+            put_clip(1, 0, w, size);
+        refresh();
+        return;
+    }
+    draw_header(r, vw, w);
+    if (!r) {
+        put_clip(2, 0, w, "first sample in progress...");
+        draw_bottom(vw, h - 1, w);
+        refresh();
+        return;
+    }
+    if (vw->mode == MODE_HELP) {
+        draw_help(vw, h - 1, w);
+    } else if (vw->mode == MODE_DEVICE) {
+        draw_device_detail(r, v, vw, h, w);
+    } else if (vw->mode == MODE_PROCESS) {
+        draw_process_detail(r, v, vw, h, w);
+    } else {
+        draw_psi(r, vw, 1, w);
+        int y = 2;
+        int avail = h - 3;                      /* header, PSI, bottom line */
+        int banner_max = avail >= 20 ? 3 : avail >= 12 ? 2 : 1;
+        int used = draw_banner(v, vw, y, banner_max, w);
+        y += used;
+        avail -= used;
+        int dev_h = (int)rows->ndev + 1;
+        int dev_max = avail / 3 > 2 ? avail / 3 : 2;
+        if (dev_h > dev_max)
+            dev_h = dev_max;
+        draw_devices(r, rows, vw, y, dev_h, w);
+        y += dev_h;
+        avail -= dev_h;
+        if (avail >= 2)
+            draw_processes(r, v, rows, vw, y, avail, w);
+    }
+    draw_bottom(vw, h - 1, w);
+    refresh();
+}

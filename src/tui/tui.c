@@ -1,0 +1,493 @@
+/* tui/tui.c: the interactive loop: sample on time, read keys in between, draw. */
+#define _XOPEN_SOURCE_EXTENDED 1
+#include "tui/tui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "delta.h"
+#include "out/output.h"
+#include "snapshot.h"
+#include "tui/view.h"
+#include "util.h"
+#include "verdict.h"
+
+volatile int tui_stop_signal;
+
+const char *sort_key_name(enum sort_key k)
+{
+    static const char *const names[SORT_NKEYS] = {
+        "PID", "USER", "PRIO", "READ", "WRITE", "IODLY", "SWAP", "ROLE", "COMMAND",
+    };
+    return (unsigned)k < SORT_NKEYS ? names[k] : "?";
+}
+
+/* ---- rows: what the panels show, in which order ---- */
+
+struct sort_ctx {
+    const struct result *r;
+    const struct verdicts *v;
+    const struct view *vw;
+};
+
+static double key_num(const struct sort_ctx *c, size_t i)
+{
+    const struct task_rates *t = &c->r->tasks[i];
+    const struct task_sample *s = t->task;
+    switch (c->vw->sort) {
+    case SORT_PID: return s->id;
+    case SORT_PRIO: return t->prio.cls * 8 + t->prio.level;
+    case SORT_READ: return c->vw->accumulated ? (s->io_err ? -1 : (double)s->io.read_bytes)
+                                              : (isnan(t->read_bps) ? -1 : t->read_bps);
+    case SORT_WRITE: return c->vw->accumulated ? (s->io_err ? -1 : (double)s->io.write_bytes)
+                                               : (isnan(t->write_bps) ? -1 : t->write_bps);
+    case SORT_IODELAY: return t->delay_valid ? t->io_delay_pct : -1;
+    case SORT_SWAPIN: return t->delay_valid ? t->swapin_delay_pct : -1;
+    case SORT_ROLE: return i < c->v->nroles ? c->v->roles[i] : 0;
+    default: return 0;
+    }
+}
+
+static int cmp_proc(const void *a, const void *b, void *ctx)
+{
+    const struct sort_ctx *c = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const struct task_sample *x = c->r->tasks[i].task, *y = c->r->tasks[j].task;
+    int d = 0;
+    if (c->vw->sort == SORT_USER) {
+        d = strcmp(x->user, y->user);
+    } else if (c->vw->sort == SORT_COMMAND) {
+        d = strcmp(x->cmdline[0] ? x->cmdline : x->comm, y->cmdline[0] ? y->cmdline : y->comm);
+    } else {
+        double p = key_num(c, i), q = key_num(c, j);
+        /* numbers sort high first (the busiest on top), like top */
+        d = p < q ? 1 : p > q ? -1 : 0;
+        if (c->vw->sort == SORT_PID)
+            d = -d;
+    }
+    if (d == 0) {   /* then by bytes moved, then by pid: a stable, useful order */
+        const struct task_rates *t = &c->r->tasks[i], *u = &c->r->tasks[j];
+        double p = t->io_valid ? t->read_bps + t->write_bps : -1, q = u->io_valid ? u->read_bps + u->write_bps : -1;
+        d = p < q ? 1 : p > q ? -1 : (x->id > y->id) - (x->id < y->id);
+    }
+    return c->vw->reverse ? -d : d;
+}
+
+static bool contains(const char *hay, const char *needle)
+{
+    return strcasestr(hay, needle) != NULL;
+}
+
+static bool dev_has_io(const struct dev_rates *d)
+{
+    const struct diskstats_row *ds = &d->dev->ds;
+    return ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS];
+}
+
+void rows_build(struct rows *rows, const struct result *r, const struct verdicts *v, const struct view *vw)
+{
+    rows_free(rows);
+    if (!r)
+        return;
+    rows->dev = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(size_t));
+    for (size_t i = 0; i < r->ndevs; i++) {
+        const struct dev_rates *d = &r->devs[i];
+        if (!dev_has_io(d))
+            continue;                /* never used (an unattached loop device): like iostat */
+        if (d->dev->bd.partition && !vw->show_partitions)
+            continue;
+        rows->dev[rows->ndev++] = i;
+    }
+    /* partitions right after their disk */
+    for (size_t a = 1; a < rows->ndev; a++)
+        for (size_t b = a; b > 0; b--) {
+            const struct dev_rates *x = &r->devs[rows->dev[b - 1]], *y = &r->devs[rows->dev[b]];
+            int c = strcmp(x->dev->bd.disk, y->dev->bd.disk);
+            if (c == 0)
+                c = x->dev->bd.partition - y->dev->bd.partition;
+            if (c == 0)
+                c = strcmp(x->dev->ds.name, y->dev->ds.name);
+            if (c <= 0)
+                break;
+            size_t tmp = rows->dev[b];
+            rows->dev[b] = rows->dev[b - 1];
+            rows->dev[b - 1] = tmp;
+        }
+    rows->proc = xcalloc(r->ntasks ? r->ntasks : 1, sizeof(size_t));
+    for (size_t i = 0; i < r->ntasks; i++) {
+        const struct task_rates *t = &r->tasks[i];
+        if (vw->only_active && !task_is_active(t))
+            continue;
+        if (vw->filter[0] && !contains(t->task->cmdline, vw->filter) && !contains(t->task->comm, vw->filter) &&
+            !contains(t->task->user, vw->filter))
+            continue;
+        rows->proc[rows->nproc++] = i;
+    }
+    struct sort_ctx c = { r, v, vw };
+    qsort_r(rows->proc, rows->nproc, sizeof(size_t), cmp_proc, &c);
+}
+
+void rows_free(struct rows *rows)
+{
+    free(rows->dev);
+    free(rows->proc);
+    memset(rows, 0, sizeof(*rows));
+}
+
+/* ---- the sampling side ---- */
+
+struct tui {
+    struct tui_opts opts;
+    struct sampler *sampler;
+    struct snapshot snaps[2];
+    int cur;
+    bool have_prev, have_result;
+    struct result res;
+    struct verdicts ver;
+    struct baselines hist;
+    struct rows rows;
+    struct view vw;
+    struct out_opts oo;
+};
+
+static void spark_push(struct view *vw, const char *name, double v)
+{
+    struct spark *s = NULL;
+    for (size_t i = 0; i < vw->nsparks; i++)
+        if (strcmp(vw->sparks[i].name, name) == 0)
+            s = &vw->sparks[i];
+    if (!s) {
+        vw->sparks = xreallocarray(vw->sparks, vw->nsparks + 1, sizeof(*vw->sparks));
+        s = &vw->sparks[vw->nsparks++];
+        memset(s, 0, sizeof(*s));
+        str_copy(s->name, name, sizeof(s->name));
+    }
+    s->v[s->head] = v;
+    s->head = (s->head + 1) % SPARK_LEN;
+    if (s->n < SPARK_LEN)
+        s->n++;
+}
+
+static void sample(struct tui *t)
+{
+    int next = t->cur ^ 1;
+    if (!t->have_prev) {
+        sampler_take(t->sampler, &t->snaps[t->cur]);
+        t->have_prev = true;
+        return;
+    }
+    sampler_take(t->sampler, &t->snaps[next]);
+    if (t->have_result) {
+        verdicts_free(&t->ver);
+        result_free(&t->res);
+    }
+    delta_compute(&t->snaps[t->cur], &t->snaps[next], &t->hist, &t->res);
+    verdict_compute(&t->res, &t->ver);
+    snapshot_free(&t->snaps[t->cur]);
+    t->cur = next;
+    t->have_result = true;
+    for (size_t i = 0; i < t->res.ndevs; i++) {
+        const struct dev_rates *d = &t->res.devs[i];
+        if (!d->dev->bd.partition)
+            spark_push(&t->vw, d->dev->ds.name, d->r_s + d->w_s);
+    }
+    if (t->opts.record) {
+        out_json_sample(t->opts.record, &t->res, &t->ver, &t->oo);
+        fflush(t->opts.record);
+    }
+}
+
+/* ---- keys ---- */
+
+static void move_sel(struct tui *t, long delta, bool absolute)
+{
+    size_t *sel = t->vw.focus == FOCUS_DEVICES ? &t->vw.dev_sel : &t->vw.proc_sel;
+    size_t n = t->vw.focus == FOCUS_DEVICES ? t->rows.ndev : t->rows.nproc;
+    if (n == 0) {
+        *sel = 0;
+        return;
+    }
+    long v = absolute ? delta : (long)*sel + delta;
+    if (v < 0)
+        v = 0;
+    if (v >= (long)n)
+        v = (long)n - 1;
+    *sel = (size_t)v;
+}
+
+static void open_detail(struct tui *t)
+{
+    if (!t->have_result)
+        return;
+    if (t->vw.focus == FOCUS_DEVICES && t->vw.dev_sel < t->rows.ndev) {
+        str_copy(t->vw.detail_dev, t->res.devs[t->rows.dev[t->vw.dev_sel]].dev->ds.name, sizeof(t->vw.detail_dev));
+        t->vw.mode = MODE_DEVICE;
+    } else if (t->vw.focus == FOCUS_PROCESSES && t->vw.proc_sel < t->rows.nproc) {
+        const struct task_sample *s = t->res.tasks[t->rows.proc[t->vw.proc_sel]].task;
+        t->vw.detail_pid = s->id;
+        t->vw.detail_start = s->start_ticks;
+        t->vw.mode = MODE_PROCESS;
+    }
+}
+
+static void prompt_open(struct view *vw, int kind, const char *label, const char *initial)
+{
+    vw->prompt_kind = kind;
+    str_copy(vw->prompt, label, sizeof(vw->prompt));
+    str_copy(vw->input, initial, sizeof(vw->input));
+}
+
+/* A key while the line editor is open. Returns true when the sampling must restart. */
+static bool prompt_key(struct tui *t, int ch)
+{
+    struct view *vw = &t->vw;
+    size_t l = strlen(vw->input);
+    if (ch == 27) {                          /* Esc: cancel, change nothing */
+        vw->prompt[0] = '\0';
+        return false;
+    }
+    if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        vw->prompt[0] = '\0';
+        if (vw->prompt_kind == 1) {
+            str_copy(vw->filter, vw->input, sizeof(vw->filter));
+            vw->proc_sel = vw->proc_top = 0;
+        } else if (vw->prompt_kind == 2) {
+            char *end;
+            double d = strtod(vw->input, &end);
+            if (end == vw->input || *end != '\0' || !(d >= 0.1 && d <= 3600))
+                snprintf(vw->message, sizeof(vw->message), "interval not changed: give seconds, 0.1 to 3600");
+            else
+                vw->delay_s = d;
+        }
+        return false;
+    }
+    if (ch == 21) {                          /* ^U: clear the line, as in a shell */
+        vw->input[0] = '\0';
+        return false;
+    }
+    if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+        if (l)
+            vw->input[l - 1] = '\0';
+        return false;
+    }
+    if (ch >= 32 && ch < 127 && l + 1 < sizeof(vw->input)) {
+        vw->input[l] = (char)ch;
+        vw->input[l + 1] = '\0';
+    }
+    return false;
+}
+
+/* Returns 1 to quit, 2 to sample now, 0 otherwise. */
+static int handle_key(struct tui *t, int ch)
+{
+    struct view *vw = &t->vw;
+    vw->message[0] = '\0';
+    if (vw->prompt[0]) {
+        prompt_key(t, ch);
+        return 0;
+    }
+    if (vw->mode != MODE_MAIN) {
+        if (ch == 27 || ch == 'q' || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 'h' || ch == '?') {
+            if (ch == 'q' && vw->mode == MODE_MAIN)
+                return 1;
+            vw->mode = MODE_MAIN;
+        }
+        return 0;
+    }
+    int page = LINES / 3 > 1 ? LINES / 3 : 1;
+    switch (ch) {
+    case 'q': return 1;
+    case 'h': case '?': vw->mode = MODE_HELP; break;
+    case '\t': vw->focus = vw->focus == FOCUS_DEVICES ? FOCUS_PROCESSES : FOCUS_DEVICES; break;
+    case KEY_UP: case 'k': move_sel(t, -1, false); break;
+    case KEY_DOWN: case 'j': move_sel(t, 1, false); break;
+    case KEY_PPAGE: move_sel(t, -page, false); break;
+    case KEY_NPAGE: move_sel(t, page, false); break;
+    case KEY_HOME: move_sel(t, 0, true); break;
+    case KEY_END: move_sel(t, 1L << 30, true); break;
+    case '\n': case '\r': case KEY_ENTER: open_detail(t); break;
+    case '<': vw->sort = (enum sort_key)((vw->sort + SORT_NKEYS - 1) % SORT_NKEYS); break;
+    case '>': case KEY_F(6): vw->sort = (enum sort_key)((vw->sort + 1) % SORT_NKEYS); break;
+    case 'r': vw->reverse = !vw->reverse; break;
+    case 'o': vw->only_active = !vw->only_active; vw->proc_sel = vw->proc_top = 0; break;
+    case 'a': vw->accumulated = !vw->accumulated; break;
+    case 'D': vw->show_partitions = !vw->show_partitions; break;
+    case 'P': return 3;
+    case '/': prompt_open(vw, 1, "filter (command or user, Enter applies, Esc cancels): ", vw->filter); break;
+    case 'd': {
+        char cur[32];
+        snprintf(cur, sizeof(cur), "%g", vw->delay_s);
+        prompt_open(vw, 2, "interval in seconds: ", cur);
+        break;
+    }
+    case ' ': return 2;
+    case 'p': vw->paused = !vw->paused; break;
+    case 27: break;                          /* a stray Esc: nothing */
+    default: break;
+    }
+    return 0;
+}
+
+/* ---- the loop ---- */
+
+static void setup_colors(struct view *vw)
+{
+    const char *nc = getenv("NO_COLOR");
+    vw->color = has_colors() && !(nc && nc[0]);
+    if (!vw->color)
+        return;
+    start_color();
+    use_default_colors();
+    init_pair(1, COLOR_CYAN, -1);
+    init_pair(2, COLOR_RED, -1);
+    init_pair(3, COLOR_YELLOW, -1);
+    init_pair(4, COLOR_GREEN, -1);
+    init_pair(5, COLOR_RED, -1);
+    init_pair(6, COLOR_CYAN, -1);
+    init_pair(7, COLOR_WHITE, -1);
+}
+
+static int restart_sampler(struct tui *t, bool threads)
+{
+    struct sampler_opts so = {
+        .threads = threads, .pids = t->opts.pids, .npids = t->opts.npids,
+        .proc_root = t->opts.proc_root, .sys_root = t->opts.sys_root,
+    };
+    char err[256] = "";
+    struct sampler *s;
+    if (sampler_open(&s, &so, err, sizeof(err)) < 0) {
+        snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %s", err);
+        return -1;
+    }
+    if (t->sampler)
+        sampler_close(t->sampler);
+    if (t->have_prev)
+        snapshot_free(&t->snaps[t->cur]);
+    if (t->have_result) {
+        verdicts_free(&t->ver);
+        result_free(&t->res);
+    }
+    t->have_prev = t->have_result = false;
+    t->sampler = s;
+    t->opts.threads = threads;
+    t->vw.proc_sel = t->vw.proc_top = 0;
+    return 0;
+}
+
+int tui_run(const struct tui_opts *o)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
+        return 2;
+    }
+    struct tui *t = xcalloc(1, sizeof(*t));
+    t->opts = *o;
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    t->oo.hostname = host;
+    t->vw.host = host;
+    t->vw.delay_s = o->delay_s;
+    t->vw.sort = SORT_IODELAY;
+    t->vw.focus = FOCUS_PROCESSES;
+    t->vw.only_active = o->only_active;
+    const char *cs = nl_langinfo(CODESET);
+    t->vw.utf8 = cs && strcmp(cs, "UTF-8") == 0;
+    if (restart_sampler(t, o->threads) < 0) {
+        fprintf(stderr, "iotriage: %s\n", t->vw.message);
+        free(t);
+        return 1;
+    }
+
+    initscr();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    setup_colors(&t->vw);
+
+    sample(t);                               /* the first snapshot: rates need two */
+    double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
+    int status = 0;
+    bool dirty = true;
+    while (!tui_stop_signal) {
+        if (dirty) {
+            rows_build(&t->rows, t->have_result ? &t->res : NULL, &t->ver, &t->vw);
+            draw_screen(t->have_result ? &t->res : NULL, &t->ver, &t->rows, &t->vw);
+            dirty = false;
+        }
+        double now = clock_mono();
+        int wait_ms = next > now ? (int)((next - now) * 1000.0) + 1 : 0;
+        struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+        int pr = poll(&pfd, 1, wait_ms);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(pfd.revents & POLLIN)) {
+            status = 0;                      /* the terminal went away: leave quietly */
+            break;
+        }
+        int action = 0, keys = 0;
+        if (pr > 0 && (pfd.revents & POLLIN)) {
+            int ch;
+            while ((ch = getch()) != ERR && action != 1) {
+                keys++;
+                if (ch == KEY_RESIZE) {
+                    dirty = true;
+                    continue;
+                }
+                int a = handle_key(t, ch);
+                if (a)
+                    action = a;
+                dirty = true;
+            }
+            /* readable but nothing read: end of file on stdin. Leave instead of spinning. */
+            if (keys == 0) {
+                char c;
+                ssize_t n = read(STDIN_FILENO, &c, 1);
+                if (n <= 0)
+                    break;
+            }
+        } else if (pr < 0 && errno == EINTR) {
+            dirty = true;                    /* SIGWINCH and friends: redraw */
+        }
+        if (action == 1)
+            break;
+        if (action == 3) {
+            if (restart_sampler(t, !t->opts.threads) == 0) {
+                sample(t);
+                next = clock_mono() + 0.5;
+            }
+            dirty = true;
+            continue;
+        }
+        now = clock_mono();
+        if (action == 2 || (now >= next && !t->vw.paused)) {
+            sample(t);
+            next = now + t->vw.delay_s;
+            dirty = true;
+        } else if (now >= next) {
+            next = now + t->vw.delay_s;      /* paused: the screen holds still */
+        }
+    }
+    endwin();
+    rows_free(&t->rows);
+    if (t->have_result) {
+        verdicts_free(&t->ver);
+        result_free(&t->res);
+    }
+    if (t->have_prev)
+        snapshot_free(&t->snaps[t->cur]);
+    baselines_free(&t->hist);
+    sampler_close(t->sampler);
+    free(t->vw.sparks);
+    free(t);
+    return status;
+}

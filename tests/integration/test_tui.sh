@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The interactive screen, driven like a person would: the real binary in tmux, keys sent
+# with send-keys, the screen read with capture-pane, at several sizes.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lab/lab.sh"
+need tmux
+need ionice
+need fio
+SOCK=iotriage-test-$$
+T() { tmux -L "$SOCK" "$@"; }
+screen() { T capture-pane -p -t ui; }
+# wait_for PATTERN [SECONDS]: until the screen shows PATTERN (a grep -E expression)
+wait_for() {
+    local i
+    for i in $(seq 1 $((${2:-5} * 10))); do
+        screen | grep -Eq -- "$1" && return 0
+        sleep 0.1
+    done
+    echo "--- screen:"; screen; echo "---"
+    fail "screen never showed: $1"
+}
+wait_gone() {
+    local i
+    for i in $(seq 1 $((${2:-5} * 10))); do
+        screen | grep -Eq -- "$1" || return 0
+        sleep 0.1
+    done
+    echo "--- screen:"; screen; echo "---"
+    fail "screen still shows: $1"
+}
+lab_up 2000 4 64 || exit $?
+trap 'it_kill_bg; T kill-server 2>/dev/null; lab_down; it_cleanup' EXIT
+
+# A marked idle process and a hostile command line to look for.
+bg bash -c 'exec -a iotriage-tui-marker sleep 300'; marker=$BG
+evil=$(printf 'x\033]0;pwned\007evil')
+bg bash -c 'exec -a "$0" sleep 300' "$evil"
+
+T new-session -d -s ui -x 120 -y 40 "$IOT -d 0.3 --record $TMP/rec.jsonl; echo EXITED \$?; sleep 60"
+wait_for '^iotriage - '
+wait_for '^DEVICE +SCHED'
+sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler)
+wait_for "^vda +$sched "
+wait_for '^ +PID USER +PRIO'
+ok "main screen: header, devices (vda $sched), processes"
+
+# Hostile names are shown escaped (filtered to it, so it is on screen).
+clear_filter() { T send-keys -t ui / C-u Enter; wait_gone 'filter: '; }
+T send-keys -t ui / pwned Enter
+wait_for 'x\\e\]0;pwned\\x07evil'
+clear_filter
+ok "hostile command line shown escaped"
+
+# Help, and back.
+T send-keys -t ui h
+wait_for 'iotriage keys'
+T send-keys -t ui Escape
+wait_for '^ +PID USER'
+ok "help opens and closes"
+
+# Sorting: > moves to the next column, r reverses.
+T send-keys -t ui '>'
+wait_for '\[sort SWAP\]'
+T send-keys -t ui '<' '<' 
+wait_for '\[sort WRITE\]'
+T send-keys -t ui r
+wait_for '\[sort WRITE asc\]'
+T send-keys -t ui r '>'
+ok "sort column and order"
+
+# Filter: only the marker is left, then its details.
+T send-keys -t ui / iotriage-tui-marker Enter
+wait_for 'filter: iotriage-tui'
+rows=$(screen | grep -Ec '^ +[0-9]+ ')
+[ "$rows" = 1 ] || { screen; fail "filter left $rows rows"; }
+screen | grep -Eq "^ +$marker .*iotriage-tui-marker" || { screen; fail "marker row missing"; }
+T send-keys -t ui Enter
+wait_for "^Process $marker"
+wait_for 'ioprio +be/4'
+T send-keys -t ui Escape
+clear_filter
+ok "filter and process details"
+
+# Device details: Tab to the devices, Enter.
+T send-keys -t ui Tab Home Enter
+wait_for '^Device '
+wait_for 'scheduler .*nr_requests'
+T send-keys -t ui Escape
+T send-keys -t ui Tab
+ok "device details"
+
+# The banner: an ionice -c3 reader on a device whose scheduler ignores it.
+echo none >"/sys/block/$LAB_NAME/queue/scheduler"
+bg ionice -c3 fio --name=idle --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 \
+    --bs=4k --rw=randread --time_based --runtime=60 --output=/dev/null
+wait_for "ioprio-ignored: fio\[[0-9]+\] idle/7 \(set\) is ignored: $LAB_NAME uses none" 8
+ok "banner: $(screen | grep -m1 'ioprio-ignored' | cut -c1-100)"
+echo bfq >"/sys/block/$LAB_NAME/queue/scheduler"
+wait_gone "ioprio-ignored: fio" 8
+ok "banner gone once $LAB_NAME uses bfq"
+
+# Resize to 40x12 and back; far too small says so.
+T resize-window -t ui -x 40 -y 12
+sleep 0.5
+wait_for '^iotriage - '
+width=$(screen | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
+[ "$width" -le 40 ] || fail "lines of $width columns on a 40-column screen"
+wait_for '^ +PID'
+T resize-window -t ui -x 20 -y 5
+wait_for 'terminal too small'
+T resize-window -t ui -x 120 -y 40
+wait_for '^DEVICE +SCHED'
+ok "resize to 40x12, to 20x5 (too small) and back"
+
+# Pause: the clock stops.
+T send-keys -t ui p
+wait_for 'PAUSED'
+T send-keys -t ui p
+wait_gone 'PAUSED'
+ok "pause"
+
+# Quit: the program ends with status 0 and the terminal is given back.
+T send-keys -t ui q
+wait_for '^EXITED 0'
+screen | grep -q '^iotriage - ' && fail "the screen was not restored after quitting"
+ok "q quits with status 0 and restores the screen"
+
+# The recording holds one valid JSON sample per refresh.
+n=$(wc -l <"$TMP/rec.jsonl")
+[ "$n" -ge 3 ] || fail "recording has $n samples"
+jq -e -s 'all(.[]; has("devices") and has("processes") and has("warnings"))' "$TMP/rec.jsonl" >/dev/null \
+    || fail "recording is not valid JSON samples"
+ok "--record wrote $n samples"
+
+# SIGTERM and SIGHUP end it cleanly too.
+for sig in TERM HUP; do
+    T kill-server 2>/dev/null
+    T new-session -d -s ui -x 100 -y 30 "$IOT -d 0.3; echo EXITED \$?; sleep 60"
+    wait_for '^iotriage - '
+    pid=$(pgrep -n -f "^$IOT -d 0.3") || fail "no iotriage process"
+    kill -"$sig" "$pid"
+    wait_for '^EXITED 0'
+    screen | grep -q '^iotriage - ' && fail "SIG$sig left the screen unrestored"
+    ok "SIG$sig: exit 0, screen restored"
+done
+
+# NO_COLOR: no colour escapes at all; with colour there are some.
+T kill-server 2>/dev/null
+T new-session -d -s ui -x 100 -y 30 "NO_COLOR=1 $IOT -d 0.3; sleep 60"
+wait_for '^iotriage - '
+T capture-pane -e -p -t ui | grep -Eq $'\e\\[[0-9;]*3[0-7]m' && fail "colours despite NO_COLOR"
+ok "NO_COLOR honoured"
