@@ -77,3 +77,71 @@ $(BUILD)/iotriage-clang: $(OBJS)
 
 clean:
 	rm -rf build iotriage
+
+# ---- Reliability: fuzzing, sanitizers, soak (docs/reliability.md) ----------------------
+# fuzz-smoke and the sanitizer build are driven by `make check` through
+# tests/integration/test_fuzz_smoke.sh, test_san_*.sh and test_soak_smoke.sh.
+.PHONY: fuzz fuzz-smoke fuzz-build soak
+SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer
+FUZZ_FLAGS   := $(SAN_FLAGS) -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link
+FUZZ_NAMES   := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_SECONDS ?= 60
+SOAK_SECONDS ?= 600
+
+# libFuzzer harnesses (clang), one per parser, into build/fuzz/fuzz/.
+fuzz-build:
+	$(MAKE) CC=clang BUILD=build/fuzz OPT=-O1 EXTRA_CFLAGS="$(FUZZ_FLAGS)" \
+	    $(FUZZ_NAMES:%=build/fuzz/fuzz/fuzz_%)
+
+# The parsers and what they call: nothing else of the program is linked in.
+FUZZ_OBJS    = $(patsubst %.c,$(BUILD)/%.o,src/util.c src/out/escape.c $(wildcard src/source/*.c))
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS_ALL)
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	tests/fuzz/run.sh 3
+
+# The binary and the unit tests under ASan+UBSan, into build/san/.
+san:
+	$(MAKE) BUILD=build/san OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
+	    build/san/iotriage $(UNIT_SRCS:tests/unit/%.c=build/san/tests/%) \
+	    build/san/tests/churn build/san/tests/loopctl
+
+$(BUILD)/iotriage: $(OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
+
+# Helpers of the soak and device tests (tests/soak/).
+$(BUILD)/tests/churn: tests/soak/churn.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/tests/loopctl: tests/soak/loopctl.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $<
+
+# Process churn against the sanitized binary for SOAK_SECONDS (10 minutes by default).
+soak: san
+	tests/soak/churn.sh $(SOAK_SECONDS)
+
+# Benchmarks (bench/run.sh, method in docs/performance.md): CPU per refresh, peak RSS and
+# slab of `iotriage -b` against `iotop-c -b` and bench/floor.c, the least the kernel must
+# be asked for the same data. `make bench` takes a few minutes and prints the table;
+# `make bench-smoke` runs a small population for a few seconds (part of `make check`
+# through tests/integration/test_bench_smoke.sh). Both need root.
+BENCH_BINS := $(BUILD)/bench/spawn $(BUILD)/bench/floor $(BUILD)/bench/measure
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< -lpthread
+
+.PHONY: bench bench-smoke
+bench: iotriage $(BENCH_BINS)
+	BENCH_NO_BUILD=1 bench/run.sh
+
+bench-smoke: iotriage $(BENCH_BINS)
+	BENCH_NO_BUILD=1 bench/run.sh --smoke

@@ -12,6 +12,10 @@
 #include "delta.h"
 #include "verdict.h"
 
+/* The JSON sample format's version: raised when a key changes meaning or goes away
+ * (adding keys does not raise it). A replay refuses samples from a newer version. */
+#define IOTRIAGE_JSON_VERSION 1
+
 struct out_opts {
     const char *hostname;
     bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */

@@ -276,6 +276,7 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
     const struct snapshot *c = r->cur;
     struct jw w = { .f = f };
     jw_open(&w, NULL, '{');
+    jw_int(&w, "version", IOTRIAGE_JSON_VERSION);
     jw_num(&w, "ts", c->wall);
     jw_num(&w, "interval_s", r->interval_s > 0 ? r->interval_s : (double)NAN);
     jw_str(&w, "host", o->hostname);

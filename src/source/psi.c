@@ -16,7 +16,8 @@ static int parse_fields(const char *p, const char *end, struct psi_line *l)
 {
     bool have[4] = { false, false, false, false };
     while (p < end) {
-        p += strspn(p, " \t");
+        while (p < end && (*p == ' ' || *p == '\t'))   /* not strspn: no NUL at end */
+            p++;
         if (p >= end)
             break;
         const char *eq = memchr(p, '=', (size_t)(end - p));

@@ -782,6 +782,8 @@ int units_parse(const char *buf, size_t len, struct unit_sched *u)
         return -EINVAL;
     if (u->load_error)
         return u->load_error;
+    if (len == 0)
+        return 0;                          /* nothing to apply; buf may be NULL */
     struct parser ps = { .u = u, .sec = SEC_NONE };
     const char *p = buf, *end = buf + len;
     if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
