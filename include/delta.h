@@ -32,7 +32,7 @@ struct dev_rates {
     double rareq_sz, wareq_sz, dareq_sz;          /* kB; NAN when no requests */
     double aqu_sz, util;
     double await;                    /* reads and writes together, ms; NAN when idle */
-    double quiet_await;              /* the baseline the verdict used; NAN when none yet */
+    double quiet_await;              /* learned from quiet intervals; NAN until one is seen */
     int    saturated;                /* 1, 0, or -1 unknown (no baseline, no data) */
 };
 
@@ -68,7 +68,8 @@ struct result {
 struct dev_baseline {
     char     name[DS_NAME_MAX];
     unsigned major, minor;
-    double   quiet_await;            /* ms, a slowly rising minimum of loaded-interval await */
+    double   quiet_await;            /* ms, a slowly rising minimum of quiet-interval await */
+    double   ceiling;                /* ms, lifetime mean await at first sight: >= quiet */
     double   seen_mono;
 };
 
@@ -80,6 +81,7 @@ struct baselines {
 /* Thresholds of the saturated verdict (docs/devices.md explains them). */
 #define SAT_MIN_AQU        1.5   /* at least this many requests queued on average */
 #define SAT_MIN_IOS        20.0  /* requests in an interval before its await may set the baseline */
+#define SAT_QUIET_AQU      1.2   /* an interval this little queued is quiet: it may teach it */
 #define SAT_AWAIT_FACTOR   1.6   /* await this far above the quiet-time level */
 #define SAT_BASE_DRIFT     0.002 /* baseline rises by this fraction per second of no lower reading */
 
@@ -96,6 +98,7 @@ void baselines_free(struct baselines *b);
 /* Difference of a kernel counter that is 32-bit on the kernel side (ms fields): wraps. */
 double delta_u32(uint64_t prev, uint64_t cur);
 /* The verdict alone: await and aqu-sz of the interval against the quiet baseline. */
-int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await);
+/* quiet_await: learned (NAN: none); ceiling: the lifetime mean await (NAN: none). */
+int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await, double ceiling);
 
 #endif

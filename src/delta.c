@@ -15,15 +15,22 @@ double delta_u32(uint64_t prev, uint64_t cur)
     return (double)((cur + 0x100000000ull - prev) & 0xffffffffull);
 }
 
-int delta_saturated(double await, double aqu_sz, double ios, double quiet_await)
+int delta_saturated(double await, double aqu_sz, double ios, double quiet_await, double ceiling)
 {
     if (isnan(aqu_sz))
         return -1;
     if (aqu_sz < SAT_MIN_AQU || ios <= 0)
         return 0;           /* no queue to speak of: not saturated, whatever the latency */
-    if (isnan(quiet_await) || isnan(await))
-        return -1;          /* queued, but nothing to compare the wait with yet */
-    return await >= SAT_AWAIT_FACTOR * quiet_await ? 1 : 0;
+    if (isnan(await))
+        return -1;
+    if (!isnan(quiet_await))
+        return await >= SAT_AWAIT_FACTOR * quiet_await ? 1 : 0;
+    /* No quiet interval seen yet. The lifetime mean await is at least the quiet level (it
+     * includes every busy period), so a wait far above it is saturation for sure; a wait
+     * below it proves nothing. */
+    if (!isnan(ceiling) && await >= SAT_AWAIT_FACTOR * ceiling)
+        return 1;
+    return -1;
 }
 
 static const struct dev_sample *find_prev_dev(const struct snapshot *prev, const struct dev_sample *d)
@@ -52,7 +59,7 @@ static struct dev_baseline *baseline_for(struct baselines *b, const struct disks
     str_copy(n->name, ds->name, sizeof(n->name));
     n->major = ds->major;
     n->minor = ds->minor;
-    n->quiet_await = (double)NAN;
+    n->quiet_await = n->ceiling = (double)NAN;
     return n;
 }
 
@@ -105,7 +112,7 @@ static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, do
     if (counters_reset(&p->ds, &c->ds)) {
         r->reset = true;
         if (b)
-            b->quiet_await = r->quiet_await = (double)NAN;
+            b->quiet_await = b->ceiling = r->quiet_await = (double)NAN;
         return;
     }
     r->valid = true;
@@ -150,25 +157,29 @@ static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, do
     double ios = rd + wr;
     r->await = ratio(rt + wt, ios);
 
+    double ceiling = (double)NAN;
     if (b) {
-        /* The quiet-time level: the lowest await of an interval with enough requests to
-         * mean something, allowed to creep up slowly so a device that changed (new
-         * backing, new firmware) is relearned. A first sight is seeded with the lifetime
-         * mean await from the absolute counters, which on a machine that is not always
-         * saturated is close to the quiet level. */
-        if (isnan(b->quiet_await)) {
-            double life_ios = (double)(z[DS_RD_IOS] + z[DS_WR_IOS]);
-            if (life_ios >= 1000)
-                b->quiet_await = (double)(z[DS_RD_TICKS] + z[DS_WR_TICKS]) / life_ios;
-        } else {
+        /* The quiet-time level: the lowest await of a quiet interval, one with enough
+         * requests to mean something but about one at a time (aqu-sz at most
+         * SAT_QUIET_AQU), so that nothing queued: its await is the device's service time.
+         * A loaded interval never teaches it: its await may already hold queueing. It
+         * creeps up slowly so a device that changed (new backing, new firmware) is
+         * relearned. */
+        if (!isnan(b->quiet_await))
             b->quiet_await *= 1.0 + SAT_BASE_DRIFT * itv_s;
-        }
-        if (ios >= SAT_MIN_IOS && !isnan(r->await) &&
+        if (ios >= SAT_MIN_IOS && !isnan(r->await) && r->aqu_sz <= SAT_QUIET_AQU &&
             (isnan(b->quiet_await) || r->await < b->quiet_await))
             b->quiet_await = r->await;
         r->quiet_await = b->quiet_await;
+        /* First sight: the lifetime mean await, an upper bound of the quiet level. */
+        if (isnan(b->ceiling)) {
+            double life_ios = (double)(z[DS_RD_IOS] + z[DS_WR_IOS]);
+            if (life_ios >= 1000)
+                b->ceiling = (double)(z[DS_RD_TICKS] + z[DS_WR_TICKS]) / life_ios;
+        }
+        ceiling = b->ceiling;
     }
-    r->saturated = delta_saturated(r->await, r->aqu_sz, ios, r->quiet_await);
+    r->saturated = delta_saturated(r->await, r->aqu_sz, ios, r->quiet_await, ceiling);
 }
 
 static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, double itv_s,

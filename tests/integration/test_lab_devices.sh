@@ -3,7 +3,8 @@
 # most ~2,000 IOPS): iotriage's r/s, r_await, aqu-sz, %util and request size must agree
 # with fio's own numbers and with `iostat -dxy` over the same run, and the saturated
 # verdict must be "no" with 2 synchronous readers (they are served at once, await stays
-# at 2 ms) and "yes" with 8 (requests queue: await doubles, aqu-sz near 8).
+# at 2 ms) and "yes" with 8 (requests queue: await doubles, aqu-sz near 8). A first phase
+# with one reader is the quiet time the verdict learns the device's own latency from.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -13,16 +14,18 @@ dev=$LAB_NAME
 echo "lab disk: $LAB_DEV ($LAB_LATENCY_US us, $LAB_THREADS slots)"
 
 phase_s=6
-samples=$((2 * phase_s + 4))
+quiet_s=3
+samples=$((2 * phase_s + quiet_s + 5))
 bg "$IOT" --json -d 1 -n "$samples" -p 1 >"$TMP/iot.json"; iot=$BG
 bg iostat -dxy -o JSON 1 "$samples" "$dev" >"$TMP/iostat.json"; ios=$BG
 sleep 1
-readers() { # readers N OUT
+readers() { # readers N OUT (phase_s seconds)
     fio --name=lab --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
         --numjobs="$1" --group_reporting --time_based --runtime="$phase_s" \
         --output-format=json >"$2" || fail "fio $1 readers failed"
 }
 now() { date +%s.%N; }
+phase_s=$quiet_s readers 1 "$TMP/fio1.json"
 s2=$(now); readers 2 "$TMP/fio2.json"; e2=$(now)
 s8=$(now); readers 8 "$TMP/fio8.json"; e8=$(now)
 wait "$iot" || fail "iotriage exited with an error"

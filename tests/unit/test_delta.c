@@ -180,11 +180,11 @@ static void test_dev_iostat_formulas_over_one_second(void **state)
     assert_double_eq(r->dareq_sz, 102.4); /* 2048 / 2 / 10 kB */
     assert_double_eq(r->f_s, 50.0);
     assert_double_eq(r->f_await, 0.5);    /* 25 ms / 50 flushes */
-    /* 150 requests (>= SAT_MIN_IOS) on a device seen for the first time with 450 lifetime
-     * requests (too few to seed from): this interval's await is the baseline; 1.5 queued
-     * is enough to judge, and 5 < 1.6 * 5: not saturated */
-    assert_double_eq(r->quiet_await, 5.0);
-    assert_int_equal(r->saturated, 0);
+    /* 150 requests on a device seen for the first time with 450 lifetime requests (too
+     * few for a lifetime ceiling); 1.5 queued is not quiet (> SAT_QUIET_AQU), so it
+     * teaches no quiet level, and with a queue and nothing to compare: unknown */
+    assert_nan(r->quiet_await);
+    assert_int_equal(r->saturated, -1);
     result_free(&res);
     baselines_free(&hist);
 }
@@ -502,17 +502,24 @@ static void test_interval_not_positive_gives_unknown_rates(void **state)
 static void test_delta_saturated_thresholds(void **state)
 {
     (void)state;
-    assert_int_equal(delta_saturated(4.0, (double)NAN, 50, 2.0), -1);  /* no data */
-    assert_int_equal(delta_saturated(100.0, 1.0, 50, 2.0), 0); /* high wait, no queue */
-    assert_int_equal(delta_saturated(100.0, 1.49, 50, 2.0), 0);
-    assert_int_equal(delta_saturated(100.0, 4.0, 0, 2.0), 0);  /* queue but nothing done */
-    assert_int_equal(delta_saturated(4.0, 4.0, 50, (double)NAN), -1);  /* queued, no baseline yet */
-    assert_int_equal(delta_saturated((double)NAN, 4.0, 50, 2.0), -1);
+    assert_int_equal(delta_saturated(4.0, (double)NAN, 50, 2.0, (double)NAN), -1);  /* no data */
+    assert_int_equal(delta_saturated(100.0, 1.0, 50, 2.0, (double)NAN), 0); /* high wait, no queue */
+    assert_int_equal(delta_saturated(100.0, 1.49, 50, 2.0, (double)NAN), 0);
+    assert_int_equal(delta_saturated(100.0, 4.0, 0, 2.0, (double)NAN), 0);  /* queue but nothing done */
+    assert_int_equal(delta_saturated(4.0, 4.0, 50, (double)NAN, (double)NAN), -1);  /* queued, no baseline yet */
+    assert_int_equal(delta_saturated((double)NAN, 4.0, 50, 2.0, (double)NAN), -1);
     /* SAT_AWAIT_FACTOR 1.6 over a 2 ms baseline: 3.2 ms is the line */
-    assert_int_equal(delta_saturated(3.2, 4.0, 50, 2.0), 1);
-    assert_int_equal(delta_saturated(3.19, 4.0, 50, 2.0), 0);
-    assert_int_equal(delta_saturated(4.0, 1.5, 50, 2.0), 1);   /* SAT_MIN_AQU itself counts */
-    assert_int_equal(delta_saturated(4.0, (double)NAN, 50, (double)NAN), -1);
+    assert_int_equal(delta_saturated(3.2, 4.0, 50, 2.0, (double)NAN), 1);
+    assert_int_equal(delta_saturated(3.19, 4.0, 50, 2.0, (double)NAN), 0);
+    assert_int_equal(delta_saturated(4.0, 1.5, 50, 2.0, (double)NAN), 1);   /* SAT_MIN_AQU itself counts */
+    assert_int_equal(delta_saturated(4.0, (double)NAN, 50, (double)NAN, (double)NAN), -1);
+    /* no quiet level, only the lifetime mean (an upper bound of it): only a wait far
+     * above it proves saturation; below it, nothing is known */
+    assert_int_equal(delta_saturated(3.2, 4.0, 50, (double)NAN, 2.0), 1);
+    assert_int_equal(delta_saturated(3.0, 4.0, 50, (double)NAN, 2.0), -1);
+    assert_int_equal(delta_saturated(1.0, 4.0, 50, (double)NAN, 2.0), -1);
+    /* a learned quiet level wins over the ceiling */
+    assert_int_equal(delta_saturated(3.0, 4.0, 50, 2.0, 10.0), 0);
 }
 
 /* One interval of 1 s on "sda": reads and the read wait, the weighted queue time. */
@@ -531,27 +538,28 @@ static void step(struct dev_sample *d, struct snapshot *s, double mono, uint64_t
 static void test_saturated_verdict_against_learned_baseline(void **state)
 {
     (void)state;
-    /* Lifetime reads stay below 1000, so the baseline is not seeded from the absolute
-     * counters: only loaded intervals (>= SAT_MIN_IOS requests) teach it. */
-    struct dev_sample d[5];
-    struct snapshot s[5];
+    /* Lifetime reads stay below 1000, so there is no lifetime ceiling: only quiet
+     * intervals (>= SAT_MIN_IOS requests, aqu-sz <= SAT_QUIET_AQU) teach the level. */
+    struct dev_sample d[6];
+    struct snapshot s[6];
     step(&d[0], &s[0], 0.0, 0, 0, 0);
-    step(&d[1], &s[1], 1.0, 100, 200, 2000);   /* await 200/100 = 2 ms, aqu 2000/1000 = 2 */
-    step(&d[2], &s[2], 2.0, 200, 600, 10000);  /* await 400/100 = 4 ms, aqu 8 */
-    step(&d[3], &s[3], 3.0, 300, 1600, 11000); /* await 10 ms, aqu 1 */
-    step(&d[4], &s[4], 4.0, 400, 1750, 13000); /* await 1.5 ms, aqu 2 */
+    step(&d[1], &s[1], 1.0, 100, 200, 1000);   /* await 2 ms, aqu 1: quiet */
+    step(&d[2], &s[2], 2.0, 200, 600, 9000);   /* await 400/100 = 4 ms, aqu 8 */
+    step(&d[3], &s[3], 3.0, 300, 1600, 10000); /* await 10 ms, aqu 1: quiet, but slower */
+    step(&d[4], &s[4], 4.0, 400, 1750, 12000); /* await 1.5 ms, aqu 2: not quiet */
+    step(&d[5], &s[5], 5.0, 500, 1850, 12900); /* await 1 ms, aqu 0.9: quiet and faster */
     struct baselines hist = { 0 };
     struct result res;
 
-    /* 1: first loaded interval: the baseline becomes 2 ms; 2 < 1.6 * 2: not saturated */
+    /* 1: a quiet interval: the level becomes 2 ms; no queue: not saturated */
     delta_compute(&s[0], &s[1], &hist, &res);
     assert_double_eq(res.devs[0].await, 2.0);
-    assert_double_eq(res.devs[0].aqu_sz, 2.0);
+    assert_double_eq(res.devs[0].aqu_sz, 1.0);
     assert_double_eq(res.devs[0].quiet_await, 2.0);
     assert_int_equal(res.devs[0].saturated, 0);
     result_free(&res);
 
-    /* 2: the baseline drifts up by SAT_BASE_DRIFT per second: 2 * 1.002 = 2.004;
+    /* 2: the level drifts up by SAT_BASE_DRIFT per second: 2 * 1.002 = 2.004;
      * 4 >= 1.6 * 2.004 = 3.2064 with 8 queued: saturated */
     delta_compute(&s[1], &s[2], &hist, &res);
     assert_double_eq(res.devs[0].await, 4.0);
@@ -560,25 +568,30 @@ static void test_saturated_verdict_against_learned_baseline(void **state)
     assert_int_equal(res.devs[0].saturated, 1);
     result_free(&res);
 
-    /* 3: a 10 ms wait with one request queued on average: slow, but not saturated.
-     * baseline 2.004 * 1.002 = 2.008008 */
+    /* 3: a 10 ms wait with one request at a time: slow, but not saturated, and no lower
+     * than the level: 2.004 * 1.002 = 2.008008 */
     delta_compute(&s[2], &s[3], &hist, &res);
     assert_double_eq(res.devs[0].await, 10.0);
-    assert_double_eq(res.devs[0].aqu_sz, 1.0);
     assert_double_eq(res.devs[0].quiet_await, 2.008008);
     assert_int_equal(res.devs[0].saturated, 0);
     result_free(&res);
 
-    /* 4: a quieter interval lowers the baseline to its await, 1.5 ms; 1.5 < 2.4 */
+    /* 4: a faster but queued interval (aqu 2) teaches nothing: 2.008008 * 1.002 */
     delta_compute(&s[3], &s[4], &hist, &res);
     assert_double_eq(res.devs[0].await, 1.5);
-    assert_double_eq(res.devs[0].quiet_await, 1.5);
+    assert_double_eq(res.devs[0].quiet_await, 2.008008 * 1.002);
     assert_int_equal(res.devs[0].saturated, 0);
+    result_free(&res);
+
+    /* 5: a faster quiet interval lowers the level to 1 ms */
+    delta_compute(&s[4], &s[5], &hist, &res);
+    assert_double_eq(res.devs[0].await, 1.0);
+    assert_double_eq(res.devs[0].quiet_await, 1.0);
     result_free(&res);
 
     assert_int_equal(hist.n, 1);
     assert_string_equal(hist.v[0].name, "sda");
-    assert_double_eq(hist.v[0].quiet_await, 1.5);
+    assert_double_eq(hist.v[0].quiet_await, 1.0);
     baselines_free(&hist);
 }
 
@@ -602,23 +615,30 @@ static void test_saturated_unknown_without_baseline(void **state)
     baselines_free(&hist);
 }
 
-static void test_saturated_baseline_seeded_from_lifetime_mean(void **state)
+static void test_saturated_from_lifetime_ceiling_only_when_far_above(void **state)
 {
     (void)state;
-    /* First sight of a device with 2000 lifetime reads that waited 3000 ms in all:
-     * baseline 3000 / 2000 = 1.5 ms. This interval: 10 reads waiting 50 ms, 5 ms each
-     * (too few to lower the baseline), aqu 3: 5 >= 1.6 * 1.5 = 2.4, saturated. */
-    struct dev_sample d[2];
-    struct snapshot s[2];
+    /* First sight of a device with 2000 lifetime reads that waited 3000 ms in all: the
+     * lifetime mean, 1.5 ms, is at least the quiet level. This interval: 10 reads (too
+     * few to learn from) waiting 5 ms each, aqu 3: 5 >= 1.6 * 1.5 = 2.4: saturated for
+     * sure. The quiet level itself stays unknown. */
+    struct dev_sample d[3];
+    struct snapshot s[3];
     step(&d[0], &s[0], 0.0, 1990, 2950, 100000);
     step(&d[1], &s[1], 1.0, 2000, 3000, 103000);
+    step(&d[2], &s[2], 2.0, 2010, 3020, 106000);  /* 2 ms each with aqu 3: below 2.4 */
     struct baselines hist = { 0 };
     struct result res;
     delta_compute(&s[0], &s[1], &hist, &res);
     assert_double_eq(res.devs[0].await, 5.0);
     assert_double_eq(res.devs[0].aqu_sz, 3.0);
-    assert_double_eq(res.devs[0].quiet_await, 1.5);
+    assert_nan(res.devs[0].quiet_await);
     assert_int_equal(res.devs[0].saturated, 1);
+    result_free(&res);
+    /* a wait below the ceiling proves nothing: the ceiling may itself be a busy level */
+    delta_compute(&s[1], &s[2], &hist, &res);
+    assert_double_eq(res.devs[0].await, 2.0);
+    assert_int_equal(res.devs[0].saturated, -1);
     result_free(&res);
     baselines_free(&hist);
 }
@@ -629,7 +649,7 @@ static void test_reset_forgets_the_baseline(void **state)
     struct dev_sample d[4];
     struct snapshot s[4];
     step(&d[0], &s[0], 0.0, 0, 0, 0);
-    step(&d[1], &s[1], 1.0, 100, 200, 2000);  /* learns 2 ms */
+    step(&d[1], &s[1], 1.0, 100, 200, 1000);  /* quiet: learns 2 ms */
     step(&d[2], &s[2], 2.0, 5, 10, 10);       /* counters back to almost nothing: reset */
     step(&d[3], &s[3], 3.0, 15, 60, 4010);    /* 10 reads, 5 ms, aqu 4: nothing to compare */
     struct baselines hist = { 0 };
@@ -1110,7 +1130,7 @@ int main(void)
         cmocka_unit_test(test_delta_saturated_thresholds),
         cmocka_unit_test(test_saturated_verdict_against_learned_baseline),
         cmocka_unit_test(test_saturated_unknown_without_baseline),
-        cmocka_unit_test(test_saturated_baseline_seeded_from_lifetime_mean),
+        cmocka_unit_test(test_saturated_from_lifetime_ceiling_only_when_far_above),
         cmocka_unit_test(test_reset_forgets_the_baseline),
 
         cmocka_unit_test(test_psi_share_of_interval_from_total),
