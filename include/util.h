@@ -7,6 +7,7 @@
 #ifndef IOTRIAGE_UTIL_H
 #define IOTRIAGE_UTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,10 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap);
 /* Read a file that fits no fixed buffer (sysfs lists, cmdline): *out is malloc'd and
  * NUL-terminated. Returns its length or -errno. */
 ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit);
+
+/* Open directory path relative to dirfd for readdir. NULL with errno set on failure (the
+ * fd is never leaked). */
+DIR *opendir_at(int dirfd, const char *path);
 
 /* Copy src into dst of size n, always NUL-terminated (truncates). */
 void str_copy(char *dst, const char *src, size_t n);

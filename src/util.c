@@ -1,6 +1,7 @@
 /* util.c: allocation wrappers, whole-file reads relative to a directory fd, clocks. */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -109,6 +110,20 @@ ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit
     buf[len] = '\0';
     *out = buf;
     return (ssize_t)len;
+}
+
+DIR *opendir_at(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
 }
 
 void str_copy(char *dst, const char *src, size_t n)

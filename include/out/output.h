@@ -25,6 +25,12 @@ struct out_opts {
 /* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
 bool task_is_active(const struct task_rates *t);
 
+/* Bytes per second the iotop way: 512B, 4.00K, 12.3M ("-" when unknown). */
+void fmt_rate(char *buf, size_t n, double bps);
+
+/* The devices task ti does I/O to, "vda,loop0"; unknown (unreadable fds) as `unknown`. */
+void fmt_task_devs(char *buf, size_t n, const struct result *r, size_t ti, const char *unknown);
+
 /* One short human reason for an -errno from a source ("permission denied", "exited"). */
 const char *source_err_text(int err);
 

@@ -1,11 +1,51 @@
 /* out/common.c: what every output decides the same way. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "out/output.h"
 #include "util.h"
+
+void fmt_rate(char *buf, size_t n, double bps)
+{
+    static const char units[] = "BKMGT";
+    if (isnan(bps)) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    int u = 0;
+    while (bps >= 1000.0 && u < 4) {
+        bps /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0fB", bps);
+    else
+        snprintf(buf, n, "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
+}
+
+void fmt_task_devs(char *buf, size_t n, const struct result *r, size_t ti, const char *unknown)
+{
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    if (!td || !td->known || td->err) {
+        snprintf(buf, n, "%s", unknown);
+        return;
+    }
+    size_t o = 0;
+    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
+        int w = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
+        if (w < 0 || (size_t)w >= n - o) {
+            buf[o] = '\0';
+            break;
+        }
+        o += (size_t)w;
+    }
+}
 
 void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks)
 {

@@ -18,24 +18,10 @@ static void num(FILE *f, int width, int prec, double v)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
-/* Bytes per second in the iotop manner: B, K, M, G per second, 3 significant-ish digits. */
 static void rate(FILE *f, int width, double bps)
 {
     char buf[32];
-    if (isnan(bps)) {
-        fprintf(f, " %*s", width, "-");
-        return;
-    }
-    static const char units[] = "BKMGT";
-    int u = 0;
-    while (bps >= 1000.0 && u < 4) {
-        bps /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, sizeof(buf), "%.0f%c", bps, units[u]);
-    else
-        snprintf(buf, sizeof(buf), "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
+    fmt_rate(buf, sizeof(buf), bps);
     fprintf(f, " %*s", width, buf);
 }
 
@@ -169,24 +155,6 @@ static void warning_block(FILE *f, const struct result *r, const struct verdicts
     putc('\n', f);
 }
 
-/* "vda,loop0" or "-" (unknown) or "" (none), cut to fit. */
-static void devs_cell(char *buf, size_t n, const struct result *r, size_t ti)
-{
-    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
-    buf[0] = '\0';
-    if (!td || !td->known || td->err) {
-        str_copy(buf, "-", n);
-        return;
-    }
-    size_t o = 0;
-    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
-        int w = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
-        if (w < 0 || (size_t)w >= n - o)
-            break;
-        o += (size_t)w;
-    }
-}
-
 static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
 {
     const struct task_rates **order = malloc((r->ntasks ? r->ntasks : 1) * sizeof(*order));
@@ -222,7 +190,7 @@ static void task_block(FILE *f, const struct result *r, const struct verdicts *v
         size_t ti = (size_t)(t - r->tasks);
         const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
         char devs[64];
-        devs_cell(devs, sizeof(devs), r, ti);
+        fmt_task_devs(devs, sizeof(devs), r, ti, "-");
         fprintf(f, " %-6s %-12s", role ? role : "", devs);
         const char *text = s->cmdline[0] ? s->cmdline : s->comm;
         esc_display(cmd, sizeof(cmd), text, strlen(text), o->utf8);

@@ -72,14 +72,9 @@ static long read_long_at(int dirfd, const char *path)
 
 static int count_entries(int dirfd, const char *path)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    DIR *d = opendir_at(dirfd, path);
+    if (!d)
         return errno == ENOENT ? 0 : -1;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return -1;
-    }
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
@@ -91,14 +86,9 @@ static int count_entries(int dirfd, const char *path)
 
 static void read_tunables(int qfd, struct blockdev_info *out)
 {
-    int fd = openat(qfd, "iosched", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    DIR *d = opendir_at(qfd, "iosched");
+    if (!d)
         return;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
     struct dirent *e;
     while ((e = readdir(d)) && out->ntunables < BD_NTUNABLES) {
         if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(out->tunables[0].name))

@@ -237,14 +237,9 @@ static void walk_below(int sys_fd, dev_t dev, unsigned depth, struct resolution 
 static void walk_list(int sys_fd, int devfd, const char *list, unsigned depth,
                       struct resolution *r)
 {
-    int fd = openat(devfd, list, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    DIR *d = opendir_at(devfd, list);
+    if (!d)
         return;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
@@ -579,15 +574,9 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
     m->stats.scans++;
     char path[32];
     snprintf(path, sizeof(path), "%d/fd", (int)tgid);
-    int fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        out->err = -errno;
-        return;
-    }
-    DIR *d = fdopendir(fd);
+    DIR *d = opendir_at(m->proc_fd, path);
     if (!d) {
         out->err = -errno;
-        close(fd);
         return;
     }
     struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };

@@ -77,24 +77,6 @@ static void fmt_num(char *buf, size_t n, double v, int prec)
         snprintf(buf, n, "%.*f", prec, v);
 }
 
-static void fmt_bytes(char *buf, size_t n, double bps)
-{
-    if (isnan(bps)) {
-        snprintf(buf, n, "-");
-        return;
-    }
-    static const char units[] = "BKMGT";
-    int u = 0;
-    while (bps >= 1000.0 && u < 4) {
-        bps /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%.0fB", bps);
-    else
-        snprintf(buf, n, "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
-}
-
 /* ---- columns: chosen by priority until the width is used, drawn in table order ---- */
 
 struct col {
@@ -335,23 +317,6 @@ static void prio_cell(char *buf, size_t n, const struct task_rates *t)
              t->prio.source == IOS_EXPLICIT ? "" : "~");
 }
 
-static void devs_cell(char *buf, size_t n, const struct result *r, size_t ti)
-{
-    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
-    if (!td || !td->known || td->err) {
-        snprintf(buf, n, "?");
-        return;
-    }
-    size_t o = 0;
-    buf[0] = '\0';
-    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
-        int wr = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
-        if (wr < 0 || (size_t)wr >= n - o)
-            break;
-        o += (size_t)wr;
-    }
-}
-
 static void draw_processes(const struct result *r, const struct verdicts *v, const struct rows *rows,
                            struct view *vw, int y0, int h, int w)
 {
@@ -395,11 +360,11 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         esc_display(cell[1], 64, s->user, strlen(s->user), vw->utf8);
         prio_cell(cell[2], 64, t);
         if (vw->accumulated) {
-            fmt_bytes(cell[3], 64, s->io_err ? (double)NAN : (double)s->io.read_bytes);
-            fmt_bytes(cell[4], 64, s->io_err ? (double)NAN : (double)s->io.write_bytes);
+            fmt_rate(cell[3], 64, s->io_err ? (double)NAN : (double)s->io.read_bytes);
+            fmt_rate(cell[4], 64, s->io_err ? (double)NAN : (double)s->io.write_bytes);
         } else {
-            fmt_bytes(cell[3], 64, t->read_bps);
-            fmt_bytes(cell[4], 64, t->write_bps);
+            fmt_rate(cell[3], 64, t->read_bps);
+            fmt_rate(cell[4], 64, t->write_bps);
         }
         fmt_num(cell[5], 64, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);
         if (t->delay_overcount)
@@ -407,7 +372,7 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         fmt_num(cell[6], 64, t->delay_valid ? t->swapin_delay_pct : (double)NAN, 1);
         const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
         snprintf(cell[7], 64, "%s", role ? role : "");
-        devs_cell(cell[8], 64, r, ti);
+        fmt_task_devs(cell[8], 64, r, ti, "?");
         bool sel = vw->focus == FOCUS_PROCESSES && ri == vw->proc_sel && vw->mode == MODE_MAIN;
         attr_t a = A_NORMAL;
         if (role && strcmp(role, "suffer") == 0)
@@ -533,8 +498,8 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
             continue;
         const struct task_rates *t = &r->tasks[ti];
         char rb[16], wb[16], pr[16], line[96];
-        fmt_bytes(rb, 16, t->read_bps);
-        fmt_bytes(wb, 16, t->write_bps);
+        fmt_rate(rb, 16, t->read_bps);
+        fmt_rate(wb, 16, t->write_bps);
         prio_cell(pr, 16, t);
         snprintf(line, sizeof(line), "  %7d %-8s R %6s W %6s  ", (int)t->task->id, pr, rb, wb);
         ln_untrusted(&l, line, t->task->cmdline[0] ? t->task->cmdline : t->task->comm, vw);
@@ -572,7 +537,7 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     else
         ln(&l, "ioprio    %s/%d  (raw unreadable)  %s", ioprio_class_name(t->prio.cls), t->prio.level, origin);
     char rb[16], wb[16], cb[16], d1[16], d2[16], aw[16];
-    fmt_bytes(rb, 16, t->read_bps), fmt_bytes(wb, 16, t->write_bps), fmt_bytes(cb, 16, t->cancelled_write_bps);
+    fmt_rate(rb, 16, t->read_bps), fmt_rate(wb, 16, t->write_bps), fmt_rate(cb, 16, t->cancelled_write_bps);
     fmt_num(d1, 16, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);
     fmt_num(d2, 16, t->delay_valid ? t->swapin_delay_pct : (double)NAN, 1);
     fmt_num(aw, 16, t->blkio_avg_ms, 2);
@@ -580,7 +545,7 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     ln(&l, "block-I/O delay %s%%  swap-in delay %s%%  mean wait %s ms%s", d1, d2, aw,
        t->delay_overcount ? "  (kernel over-counted: capped)" : "");
     char devs[128];
-    devs_cell(devs, sizeof(devs), r, ti);
+    fmt_task_devs(devs, sizeof(devs), r, ti, "?");
     const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
     ln(&l, "devices   %s   role %s", devs, role ? role : "-");
     ln(&l, "%s", "");

@@ -128,7 +128,7 @@ lab_up() {
         -f </dev/null >/dev/null 2>"$_LAB_DIR/slowfs.log" &
     _LAB_PID=$!
     disown "$_LAB_PID"
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 300; i++)); do          # up to 15 s: a loaded machine is slow to fork
         _lab_mounted "$LAB_MNT" && break
         _lab_slowfs_alive || break
         sleep 0.05
