@@ -40,6 +40,7 @@ struct args {
     size_t npids;
     const char *proc_root, *sys_root;
     const char *record;
+    const char *replay;
 };
 
 static void usage(FILE *f)
@@ -57,6 +58,7 @@ static void usage(FILE *f)
           "  -o, --only             only processes doing I/O or waiting on it\n"
           "  -P, --threads          one line per thread instead of per process\n"
           "      --record FILE      also write every sample to FILE as JSON lines\n"
+          "      --replay FILE      show a recording on the screen (step, pause, speed)\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n",
           f);
@@ -88,7 +90,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD };
+    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -102,6 +104,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "proc-root", required_argument, NULL, OPT_PROC_ROOT },
         { "sys-root", required_argument, NULL, OPT_SYS_ROOT },
         { "record", required_argument, NULL, OPT_RECORD },
+        { "replay", required_argument, NULL, OPT_REPLAY },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -132,6 +135,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_PROC_ROOT: a->proc_root = optarg; break;
         case OPT_SYS_ROOT: a->sys_root = optarg; break;
         case OPT_RECORD: a->record = optarg; break;
+        case OPT_REPLAY: a->replay = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("iotriage %s\n", IOTRIAGE_VERSION); exit(0);
         case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
@@ -140,6 +144,8 @@ static void parse_args(int argc, char **argv, struct args *a)
     }
     if (optind < argc)
         bad_usage("unexpected argument '%s'", argv[optind]);
+    if (a->replay && (a->batch || a->record))
+        bad_usage("%s", "--replay drives the screen: not with -b, --json or --record");
 }
 
 static void sleep_until(double deadline)
@@ -249,6 +255,9 @@ static int main_audit(int argc, char **argv)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    /* Numbers are read and written the C way whatever the locale: JSON needs a decimal
+     * point, and -d 0.5 must mean half a second everywhere. */
+    setlocale(LC_NUMERIC, "C");
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return main_audit(argc - 1, argv + 1);
     struct args a;
@@ -275,7 +284,7 @@ int main(int argc, char **argv)
         struct tui_opts to = {
             .delay_s = a.delay_s, .threads = a.threads, .only_active = a.only_active,
             .pids = a.pids, .npids = a.npids, .proc_root = a.proc_root, .sys_root = a.sys_root,
-            .record = record,
+            .record = record, .replay = a.replay,
         };
         rc = tui_run(&to);
     }

@@ -19,6 +19,7 @@ struct tui_opts {
     size_t npids;
     const char *proc_root, *sys_root;
     FILE *record;                    /* every sample as a JSON line, or NULL */
+    const char *replay;              /* drive the screen from this recording instead */
 };
 
 /* Returns the process exit status. */

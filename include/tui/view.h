@@ -42,6 +42,9 @@ struct view {
     unsigned long long detail_start;
     double delay_s;
     const char *host;
+    /* replay: position, count and speed; replay_total 0 when live */
+    size_t replay_pos, replay_total;
+    double replay_speed;
     struct spark *sparks;
     size_t nsparks;
 };

@@ -117,7 +117,12 @@ static void draw_header(const struct result *r, struct view *vw, int w)
         strftime(when, sizeof(when), "%H:%M:%S", &tm);
     }
     attrset(color(vw, C_TITLE, A_BOLD));
-    int x = putf(0, 0, w, "iotriage - %s  %s  every %.2gs", vw->host, when, vw->delay_s);
+    int x;
+    if (vw->replay_total)
+        x = putf(0, 0, w, "iotriage - %s  %s  REPLAY %zu/%zu x%g", vw->host, when, vw->replay_pos + 1,
+                 vw->replay_total, vw->replay_speed);
+    else
+        x = putf(0, 0, w, "iotriage - %s  %s  every %.2gs", vw->host, when, vw->delay_s);
     attrset(A_NORMAL);
     if (vw->paused) {
         attrset(A_REVERSE);
@@ -597,6 +602,7 @@ static void draw_help(struct view *vw, int h, int w)
         "  a            totals since start       D          show partitions",
         "  /            filter by command/user   d          change the interval",
         "  space        refresh now              p          pause",
+        "  replay:      Left/Right (b n) step    + -        speed     g G  first/last",
         "",
         "PRIO: effective I/O priority class/level; ~ means derived from nice or the",
         "scheduling policy, not set with ionice. IODLY%: time waiting for block I/O;",
@@ -629,7 +635,10 @@ static void draw_bottom(struct view *vw, int y, int w)
         return;
     }
     attrset(color(vw, C_DIM, A_DIM));
-    put_clip(y, 0, w, "q quit  h help  Tab focus  Enter details  </> sort  o active  P threads  / filter  p pause");
+    if (vw->replay_total)
+        put_clip(y, 0, w, "q quit  h help  <-/-> step  +/- speed  g/G first/last  p pause  Enter details  / filter");
+    else
+        put_clip(y, 0, w, "q quit  h help  Tab focus  Enter details  </> sort  o active  P threads  / filter  p pause");
     attrset(A_NORMAL);
 }
 

@@ -14,6 +14,7 @@
 #include "delta.h"
 #include "out/output.h"
 #include "snapshot.h"
+#include "source/replay.h"
 #include "tui/view.h"
 #include "util.h"
 #include "verdict.h"
@@ -84,10 +85,19 @@ static bool contains(const char *hay, const char *needle)
     return strcasestr(hay, needle) != NULL;
 }
 
-static bool dev_has_io(const struct dev_rates *d)
+/* Has the device ever done I/O? Its lifetime counters say so; a replay has none, and
+ * there the IOPS history seen so far does. */
+static bool dev_has_io(const struct dev_rates *d, const struct view *vw)
 {
     const struct diskstats_row *ds = &d->dev->ds;
-    return ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS];
+    if (ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS])
+        return true;
+    for (size_t i = 0; i < vw->nsparks; i++)
+        if (strcmp(vw->sparks[i].name, ds->name) == 0)
+            for (unsigned k = 0; k < SPARK_LEN; k++)
+                if (vw->sparks[i].v[k] > 0)
+                    return true;
+    return false;
 }
 
 void rows_build(struct rows *rows, const struct result *r, const struct verdicts *v, const struct view *vw)
@@ -98,7 +108,7 @@ void rows_build(struct rows *rows, const struct result *r, const struct verdicts
     rows->dev = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(size_t));
     for (size_t i = 0; i < r->ndevs; i++) {
         const struct dev_rates *d = &r->devs[i];
-        if (!dev_has_io(d))
+        if (!dev_has_io(d, vw))
             continue;                /* never used (an unattached loop device): like iostat */
         if (d->dev->bd.partition && !vw->show_partitions)
             continue;
@@ -154,7 +164,24 @@ struct tui {
     struct rows rows;
     struct view vw;
     struct out_opts oo;
+    /* replay: frames from a recording instead of the sampler */
+    struct replay *rp;
+    struct replay_frame frame;
+    bool have_frame;
 };
+
+/* What the screen draws from: the live result or the replayed frame. */
+static const struct result *cur_result(const struct tui *t)
+{
+    if (t->rp)
+        return t->have_frame ? &t->frame.res : NULL;
+    return t->have_result ? &t->res : NULL;
+}
+
+static const struct verdicts *cur_verdicts(const struct tui *t)
+{
+    return t->rp ? &t->frame.ver : &t->ver;
+}
 
 static void spark_push(struct view *vw, const char *name, double v)
 {
@@ -172,6 +199,38 @@ static void spark_push(struct view *vw, const char *name, double v)
     s->head = (s->head + 1) % SPARK_LEN;
     if (s->n < SPARK_LEN)
         s->n++;
+}
+
+static void push_sparks(struct view *vw, const struct result *r)
+{
+    for (size_t i = 0; i < r->ndevs; i++) {
+        const struct dev_rates *d = &r->devs[i];
+        if (!d->dev->bd.partition)
+            spark_push(vw, d->dev->ds.name, d->r_s + d->w_s);
+    }
+}
+
+/* Show sample i of the recording. A damaged sample leaves the last good one on the
+ * screen and says why, with its line number. */
+static void replay_goto(struct tui *t, size_t i)
+{
+    char err[256] = "";
+    if (i >= t->vw.replay_total)
+        return;
+    if (replay_load(t->rp, i, &t->frame, err, sizeof(err)) < 0) {
+        str_copy(t->vw.message, err, sizeof(t->vw.message));
+        t->vw.replay_pos = i;
+        return;
+    }
+    /* The history shows the frames in the order they were recorded: a step forward adds
+     * one; any other move starts it afresh, so a frame looks the same however reached. */
+    if (!(t->have_frame && i == t->vw.replay_pos + 1))
+        t->vw.nsparks = 0;
+    t->have_frame = true;
+    t->vw.replay_pos = i;
+    if (t->frame.host)
+        t->vw.host = t->frame.host;
+    push_sparks(&t->vw, &t->frame.res);
 }
 
 static void sample(struct tui *t)
@@ -192,11 +251,7 @@ static void sample(struct tui *t)
     snapshot_free(&t->snaps[t->cur]);
     t->cur = next;
     t->have_result = true;
-    for (size_t i = 0; i < t->res.ndevs; i++) {
-        const struct dev_rates *d = &t->res.devs[i];
-        if (!d->dev->bd.partition)
-            spark_push(&t->vw, d->dev->ds.name, d->r_s + d->w_s);
-    }
+    push_sparks(&t->vw, &t->res);
     if (t->opts.record) {
         out_json_sample(t->opts.record, &t->res, &t->ver, &t->oo);
         fflush(t->opts.record);
@@ -223,13 +278,14 @@ static void move_sel(struct tui *t, long delta, bool absolute)
 
 static void open_detail(struct tui *t)
 {
-    if (!t->have_result)
+    const struct result *r = cur_result(t);
+    if (!r)
         return;
     if (t->vw.focus == FOCUS_DEVICES && t->vw.dev_sel < t->rows.ndev) {
-        str_copy(t->vw.detail_dev, t->res.devs[t->rows.dev[t->vw.dev_sel]].dev->ds.name, sizeof(t->vw.detail_dev));
+        str_copy(t->vw.detail_dev, r->devs[t->rows.dev[t->vw.dev_sel]].dev->ds.name, sizeof(t->vw.detail_dev));
         t->vw.mode = MODE_DEVICE;
     } else if (t->vw.focus == FOCUS_PROCESSES && t->vw.proc_sel < t->rows.nproc) {
-        const struct task_sample *s = t->res.tasks[t->rows.proc[t->vw.proc_sel]].task;
+        const struct task_sample *s = r->tasks[t->rows.proc[t->vw.proc_sel]].task;
         t->vw.detail_pid = s->id;
         t->vw.detail_start = s->start_ticks;
         t->vw.mode = MODE_PROCESS;
@@ -283,6 +339,35 @@ static bool prompt_key(struct tui *t, int ch)
     return false;
 }
 
+/* Keys of a replay: step, speed, jump. Returns true when the key was one of them. */
+static bool replay_key(struct tui *t, int ch)
+{
+    struct view *vw = &t->vw;
+    size_t last = vw->replay_total ? vw->replay_total - 1 : 0;
+    switch (ch) {
+    case KEY_RIGHT: case 'n': case '.':
+        vw->paused = true;
+        if (vw->replay_pos < last)
+            replay_goto(t, vw->replay_pos + 1);
+        else
+            snprintf(vw->message, sizeof(vw->message), "end of the recording");
+        return true;
+    case KEY_LEFT: case 'b': case ',':
+        vw->paused = true;
+        if (vw->replay_pos > 0)
+            replay_goto(t, vw->replay_pos - 1);
+        return true;
+    case 'g': replay_goto(t, 0); return true;
+    case 'G': replay_goto(t, last); return true;
+    case '+': if (vw->replay_speed < 64) vw->replay_speed *= 2; return true;
+    case '-': if (vw->replay_speed > 0.125) vw->replay_speed /= 2; return true;
+    case 'P': case 'd':
+        snprintf(vw->message, sizeof(vw->message), "a replay shows what was recorded");
+        return true;
+    default: return false;
+    }
+}
+
 /* Returns 1 to quit, 2 to sample now, 0 otherwise. */
 static int handle_key(struct tui *t, int ch)
 {
@@ -292,6 +377,8 @@ static int handle_key(struct tui *t, int ch)
         prompt_key(t, ch);
         return 0;
     }
+    if (t->rp && vw->mode == MODE_MAIN && replay_key(t, ch))
+        return 0;
     if (vw->mode != MODE_MAIN) {
         if (ch == 27 || ch == 'q' || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 'h' || ch == '?') {
             if (ch == 'q' && vw->mode == MODE_MAIN)
@@ -362,7 +449,7 @@ static int restart_sampler(struct tui *t, bool threads)
     char err[256] = "";
     struct sampler *s;
     if (sampler_open(&s, &so, err, sizeof(err)) < 0) {
-        snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %s", err);
+        snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %.140s", err);
         return -1;
     }
     if (t->sampler)
@@ -382,10 +469,6 @@ static int restart_sampler(struct tui *t, bool threads)
 
 int tui_run(const struct tui_opts *o)
 {
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
-        return 2;
-    }
     struct tui *t = xcalloc(1, sizeof(*t));
     t->opts = *o;
     char host[256] = "?";
@@ -398,10 +481,28 @@ int tui_run(const struct tui_opts *o)
     t->vw.only_active = o->only_active;
     const char *cs = nl_langinfo(CODESET);
     t->vw.utf8 = cs && strcmp(cs, "UTF-8") == 0;
-    if (restart_sampler(t, o->threads) < 0) {
+    if (o->replay) {
+        char err[256] = "";
+        if (replay_open(&t->rp, o->replay, err, sizeof(err)) < 0) {
+            fprintf(stderr, "iotriage: %s\n", err);
+            free(t);
+            return 1;
+        }
+        t->vw.replay_total = replay_count(t->rp);
+        t->vw.replay_speed = 1.0;
+    } else if (restart_sampler(t, o->threads) < 0) {
         fprintf(stderr, "iotriage: %s\n", t->vw.message);
         free(t);
         return 1;
+    }
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
+        if (t->rp)
+            replay_close(t->rp);
+        if (t->sampler)
+            sampler_close(t->sampler);
+        free(t);
+        return 2;
     }
 
     initscr();
@@ -414,14 +515,17 @@ int tui_run(const struct tui_opts *o)
     curs_set(0);
     setup_colors(&t->vw);
 
-    sample(t);                               /* the first snapshot: rates need two */
+    if (t->rp)
+        replay_goto(t, 0);
+    else
+        sample(t);                           /* the first snapshot: rates need two */
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
     int status = 0;
     bool dirty = true;
     while (!tui_stop_signal) {
         if (dirty) {
-            rows_build(&t->rows, t->have_result ? &t->res : NULL, &t->ver, &t->vw);
-            draw_screen(t->have_result ? &t->res : NULL, &t->ver, &t->rows, &t->vw);
+            rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
+            draw_screen(cur_result(t), cur_verdicts(t), &t->rows, &t->vw);
             dirty = false;
         }
         double now = clock_mono();
@@ -460,7 +564,7 @@ int tui_run(const struct tui_opts *o)
         }
         if (action == 1)
             break;
-        if (action == 3) {
+        if (action == 3 && !t->rp) {
             if (restart_sampler(t, !t->opts.threads) == 0) {
                 sample(t);
                 next = clock_mono() + 0.5;
@@ -469,7 +573,21 @@ int tui_run(const struct tui_opts *o)
             continue;
         }
         now = clock_mono();
-        if (action == 2 || (now >= next && !t->vw.paused)) {
+        if (t->rp) {
+            /* a replay moves on at the recorded pace, times the speed */
+            double itv = t->have_frame && t->frame.res.interval_s > 0 ? t->frame.res.interval_s : 1.0;
+            if (action == 2 || (now >= next && !t->vw.paused)) {
+                if (t->vw.replay_pos + 1 < t->vw.replay_total) {
+                    replay_goto(t, t->vw.replay_pos + 1);
+                } else if (!t->vw.paused) {
+                    t->vw.paused = true;
+                    snprintf(t->vw.message, sizeof(t->vw.message), "end of the recording");
+                }
+                dirty = true;
+            }
+            if (now >= next)
+                next = now + itv / t->vw.replay_speed;
+        } else if (action == 2 || (now >= next && !t->vw.paused)) {
             sample(t);
             next = now + t->vw.delay_s;
             dirty = true;
@@ -486,7 +604,12 @@ int tui_run(const struct tui_opts *o)
     if (t->have_prev)
         snapshot_free(&t->snaps[t->cur]);
     baselines_free(&t->hist);
-    sampler_close(t->sampler);
+    if (t->rp) {
+        replay_frame_free(&t->frame);
+        replay_close(t->rp);
+    }
+    if (t->sampler)
+        sampler_close(t->sampler);
     free(t->vw.sparks);
     free(t);
     return status;

@@ -29,7 +29,7 @@ wait_gone() {
     fail "screen still shows: $1"
 }
 lab_up 2000 4 64 || exit $?
-trap 'it_kill_bg; T kill-server 2>/dev/null; lab_down; it_cleanup' EXIT
+trap 'it_kill_bg; for s in "" -TERM -HUP -nocolor; do tmux -L "iotriage-test-$$$s" kill-server 2>/dev/null; done; lab_down; it_cleanup' EXIT
 
 # A marked idle process and a hostile command line to look for.
 bg bash -c 'exec -a iotriage-tui-marker sleep 300'; marker=$BG
@@ -133,8 +133,10 @@ jq -e -s 'all(.[]; has("devices") and has("processes") and has("warnings"))' "$T
 ok "--record wrote $n samples"
 
 # SIGTERM and SIGHUP end it cleanly too.
+base=$SOCK
 for sig in TERM HUP; do
     T kill-server 2>/dev/null
+    SOCK=$base-$sig    # a fresh server: a killed one may still be going away
     T new-session -d -s ui -x 100 -y 30 "$IOT -d 0.3; echo EXITED \$?; sleep 60"
     wait_for '^iotriage - '
     pid=$(pgrep -n -f "^$IOT -d 0.3") || fail "no iotriage process"
@@ -146,6 +148,7 @@ done
 
 # NO_COLOR: no colour escapes at all; with colour there are some.
 T kill-server 2>/dev/null
+SOCK=$base-nocolor
 T new-session -d -s ui -x 100 -y 30 "NO_COLOR=1 $IOT -d 0.3; sleep 60"
 wait_for '^iotriage - '
 T capture-pane -e -p -t ui | grep -Eq $'\e\\[[0-9;]*3[0-7]m' && fail "colours despite NO_COLOR"
