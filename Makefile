@@ -108,7 +108,7 @@ fuzz-smoke: fuzz-build
 
 # The binary and the unit tests under ASan+UBSan, into build/san/.
 san:
-	$(MAKE) BUILD=build/san OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
+	$(MAKE) BUILD=build/san EXTRA_CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
 	    build/san/iotriage $(UNIT_SRCS:tests/unit/%.c=build/san/tests/%) \
 	    build/san/tests/churn build/san/tests/loopctl
 
