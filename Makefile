@@ -130,7 +130,7 @@ soak: san
 
 # Benchmarks (bench/run.sh, method in docs/performance.md): CPU per refresh, peak RSS and
 # slab of `iotriage -b` against `iotop-c -b` and bench/floor.c, the least the kernel must
-# be asked for the same data. `make bench` takes a few minutes and prints the table;
+# be asked for the same data. `make bench` takes about 7 minutes and prints the table;
 # `make bench-smoke` runs a small population for a few seconds (part of `make check`
 # through tests/integration/test_bench_smoke.sh). Both need root.
 BENCH_BINS := $(BUILD)/bench/spawn $(BUILD)/bench/floor $(BUILD)/bench/measure
