@@ -2,14 +2,23 @@
  *   taskhelper threads N SECONDS   N threads in all (main included), all asleep
  *   taskhelper dread FILE SECONDS  synchronous 4 KiB O_DIRECT reads of FILE in a loop
  *   taskhelper dreadt N FILE SECONDS  the same in N threads of one process
+ *   taskhelper ptyclose SECONDS PROG [ARG...]  run PROG on a new pseudo-terminal that is
+ *       not its controlling terminal (so no SIGHUP comes), close the terminal after
+ *       SECONDS, then wait up to 5 s: prints "exit STATUS cpu SECONDS", or "hung" (and
+ *       kills it, exit 1). Proves a program leaves, without spinning, when its terminal
+ *       goes away.
  * It exits after SECONDS, or earlier on SIGTERM. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static double now(void)
@@ -96,14 +105,65 @@ static int do_dreadt(int n, const char *path, double secs)
     return bad ? 1 : 0;
 }
 
+static int do_ptyclose(double secs, char **argv)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) || unlockpt(master))
+        return perror("posix_openpt"), 1;
+    const char *name = ptsname(master);
+    struct winsize ws = { .ws_row = 30, .ws_col = 100 };
+    pid_t pid = fork();
+    if (pid == 0) {
+        int slave = open(name, O_RDWR | O_NOCTTY);
+        if (slave < 0)
+            _exit(126);
+        ioctl(slave, TIOCSWINSZ, &ws);
+        dup2(slave, 0), dup2(slave, 1), dup2(slave, 2);
+        close(master);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    /* drain what the program draws, so it never blocks writing */
+    double end = now() + secs;
+    char buf[4096];
+    fcntl(master, F_SETFL, O_NONBLOCK);
+    while (now() < end) {
+        while (read(master, buf, sizeof(buf)) > 0)
+            ;
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+    }
+    close(master);
+    end = now() + 5;
+    int status;
+    struct rusage ru;
+    while (now() < end) {
+        pid_t w = wait4(pid, &status, WNOHANG, &ru);
+        if (w == pid) {
+            double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+            printf("exit %d cpu %.3f\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), cpu);
+            return 0;
+        }
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    printf("hung\n");
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[1], "ptyclose") == 0)
+        return do_ptyclose(atof(argv[2]), argv + 3);
     if (argc == 5 && strcmp(argv[1], "dreadt") == 0)
         return do_dreadt(atoi(argv[2]), argv[3], atof(argv[4]));
     if (argc == 4 && strcmp(argv[1], "threads") == 0)
         return do_threads(atoi(argv[2]), atof(argv[3]));
     if (argc == 4 && strcmp(argv[1], "dread") == 0)
         return do_dread(argv[2], atof(argv[3]));
-    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt N FILE SECONDS\n");
+    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt N FILE SECONDS | ptyclose SECONDS PROG [ARG...]\n");
     return 2;
 }

@@ -94,6 +94,7 @@ echo none >"/sys/block/$LAB_NAME/queue/scheduler"
 bg ionice -c3 fio --name=idle --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 \
     --bs=4k --rw=randread --time_based --runtime=60 --output=/dev/null
 wait_for "ioprio-ignored: fio\[[0-9]+\] idle/7 \(set\) is ignored: $LAB_NAME uses none" 8
+wait_for "^$LAB_NAME +none "
 ok "banner: $(screen | grep -m1 'ioprio-ignored' | cut -c1-100)"
 echo bfq >"/sys/block/$LAB_NAME/queue/scheduler"
 wait_gone "ioprio-ignored: fio" 8
@@ -112,6 +113,14 @@ T resize-window -t ui -x 120 -y 40
 wait_for '^DEVICE +SCHED'
 ok "resize to 40x12, to 20x5 (too small) and back"
 
+# Stray Escapes do nothing, and the screen still answers.
+T send-keys -t ui Escape Escape Escape
+T send-keys -t ui h
+wait_for 'iotriage keys'
+T send-keys -t ui Escape
+wait_for '^ +PID USER'
+ok "stray Esc ignored"
+
 # Pause: the clock stops.
 T send-keys -t ui p
 wait_for 'PAUSED'
@@ -124,6 +133,13 @@ T send-keys -t ui q
 wait_for '^EXITED 0'
 screen | grep -q '^iotriage - ' && fail "the screen was not restored after quitting"
 ok "q quits with status 0 and restores the screen"
+
+# The terminal goes away without a SIGHUP (reads then fail with EIO): leave, don't spin.
+out=$(TERM=xterm "$HELPER" ptyclose 1.5 "$IOT" -d 0.3) || fail "iotriage kept running after its terminal closed: $out"
+case $out in "exit 0 cpu "*) ;; *) fail "after the terminal closed: $out" ;; esac
+cpu=${out##* }
+between "$cpu" 0 1.0 || fail "CPU $cpu s: spinning on a dead terminal?"
+ok "terminal closed under it: $out"
 
 # The recording holds one valid JSON sample per refresh.
 n=$(wc -l <"$TMP/rec.jsonl")
