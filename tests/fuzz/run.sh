@@ -32,7 +32,7 @@ seed_from() {
     local dir=$1 prefix=$2 f; shift 2
     for f in "$@"; do
         [ -f "$f" ] || continue
-        { printf "$prefix"; cat "$f"; } >"$dir/fixture-$(printf '%s' "$f" | cksum | cut -d' ' -f1)"
+        { printf '%b' "$prefix"; cat "$f"; } >"$dir/fixture-$(printf '%s %s' "$prefix" "$f" | cksum | cut -d' ' -f1)"
     done
 }
 
