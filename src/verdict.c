@@ -292,7 +292,8 @@ void verdict_compute(const struct result *r, struct verdicts *out)
             task_on_device(r, ti, td->idx[k], (td->buffered >> k) & 1u, out);
     }
     free(hidden);
-    qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);
+    if (out->n)   /* qsort_r wants a non-null array even for no elements */
+        qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);
 }
 
 void verdicts_free(struct verdicts *v)
