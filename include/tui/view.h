@@ -16,6 +16,17 @@ enum sort_key { SORT_PID, SORT_USER, SORT_PRIO, SORT_READ, SORT_WRITE, SORT_IODE
                 SORT_SWAPIN, SORT_ROLE, SORT_COMMAND, SORT_NKEYS };
 
 #define SPARK_LEN 64
+#define DETAIL_THREADS_MAX 64
+
+/* One thread of the process in the detail view: priority is per thread, and a label set
+ * on one thread says nothing of the others. Read when the view opens and refreshed with
+ * each sample (tui.c), live only. */
+struct thread_info {
+    pid_t tid;
+    char  comm[64];
+    int   ioprio_raw;                /* or -errno */
+    int   nice, policy;              /* -1000 / -1 when unreadable */
+};
 
 /* Per-device history for the sparkline, keyed by name. */
 struct spark {
@@ -40,6 +51,8 @@ struct view {
     char detail_dev[64];             /* MODE_DEVICE: which device */
     pid_t detail_pid;                /* MODE_PROCESS: which task */
     unsigned long long detail_start;
+    struct thread_info threads[DETAIL_THREADS_MAX];
+    size_t nthreads, threads_total;  /* shown, and found (0 when not read: a replay) */
     double delay_s;
     const char *host;
     /* replay: position, count and speed; replay_total 0 when live */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "out/escape.h"
@@ -105,6 +106,18 @@ static int choose_cols(const struct col *cols, int n, int width, bool *on)
     return used;
 }
 
+/* The selection within the n rows, and the first shown row such that the selection is
+ * among the `visible` rows shown. */
+static void keep_in_view(size_t *sel, size_t *top, size_t n, int visible)
+{
+    if (*sel >= n)
+        *sel = n ? n - 1 : 0;
+    if (*sel < *top)
+        *top = *sel;
+    if (visible > 0 && *sel >= *top + (size_t)visible)
+        *top = *sel - (size_t)(visible - 1);
+}
+
 /* ---- header and PSI ---- */
 
 static void draw_header(const struct result *r, struct view *vw, int w)
@@ -143,6 +156,11 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     else
         da = "delays on";
     x += putf(0, x, w - x, "  %zu %s  ", c->ntasks, c->threads ? "threads" : "procs");
+    if (geteuid() != 0) {
+        attrset(color(vw, C_WARN, A_BOLD));
+        x += putf(0, x, w - x, "not root: others' I/O unknown  ");
+        attrset(A_NORMAL);
+    }
     if (c->delayacct != DA_ON || c->taskstats_err)
         attrset(color(vw, C_WARN, A_BOLD));
     putf(0, x, w - x, "%s", da);
@@ -229,12 +247,7 @@ static void draw_devices(const struct result *r, const struct rows *rows, struct
     if (w - used >= 10)
         putf(y0, x, w - x, "%-*s", w - x, "IOPS history");
     attrset(A_NORMAL);
-    if (vw->dev_sel >= rows->ndev)
-        vw->dev_sel = rows->ndev ? rows->ndev - 1 : 0;
-    if (vw->dev_sel < vw->dev_top)
-        vw->dev_top = vw->dev_sel;
-    if (h > 1 && vw->dev_sel >= vw->dev_top + (size_t)(h - 1))
-        vw->dev_top = vw->dev_sel - (size_t)(h - 2);
+    keep_in_view(&vw->dev_sel, &vw->dev_top, rows->ndev, h - 1);
     for (int line = 1; line < h; line++) {
         size_t ri = vw->dev_top + (size_t)(line - 1);
         if (ri >= rows->ndev)
@@ -347,12 +360,7 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         addch(' ');
     attrset(A_NORMAL);
 
-    if (vw->proc_sel >= rows->nproc)
-        vw->proc_sel = rows->nproc ? rows->nproc - 1 : 0;
-    if (vw->proc_sel < vw->proc_top)
-        vw->proc_top = vw->proc_sel;
-    if (h > 1 && vw->proc_sel >= vw->proc_top + (size_t)(h - 1))
-        vw->proc_top = vw->proc_sel - (size_t)(h - 2);
+    keep_in_view(&vw->proc_sel, &vw->proc_top, rows->nproc, h - 1);
     for (int line = 1; line < h; line++) {
         size_t ri = vw->proc_top + (size_t)(line - 1);
         if (ri >= rows->nproc)
@@ -583,9 +591,21 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
             snprintf(line, sizeof(line), "  %7d %-8s delay %6s%%  ", (int)o->task->id, pr, dl);
             ln_untrusted(&l, line, o->task->comm, vw);
         }
-    } else {
+    } else if (vw->threads_total > 0) {
         ln(&l, "%s", "");
-        ln(&l, "P shows threads (each thread has its own I/O priority)");
+        attrset(A_BOLD);
+        ln(&l, "Threads (%zu): each has its own I/O priority", vw->threads_total);
+        attrset(A_NORMAL);
+        for (size_t i = 0; i < vw->nthreads; i++) {
+            const struct thread_info *th = &vw->threads[i];
+            struct ioprio_eff e = ioprio_effective(th->ioprio_raw, th->nice == -1000 ? 0 : th->nice, th->policy);
+            char line[80];
+            snprintf(line, sizeof(line), "  %7d %s/%d%s  nice %3d  ", (int)th->tid, ioprio_class_name(e.cls), e.level,
+                     e.source == IOS_EXPLICIT ? " " : "~", th->nice == -1000 ? 0 : th->nice);
+            ln_untrusted(&l, line, th->comm, vw);
+        }
+        if (vw->threads_total > vw->nthreads)
+            ln(&l, "  ... and %zu more", vw->threads_total - vw->nthreads);
     }
 }
 

@@ -6,7 +6,11 @@
 #include <errno.h>
 #include <langinfo.h>
 #include <math.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +18,7 @@
 #include "delta.h"
 #include "out/output.h"
 #include "snapshot.h"
+#include "source/ioprio.h"
 #include "source/replay.h"
 #include "tui/view.h"
 #include "util.h"
@@ -276,6 +281,42 @@ static void move_sel(struct tui *t, long delta, bool absolute)
     *sel = (size_t)v;
 }
 
+/* The threads of the process in the detail view, each with its own priority. */
+static void read_threads(struct tui *t)
+{
+    struct view *vw = &t->vw;
+    vw->nthreads = vw->threads_total = 0;
+    if (t->rp || vw->mode != MODE_PROCESS)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)vw->detail_pid);
+    DIR *d = opendir_at(AT_FDCWD, path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        vw->threads_total++;
+        if (vw->nthreads == DETAIL_THREADS_MAX)
+            continue;
+        struct thread_info *ti = &vw->threads[vw->nthreads++];
+        ti->tid = (pid_t)atoi(e->d_name);
+        char cpath[400], buf[64];
+        snprintf(cpath, sizeof(cpath), "%s/%s/comm", path, e->d_name);
+        ssize_t l = read_file_at(AT_FDCWD, cpath, buf, sizeof(buf));
+        if (l > 0 && buf[l - 1] == '\n')
+            buf[l - 1] = '\0';
+        str_copy(ti->comm, l > 0 ? buf : "?", sizeof(ti->comm));
+        ti->ioprio_raw = ioprio_read(ti->tid);
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, (id_t)ti->tid);
+        ti->nice = errno ? -1000 : nice;
+        ti->policy = sched_getscheduler(ti->tid);
+    }
+    closedir(d);
+}
+
 static void open_detail(struct tui *t)
 {
     const struct result *r = cur_result(t);
@@ -289,6 +330,7 @@ static void open_detail(struct tui *t)
         t->vw.detail_pid = s->id;
         t->vw.detail_start = s->start_ticks;
         t->vw.mode = MODE_PROCESS;
+        read_threads(t);
     }
 }
 
@@ -589,6 +631,7 @@ int tui_run(const struct tui_opts *o)
                 next = now + itv / t->vw.replay_speed;
         } else if (action == 2 || (now >= next && !t->vw.paused)) {
             sample(t);
+            read_threads(t);
             next = now + t->vw.delay_s;
             dirty = true;
         } else if (now >= next) {

@@ -29,7 +29,7 @@ wait_gone() {
     fail "screen still shows: $1"
 }
 lab_up 2000 4 64 || exit $?
-trap 'it_kill_bg; for s in "" -TERM -HUP -nocolor; do tmux -L "iotriage-test-$$$s" kill-server 2>/dev/null; done; lab_down; it_cleanup' EXIT
+trap 'it_kill_bg; for s in "" -TERM -HUP -INT -nocolor -ascii; do tmux -L "iotriage-test-$$$s" kill-server 2>/dev/null; done; lab_down; it_cleanup' EXIT
 
 # A marked idle process and a hostile command line to look for.
 bg bash -c 'exec -a iotriage-tui-marker sleep 300'; marker=$BG
@@ -77,9 +77,27 @@ screen | grep -Eq "^ +$marker .*iotriage-tui-marker" || { screen; fail "marker r
 T send-keys -t ui Enter
 wait_for "^Process $marker"
 wait_for 'ioprio +be/4'
+wait_for 'Threads \(1\): each has its own I/O priority'
+wait_for "^ +$marker be/4~ +nice +0 +sleep"
 T send-keys -t ui Escape
 clear_filter
 ok "filter and process details"
+
+# A process whose threads carry different labels: the detail view lists each.
+bg "$HELPER" threads 3 300; mt=$BG
+sleep 0.3
+tid=$(ls "/proc/$mt/task" | grep -v "^$mt\$" | head -n 1)
+ionice -c3 -p "$tid" || fail "ionice on thread $tid"
+T send-keys -t ui / taskhelper Enter
+wait_for 'filter: taskhelper'
+T send-keys -t ui Home Enter
+wait_for "^Process $mt"
+wait_for 'Threads \(3\)'
+wait_for "^ +$tid idle/7 "
+wait_for "^ +$mt be/4~"
+T send-keys -t ui Escape
+clear_filter
+ok "per-thread priorities in the process view (thread $tid idle/7)"
 
 # Device details: Tab to the devices, Enter.
 T send-keys -t ui Tab Home Enter
@@ -150,7 +168,7 @@ ok "--record wrote $n samples"
 
 # SIGTERM and SIGHUP end it cleanly too.
 base=$SOCK
-for sig in TERM HUP; do
+for sig in TERM HUP INT; do
     T kill-server 2>/dev/null
     SOCK=$base-$sig    # a fresh server: a killed one may still be going away
     T new-session -d -s ui -x 100 -y 30 "$IOT -d 0.3; echo EXITED \$?; sleep 60"
@@ -169,3 +187,12 @@ T new-session -d -s ui -x 100 -y 30 "NO_COLOR=1 $IOT -d 0.3; sleep 60"
 wait_for '^iotriage - '
 T capture-pane -e -p -t ui | grep -Eq $'\e\\[[0-9;]*3[0-7]m' && fail "colours despite NO_COLOR"
 ok "NO_COLOR honoured"
+
+# Without a UTF-8 locale: plain ASCII on screen (the sparkline too), nothing else.
+T kill-server 2>/dev/null
+SOCK=$base-ascii
+T new-session -d -s ui -x 120 -y 30 "LANG=C LC_ALL=C $IOT -d 0.3; sleep 60"
+wait_for '^iotriage - '
+sleep 1.5
+T capture-pane -p -t ui | LC_ALL=C grep -q '[^ -~]' && { T capture-pane -p -t ui | LC_ALL=C grep -n '[^ -~]' | head -3; fail "non-ASCII on a C-locale screen"; }
+ok "C locale: ASCII only"
