@@ -63,6 +63,15 @@ bg sleep 30; b=$BG
 jqf --argjson a "$a" --argjson b "$b" '[.processes[].pid] | sort == ([$a,$b] | sort)' "$TMP/p.json" >/dev/null
 ok "-p $a -p $b selects exactly those"
 
+# A process that execs keeps its pid and start time but gets a new command line: it is
+# read again at once (names are cached per task between refreshes).
+bg bash -c 'sleep 1.2; exec -a renamed-after-exec sleep 30'; x=$BG
+"$IOT" --json -n 5 -d 0.5 -p "$x" >"$TMP/exec.json" || fail "exec run failed"
+jqf -s '(.[0].processes[0].cmdline | startswith("bash -c")) and
+        (.[-1].processes[0].cmdline == "renamed-after-exec 30") and (.[-1].processes[0].comm == "sleep")' \
+    "$TMP/exec.json" >/dev/null
+ok "exec seen at once: $(jq -r -s '[.[].processes[0].comm] | join(" -> ")' "$TMP/exec.json")"
+
 # -o: an idle sleep is not active and is filtered out.
 "$IOT" --json -n 1 -d 0.1 -o -p "$a" >"$TMP/o.json" || fail "-o run failed"
 jqf '.processes | length == 0' "$TMP/o.json" >/dev/null
