@@ -16,6 +16,11 @@
  * (adding keys does not raise it). A replay refuses samples from a newer version. */
 #define IOTRIAGE_JSON_VERSION 1
 
+/* The texts of the JSON `notes` (and what a replay maps back to source errors). */
+#define NOTE_PSI_ENOENT "kernel without PSI or booted with psi=0"
+#define NOTE_DA_OFF     "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data"
+#define NOTE_DA_MISSING "kernel.task_delayacct not found: kernel without delay accounting"
+
 struct out_opts {
     const char *hostname;
     bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */

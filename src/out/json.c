@@ -318,7 +318,7 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "source", "psi");
         char txt[128];
         snprintf(txt, sizeof(txt), "pressure/%s unavailable: %s", psi_resource_name[k],
-                 c->psi[k].err == -ENOENT ? "kernel without PSI or booted with psi=0"
+                 c->psi[k].err == -ENOENT ? NOTE_PSI_ENOENT
                                           : source_err_text(c->psi[k].err));
         jw_str(&w, "text", txt);
         jw_close(&w, '}');
@@ -329,9 +329,9 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
         if (c->taskstats_err)
             jw_str(&w, "text", c->taskstats_msg);
         else if (c->delayacct == DA_OFF)
-            jw_str(&w, "text", "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data");
+            jw_str(&w, "text", NOTE_DA_OFF);
         else
-            jw_str(&w, "text", "kernel.task_delayacct not found: kernel without delay accounting");
+            jw_str(&w, "text", NOTE_DA_MISSING);
         jw_close(&w, '}');
     }
     jw_close(&w, ']');

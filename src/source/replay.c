@@ -1240,9 +1240,7 @@ static int decode_warnings(struct dec *d, const struct json_value *list, const s
 /* ---- notes: the errors the writer turned into text ------------------------------------- */
 
 /* The writer's fixed texts (src/out/json.c); the round-trip test fails if they drift. */
-#define NOTE_PSI_ENOENT "kernel without PSI or booted with psi=0"
-#define NOTE_DA_OFF     "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data"
-#define NOTE_DA_MISSING "kernel.task_delayacct not found: kernel without delay accounting"
+/* NOTE_* texts: out/output.h, shared with the writer */
 
 static void note_psi(struct snapshot *s, const char *text)
 {

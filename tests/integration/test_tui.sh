@@ -3,31 +3,10 @@
 # with send-keys, the screen read with capture-pane, at several sizes.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
-need tmux
 need ionice
 need fio
 SOCK=iotriage-test-$$
-T() { tmux -L "$SOCK" "$@"; }
-screen() { T capture-pane -p -t ui; }
-# wait_for PATTERN [SECONDS]: until the screen shows PATTERN (a grep -E expression)
-wait_for() {
-    local i
-    for i in $(seq 1 $((${2:-5} * 10))); do
-        screen | grep -Eq -- "$1" && return 0
-        sleep 0.1
-    done
-    echo "--- screen:"; screen; echo "---"
-    fail "screen never showed: $1"
-}
-wait_gone() {
-    local i
-    for i in $(seq 1 $((${2:-5} * 10))); do
-        screen | grep -Eq -- "$1" || return 0
-        sleep 0.1
-    done
-    echo "--- screen:"; screen; echo "---"
-    fail "screen still shows: $1"
-}
+. "$(dirname "$0")/lib_tmux.sh"
 lab_up 2000 4 64 || exit $?
 trap 'it_kill_bg; for s in "" -TERM -HUP -INT -nocolor -ascii; do tmux -L "iotriage-test-$$$s" kill-server 2>/dev/null; done; lab_down; it_cleanup' EXIT
 

@@ -4,21 +4,10 @@
 # same however it is reached; a damaged line is reported with its line number.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
-need tmux
 need fio
 need ionice
 SOCK=iotriage-replay-$$
-T() { tmux -L "$SOCK" "$@"; }
-screen() { T capture-pane -p -t ui; }
-wait_for() {
-    local i
-    for i in $(seq 1 $((${2:-5} * 10))); do
-        screen | grep -Eq -- "$1" && return 0
-        sleep 0.1
-    done
-    echo "--- screen:"; screen; echo "---"
-    fail "screen never showed: $1"
-}
+. "$(dirname "$0")/lib_tmux.sh"
 lab_up 2000 4 64 || exit $?
 trap 'it_kill_bg; tmux -L "$SOCK" kill-server 2>/dev/null; tmux -L "$SOCK-bad" kill-server 2>/dev/null; lab_down; it_cleanup' EXIT
 
