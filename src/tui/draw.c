@@ -433,6 +433,15 @@ static void ln(struct lines *l, const char *fmt, ...)
     put_clip(l->y++, 0, l->w, buf);
 }
 
+/* A blank line, then a bold heading. */
+static void ln_heading(struct lines *l, const char *title)
+{
+    ln(l, "%s", "");
+    attrset(A_BOLD);
+    ln(l, "%s", title);
+    attrset(A_NORMAL);
+}
+
 static void ln_untrusted(struct lines *l, const char *label, const char *s, const struct view *vw)
 {
     if (l->y >= l->h)
@@ -484,10 +493,7 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
        a[9], a[10], a[11]);
     ln(&l, "r_await %s  w_await %s  aqu-sz %s  %%util %s  quiet await %s  saturated %s", a[4], a[5], a[6],
        a[7], a[8], d->saturated < 0 ? "unknown" : d->saturated ? "YES" : "no");
-    ln(&l, "%s", "");
-    attrset(A_BOLD);
-    ln(&l, "Verdicts");
-    attrset(A_NORMAL);
+    ln_heading(&l, "Verdicts");
     unsigned nv = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->w[i].dev == (int)di) {
@@ -498,10 +504,7 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
         }
     if (!nv)
         ln(&l, "  none");
-    ln(&l, "%s", "");
-    attrset(A_BOLD);
-    ln(&l, "Processes doing I/O to it");
-    attrset(A_NORMAL);
+    ln_heading(&l, "Processes doing I/O to it");
     for (size_t ti = 0; r->cur->tdevs && ti < r->ntasks; ti++) {
         const struct task_devs *td = &r->cur->tdevs[ti];
         bool hit = false;
@@ -561,10 +564,7 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     fmt_task_devs(devs, sizeof(devs), r, ti, "?");
     const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
     ln(&l, "devices   %s   role %s", devs, role ? role : "-");
-    ln(&l, "%s", "");
-    attrset(A_BOLD);
-    ln(&l, "Verdicts");
-    attrset(A_NORMAL);
+    ln_heading(&l, "Verdicts");
     unsigned nv = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->w[i].task == (int)ti) {
@@ -576,10 +576,9 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     if (!nv)
         ln(&l, "  none%s", ioprio_is_default(t->prio) ? " (default priority: nothing to honour or ignore)" : "");
     if (r->cur->threads) {
-        ln(&l, "%s", "");
-        attrset(A_BOLD);
-        ln(&l, "Threads of process %d", (int)s->tgid);
-        attrset(A_NORMAL);
+        char title[64];
+        snprintf(title, sizeof(title), "Threads of process %d", (int)s->tgid);
+        ln_heading(&l, title);
         for (size_t i = 0; i < r->ntasks; i++) {
             const struct task_rates *o = &r->tasks[i];
             if (o->task->tgid != s->tgid)
@@ -592,10 +591,9 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
             ln_untrusted(&l, line, o->task->comm, vw);
         }
     } else if (vw->threads_total > 0) {
-        ln(&l, "%s", "");
-        attrset(A_BOLD);
-        ln(&l, "Threads (%zu): each has its own I/O priority", vw->threads_total);
-        attrset(A_NORMAL);
+        char title[64];
+        snprintf(title, sizeof(title), "Threads (%zu): each has its own I/O priority", vw->threads_total);
+        ln_heading(&l, title);
         for (size_t i = 0; i < vw->nthreads; i++) {
             const struct thread_info *th = &vw->threads[i];
             struct ioprio_eff e = ioprio_effective(th->ioprio_raw, th->nice == -1000 ? 0 : th->nice, th->policy);
