@@ -15,7 +15,10 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+# READ_ONLY=1 builds an iotriage that never changes anything, whatever its options say
+# (for shared boxes): every action is refused, as with --read-only.
+READ_ONLY ?= 0
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -DIOTRIAGE_READ_ONLY=$(READ_ONLY) $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
 
 BUILD   ?= build
@@ -27,7 +30,7 @@ LIBOBJS := $(LIBSRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run check unit lab deps deps-test clean clang tidy san
+.PHONY: all run check unit lab deps deps-test clean clang tidy san readonly
 all: iotriage
 
 iotriage: $(OBJS)
@@ -73,6 +76,13 @@ clang:
 	$(MAKE) CC=clang BUILD=build/clang build/clang/iotriage-clang
 
 $(BUILD)/iotriage-clang: $(OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
+
+# The build-time read-only variant, in its own directory (tests/integration/test_actions_ro.sh).
+readonly:
+	$(MAKE) READ_ONLY=1 BUILD=build/ro build/ro/iotriage-ro
+
+$(BUILD)/iotriage-ro: $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
 
 clean:

@@ -54,6 +54,11 @@ enum sched_reading {
 };
 /* sched: the active scheduler's name, or NULL/"" for a device without one. */
 enum sched_reading verdict_sched_reading(const char *sched, struct ioprio_eff prio);
+/* One line: which priorities a scheduler reads and which it ignores (for the operator
+ * about to switch to it). */
+const char *verdict_sched_reads(const char *sched);
+/* A few words for a reading: "honoured", "class read, level ignored"... */
+const char *sched_reading_name(enum sched_reading r);
 
 #define WARN_TEXT_MAX 240
 

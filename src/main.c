@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "act/act.h"
 #include "audit.h"
 #include "delta.h"
 #include "out/output.h"
@@ -41,6 +42,7 @@ struct args {
     const char *proc_root, *sys_root;
     const char *record;
     const char *replay;
+    bool read_only;
 };
 
 static void usage(FILE *f)
@@ -59,6 +61,8 @@ static void usage(FILE *f)
           "  -P, --threads          one line per thread instead of per process\n"
           "      --record FILE      also write every sample to FILE as JSON lines\n"
           "      --replay FILE      show a recording on the screen (step, pause, speed)\n"
+          "      --read-only        refuse every action (scheduler switch, ionice, delay\n"
+          "                         accounting); the screen shows READ-ONLY\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n",
           f);
@@ -90,7 +94,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY };
+    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -105,6 +109,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "sys-root", required_argument, NULL, OPT_SYS_ROOT },
         { "record", required_argument, NULL, OPT_RECORD },
         { "replay", required_argument, NULL, OPT_REPLAY },
+        { "read-only", no_argument, NULL, OPT_READ_ONLY },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -136,8 +141,11 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_SYS_ROOT: a->sys_root = optarg; break;
         case OPT_RECORD: a->record = optarg; break;
         case OPT_REPLAY: a->replay = optarg; break;
+        case OPT_READ_ONLY: a->read_only = true; break;
         case 'h': usage(stdout); exit(0);
-        case 'V': printf("iotriage %s\n", IOTRIAGE_VERSION); exit(0);
+        case 'V':
+            printf("iotriage %s%s\n", IOTRIAGE_VERSION, act_built_read_only() ? " (built read-only)" : "");
+            exit(0);
         case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
         default: bad_usage("unknown option %s", argv[optind - 1]); break;
         }
@@ -262,6 +270,8 @@ int main(int argc, char **argv)
         return main_audit(argc - 1, argv + 1);
     struct args a;
     parse_args(argc, argv, &a);
+    if (a.read_only)
+        act_set_read_only();
 
     struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);

@@ -58,6 +58,30 @@ enum sched_reading verdict_sched_reading(const char *sched, struct ioprio_eff pr
     return SR_UNKNOWN_SCHED;
 }
 
+const char *verdict_sched_reads(const char *sched)
+{
+    if (!sched || !sched[0] || strcmp(sched, "none") == 0)
+        return "reads no priority: every class and level is served in arrival order";
+    if (strcmp(sched, "kyber") == 0)
+        return "reads no priority: it orders reads, writes and discards by latency targets only";
+    if (strcmp(sched, "mq-deadline") == 0)
+        return "reads the class (rt before be before idle) but not the level: be/0 = be/7";
+    if (strcmp(sched, "bfq") == 0)
+        return "reads class and level: rt, be/0-7 as weights, idle only when others are quiet";
+    return "not known to iotriage: what it reads is unknown";
+}
+
+const char *sched_reading_name(enum sched_reading r)
+{
+    switch (r) {
+    case SR_DEFAULT: return "default (nothing to honour)";
+    case SR_HONOURED: return "honoured";
+    case SR_LEVEL_IGNORED: return "class read, level ignored";
+    case SR_IGNORED: return "ignored";
+    default: return "unknown";
+    }
+}
+
 static void push(struct verdicts *v, enum warn_code code, int dev, int task, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

@@ -28,11 +28,51 @@ struct thread_info {
     int   nice, policy;              /* -1000 / -1 when unreadable */
 };
 
-/* Per-device history for the sparkline, keyed by name. */
+/* Per-device history, keyed by name: IOPS for the sparkline, and the figures a
+ * scheduler switch is judged by (before and after it). */
 struct spark {
     char name[64];
-    double v[SPARK_LEN];
+    double v[SPARK_LEN];             /* r/s + w/s */
+    double await[SPARK_LEN], aqu[SPARK_LEN], util[SPARK_LEN];
+    double t[SPARK_LEN];             /* CLOCK_MONOTONIC end of the interval; 0 in a replay */
+    double itv[SPARK_LEN];           /* its length, s */
     unsigned n, head;
+};
+
+/* A modal dialog: text already escaped, an optional menu, and the keys it takes. The
+ * logic that fills it lives in tui/actions.c; draw.c only paints it. */
+enum dialog_kind {
+    DLG_NONE, DLG_SCHED_MENU, DLG_SCHED_CONFIRM, DLG_UNDO_CONFIRM, DLG_PRIO_CHOOSE,
+    DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
+};
+#define DLG_LINES 24
+#define DLG_LINE_MAX 256
+struct dialog {
+    enum dialog_kind kind;
+    char title[160];
+    char lines[DLG_LINES][DLG_LINE_MAX];
+    unsigned nlines;
+    unsigned first_item, nitems, sel;   /* a menu: lines[first_item + k], k < nitems */
+    char keys[200];                  /* the key line at the bottom */
+    bool complete;                   /* set by draw: every line and the key line were shown */
+};
+
+/* Figures of a device over some seconds: means of the samples in them. */
+struct dev_figs {
+    double iops, await, aqu, util;   /* NAN when no sample */
+    double secs;
+    unsigned n;
+};
+
+/* The last scheduler switch, to show before/after figures for a while. */
+#define SWITCH_SHOW_S 60.0
+struct switch_mark {
+    bool active;
+    char disk[64], from[24], to[24];
+    double mono;                     /* when it was written */
+    struct dev_figs before;
+    double sum_iops, sum_await, sum_aqu, sum_util, sum_secs, await_secs;   /* after, weighted */
+    unsigned n_after;
 };
 
 struct view {
@@ -41,10 +81,12 @@ struct view {
     enum sort_key sort;
     bool reverse, only_active, accumulated, show_partitions, paused;
     bool utf8, color;
+    bool read_only;                  /* actions refused; shown in the header */
     char filter[64];
+    char dev_filter[64];             /* device names containing this */
     char prompt[96];                 /* non-empty: a line editor is open with this label */
     char input[64];
-    int prompt_kind;                 /* 1 filter, 2 delay */
+    int prompt_kind;                 /* 1 filter, 2 delay, 3 device filter */
     char message[160];               /* one line at the bottom until the next key */
     size_t dev_sel, proc_sel;        /* index into the shown rows */
     size_t dev_top, proc_top;        /* first shown row */
@@ -60,6 +102,10 @@ struct view {
     double replay_speed;
     struct spark *sparks;
     size_t nsparks;
+    struct dialog dlg;
+    struct switch_mark mark;
+    char udev_rule[DLG_LINE_MAX];    /* for the last switch; shown in the device view */
+    char udev_disk[64];
 };
 
 /* The rows the panels show, in order; rebuilt after every sample or key. */
@@ -79,5 +125,10 @@ void draw_screen(const struct result *r, const struct verdicts *v, const struct 
                  struct view *vw);
 
 const char *sort_key_name(enum sort_key k);
+
+/* The spark of a device, or NULL. */
+const struct spark *spark_find(const struct view *vw, const char *name);
+/* After figures of the mark so far. */
+struct dev_figs switch_after(const struct switch_mark *m);
 
 #endif

@@ -150,12 +150,17 @@ static void draw_header(const struct result *r, struct view *vw, int w)
         da = c->taskstats_err == -1 || c->taskstats_err == -13 ? "delays: need CAP_NET_ADMIN (root)"
                                                                : "delays: taskstats unavailable";
     else if (c->delayacct == DA_OFF)
-        da = "delays off: sysctl kernel.task_delayacct=1";
+        da = vw->read_only ? "delays off: sysctl kernel.task_delayacct=1" : "delays off: A turns on";
     else if (c->delayacct == DA_UNKNOWN)
         da = "delays: not in this kernel";
     else
         da = "delays on";
     x += putf(0, x, w - x, "  %zu %s  ", c->ntasks, c->threads ? "threads" : "procs");
+    if (vw->read_only) {
+        attrset(A_BOLD);
+        x += putf(0, x, w - x, "READ-ONLY  ");
+        attrset(A_NORMAL);
+    }
     if (geteuid() != 0) {
         attrset(color(vw, C_WARN, A_BOLD));
         x += putf(0, x, w - x, "not root: others' I/O unknown  ");
@@ -193,14 +198,6 @@ static void draw_psi(const struct result *r, const struct view *vw, int y, int w
 }
 
 /* ---- devices ---- */
-
-static const struct spark *spark_of(const struct view *vw, const char *name)
-{
-    for (size_t i = 0; i < vw->nsparks; i++)
-        if (strcmp(vw->sparks[i].name, name) == 0)
-            return &vw->sparks[i];
-    return NULL;
-}
 
 static void draw_spark(int y, int x, int w, const struct spark *s, const struct view *vw)
 {
@@ -284,7 +281,7 @@ static void draw_devices(const struct result *r, const struct rows *rows, struct
                 mvaddch(y, k, ' ');
         attrset(A_NORMAL);
         if (w - x >= 10)   /* the last column stays empty: writing it can wrap the line */
-            draw_spark(y, x, w - x - 1, spark_of(vw, d->dev->ds.name), vw);
+            draw_spark(y, x, w - x - 1, spark_find(vw, d->dev->ds.name), vw);
     }
 }
 
@@ -418,6 +415,7 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
 
 struct lines {
     int y, h, w;
+    const struct view *vw;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -450,9 +448,35 @@ static void ln_untrusted(struct lines *l, const char *label, const char *s, cons
     put_untrusted(l->y++, x, l->w - x, s, vw);
 }
 
+/* Before and after the last scheduler switch, for a minute after it. */
+static void draw_switch_figs(struct lines *l, const struct result *r, const char *disk)
+{
+    const struct view *vw = l->vw;
+    const struct switch_mark *m = &vw->mark;
+    double ago = r->cur->mono - m->mono;
+    if (!m->active || strcmp(m->disk, disk) != 0 || ago > SWITCH_SHOW_S || ago < 0)
+        return;
+    char title[160];
+    snprintf(title, sizeof(title), "Switched from %s to %s %.0f s ago", m->from, m->to, ago);
+    ln_heading(l, title);
+    struct dev_figs b = m->before, f = switch_after(m);
+    char bh[32], fh[32];
+    snprintf(bh, sizeof(bh), "before (%.0f s)", b.secs);
+    snprintf(fh, sizeof(fh), f.n ? "after (%.0f s)" : "after (wait)", f.secs);
+    ln(l, "  %-10s %14s %14s", "", bh, fh);
+    const char *names[4] = { "IOPS", "await ms", "aqu-sz", "%util" };
+    double bv[4] = { b.iops, b.await, b.aqu, b.util }, fv[4] = { f.iops, f.await, f.aqu, f.util };
+    for (int i = 0; i < 4; i++) {
+        char x[16], y[16];
+        fmt_num(x, sizeof(x), bv[i], i == 1 || i == 2 ? 2 : 1);
+        fmt_num(y, sizeof(y), fv[i], i == 1 || i == 2 ? 2 : 1);
+        ln(l, "  %-10s %14s %14s", names[i], x, y);
+    }
+}
+
 static void draw_device_detail(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
 {
-    struct lines l = { 1, h - 1, w };
+    struct lines l = { 1, h - 1, w, vw };
     const struct dev_rates *d = NULL;
     size_t di = 0;
     for (size_t i = 0; i < r->ndevs; i++)
@@ -493,6 +517,11 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
        a[9], a[10], a[11]);
     ln(&l, "r_await %s  w_await %s  aqu-sz %s  %%util %s  quiet await %s  saturated %s", a[4], a[5], a[6],
        a[7], a[8], d->saturated < 0 ? "unknown" : d->saturated ? "YES" : "no");
+    draw_switch_figs(&l, r, b->disk);
+    if (vw->udev_rule[0] && strcmp(vw->udev_disk, b->disk) == 0) {
+        ln_heading(&l, "To keep the switch after a reboot (a udev rule; iotriage writes no file)");
+        ln(&l, "%s", vw->udev_rule);
+    }
     ln_heading(&l, "Verdicts");
     unsigned nv = 0;
     for (size_t i = 0; i < v->n; i++)
@@ -524,7 +553,7 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
 
 static void draw_process_detail(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
 {
-    struct lines l = { 1, h - 1, w };
+    struct lines l = { 1, h - 1, w, vw };
     const struct task_rates *t = NULL;
     size_t ti = 0;
     for (size_t i = 0; i < r->ntasks; i++)
@@ -607,6 +636,98 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     }
 }
 
+/* ---- dialogs ---- */
+
+/* Put s from row y, wrapped at width w (at a space when one is near), at most rows rows.
+ * Returns the rows used, or -1 when s did not fit in them. */
+static int put_wrap(int y, int w, int rows, const char *s)
+{
+    int used = 0;
+    size_t left = strlen(s);
+    while (used < rows) {
+        /* how many bytes fit in w columns */
+        mbstate_t st;
+        memset(&st, 0, sizeof(st));
+        size_t fit = 0, last_space = 0;
+        int cols = 0;
+        while (fit < left) {
+            wchar_t wc;
+            size_t n = mbrtowc(&wc, s + fit, left - fit, &st);
+            if (n == (size_t)-1 || n == (size_t)-2 || n == 0)
+                n = 1, wc = L'?';
+            int cw = wcwidth(wc);
+            if (cw < 0)
+                cw = 1;
+            if (cols + cw > w)
+                break;
+            cols += cw;
+            fit += n;
+            if (wc == L' ')
+                last_space = fit;
+        }
+        if (fit < left && last_space > (size_t)w / 2)
+            fit = last_space;
+        char buf[DLG_LINE_MAX + 8];
+        size_t k = fit < sizeof(buf) - 1 ? fit : sizeof(buf) - 1;
+        memcpy(buf, s, k);
+        buf[k] = '\0';
+        put_clip(y + used, 0, w, buf);
+        used++;
+        s += fit;
+        left -= fit;
+        if (left == 0)
+            return used;
+        if (fit == 0)
+            return -1;
+        while (*s == ' ' && left)
+            s++, left--;
+    }
+    return -1;
+}
+
+static void draw_dialog(struct view *vw, int h, int w)
+{
+    struct dialog *g = &vw->dlg;
+    int y = 1, last = h - 2;             /* the key line takes the bottom row */
+    bool whole = true;
+    attrset(color(vw, C_TITLE, A_BOLD));
+    int n = put_wrap(y, w, last - y + 1, g->title);
+    attrset(A_NORMAL);
+    whole &= n > 0;
+    y += n > 0 ? n : last - y + 1;
+    y++;
+    for (unsigned i = 0; i < g->nlines && y <= last; i++) {
+        bool item = g->nitems && i >= g->first_item && i < g->first_item + g->nitems;
+        bool sel = item && i - g->first_item == g->sel;
+        char line[DLG_LINE_MAX + 8];
+        snprintf(line, sizeof(line), "%s%s", item ? (sel ? "> " : "  ") : "", g->lines[i]);
+        if (sel)
+            attrset(A_REVERSE | A_BOLD);
+        n = put_wrap(y, w, last - y + 1, line);
+        if (sel) {
+            for (int k = getcurx(stdscr); k < w && getcury(stdscr) == y; k++)
+                addch(' ');
+            attrset(A_NORMAL);
+        }
+        whole &= n > 0;
+        y += n > 0 ? n : last - y + 1;
+        if (i + 1 < g->nlines && y > last)
+            whole = false;
+    }
+    attrset(A_BOLD);
+    int kw = put_clip(h - 1, 0, w, g->keys);
+    attrset(A_NORMAL);
+    whole &= (size_t)kw >= strlen(g->keys);
+    g->complete = whole;
+    if (vw->message[0]) {                /* why a key was refused: over the key line */
+        move(h - 1, 0);
+        clrtoeol();
+        attrset(color(vw, C_WARN, A_BOLD));
+        put_clip(h - 1, 0, w, vw->message);
+        attrset(A_NORMAL);
+    }
+}
+
 static void draw_help(struct view *vw, int h, int w)
 {
     static const char *const text[] = {
@@ -621,6 +742,13 @@ static void draw_help(struct view *vw, int h, int w)
         "  /            filter by command/user   d          change the interval",
         "  space        refresh now              p          pause",
         "  replay:      Left/Right (b n) step    + -        speed     g G  first/last",
+        "",
+        "Actions (each asks first: y applies, n or Esc writes nothing; --read-only refuses):",
+        "  s            switch the I/O scheduler of the selected device (or device view)",
+        "  u            undo the last switch (scheduler and nr_requests)",
+        "  i            set the I/O priority of the selected process, on all its threads",
+        "  A            turn delay accounting (kernel.task_delayacct) on, or back off",
+        "  / on devices filter the devices by name",
         "",
         "PRIO: effective I/O priority class/level; ~ means derived from nice or the",
         "scheduling policy, not set with ionice. IODLY%: time waiting for block I/O;",
@@ -656,7 +784,9 @@ static void draw_bottom(struct view *vw, int y, int w)
     if (vw->replay_total)
         put_clip(y, 0, w, "q quit  h help  <-/-> step  +/- speed  g/G first/last  p pause  Enter details  / filter");
     else
-        put_clip(y, 0, w, "q quit  h help  Tab focus  Enter details  </> sort  o active  P threads  / filter  p pause");
+        put_clip(y, 0, w, vw->focus == FOCUS_DEVICES
+                              ? "q quit  h help  Tab focus  Enter details  s scheduler  u undo  / filter  p pause"
+                              : "q quit  h help  Tab focus  Enter details  i ionice  </> sort  o active  P threads  / filter");
     attrset(A_NORMAL);
 }
 
@@ -664,6 +794,7 @@ void draw_screen(const struct result *r, const struct verdicts *v, const struct 
 {
     int h = LINES, w = COLS;
     erase();
+    vw->dlg.complete = false;
     if (w < 30 || h < 8) {
         char size[32];
         snprintf(size, sizeof(size), "%dx%d, need 30x8", w, h);
@@ -677,6 +808,11 @@ void draw_screen(const struct result *r, const struct verdicts *v, const struct 
     if (!r) {
         put_clip(2, 0, w, "first sample in progress...");
         draw_bottom(vw, h - 1, w);
+        refresh();
+        return;
+    }
+    if (vw->dlg.kind != DLG_NONE) {
+        draw_dialog(vw, h, w);
         refresh();
         return;
     }

@@ -20,6 +20,7 @@
 #include "snapshot.h"
 #include "source/ioprio.h"
 #include "source/replay.h"
+#include "tui/actions.h"
 #include "tui/view.h"
 #include "util.h"
 #include "verdict.h"
@@ -117,6 +118,8 @@ void rows_build(struct rows *rows, const struct result *r, const struct verdicts
             continue;                /* never used (an unattached loop device): like iostat */
         if (d->dev->bd.partition && !vw->show_partitions)
             continue;
+        if (vw->dev_filter[0] && !contains(d->dev->ds.name, vw->dev_filter))
+            continue;
         rows->dev[rows->ndev++] = i;
     }
     /* partitions right after their disk */
@@ -173,6 +176,7 @@ struct tui {
     struct replay *rp;
     struct replay_frame frame;
     bool have_frame;
+    struct actions act;
 };
 
 /* What the screen draws from: the live result or the replayed frame. */
@@ -188,10 +192,19 @@ static const struct verdicts *cur_verdicts(const struct tui *t)
     return t->rp ? &t->frame.ver : &t->ver;
 }
 
-static void spark_push(struct view *vw, const char *name, double v)
+const struct spark *spark_find(const struct view *vw, const char *name)
 {
-    struct spark *s = NULL;
     for (size_t i = 0; i < vw->nsparks; i++)
+        if (strcmp(vw->sparks[i].name, name) == 0)
+            return &vw->sparks[i];
+    return NULL;
+}
+
+static void spark_push(struct view *vw, const struct dev_rates *d, double mono, double itv)
+{
+    const char *name = d->dev->ds.name;
+    struct spark *s = NULL;
+    for (size_t i = 0; i < vw->nsparks && !s; i++)
         if (strcmp(vw->sparks[i].name, name) == 0)
             s = &vw->sparks[i];
     if (!s) {
@@ -200,18 +213,24 @@ static void spark_push(struct view *vw, const char *name, double v)
         memset(s, 0, sizeof(*s));
         str_copy(s->name, name, sizeof(s->name));
     }
-    s->v[s->head] = v;
+    s->v[s->head] = d->r_s + d->w_s;
+    s->await[s->head] = d->await;
+    s->aqu[s->head] = d->aqu_sz;
+    s->util[s->head] = d->util;
+    s->t[s->head] = mono;
+    s->itv[s->head] = itv;
     s->head = (s->head + 1) % SPARK_LEN;
     if (s->n < SPARK_LEN)
         s->n++;
 }
 
-static void push_sparks(struct view *vw, const struct result *r)
+/* mono 0: a replayed frame, whose figures are not for before/after. */
+static void push_sparks(struct view *vw, const struct result *r, double mono)
 {
     for (size_t i = 0; i < r->ndevs; i++) {
         const struct dev_rates *d = &r->devs[i];
         if (!d->dev->bd.partition)
-            spark_push(vw, d->dev->ds.name, d->r_s + d->w_s);
+            spark_push(vw, d, mono, r->interval_s);
     }
 }
 
@@ -235,7 +254,7 @@ static void replay_goto(struct tui *t, size_t i)
     t->vw.replay_pos = i;
     if (t->frame.host)
         t->vw.host = t->frame.host;
-    push_sparks(&t->vw, &t->frame.res);
+    push_sparks(&t->vw, &t->frame.res, 0);
 }
 
 static void sample(struct tui *t)
@@ -256,7 +275,10 @@ static void sample(struct tui *t)
     snapshot_free(&t->snaps[t->cur]);
     t->cur = next;
     t->have_result = true;
-    push_sparks(&t->vw, &t->res);
+    push_sparks(&t->vw, &t->res, t->res.cur->mono);
+    t->act.r = &t->res;
+    t->act.v = &t->ver;
+    actions_sampled(&t->act);
     if (t->opts.record) {
         out_json_sample(t->opts.record, &t->res, &t->ver, &t->oo);
         fflush(t->opts.record);
@@ -362,6 +384,9 @@ static bool prompt_key(struct tui *t, int ch)
                 snprintf(vw->message, sizeof(vw->message), "interval not changed: give seconds, 0.1 to 3600");
             else
                 vw->delay_s = d;
+        } else if (vw->prompt_kind == 3) {
+            str_copy(vw->dev_filter, vw->input, sizeof(vw->dev_filter));
+            vw->dev_sel = vw->dev_top = 0;
         }
         return false;
     }
@@ -410,15 +435,91 @@ static bool replay_key(struct tui *t, int ch)
     }
 }
 
+/* The device under the cursor (or of the device view), or "". */
+static const char *focused_dev(const struct tui *t)
+{
+    const struct result *r = cur_result(t);
+    if (t->vw.mode == MODE_DEVICE)
+        return t->vw.detail_dev;
+    if (r && t->vw.mode == MODE_MAIN && t->vw.focus == FOCUS_DEVICES && t->vw.dev_sel < t->rows.ndev)
+        return r->devs[t->rows.dev[t->vw.dev_sel]].dev->ds.name;
+    return "";
+}
+
+/* The process under the cursor (or of the process view): an index into r->tasks. */
+static size_t focused_task(const struct tui *t)
+{
+    const struct result *r = cur_result(t);
+    if (!r)
+        return SIZE_MAX;
+    if (t->vw.mode == MODE_PROCESS) {
+        for (size_t i = 0; i < r->ntasks; i++)
+            if (r->tasks[i].task->id == t->vw.detail_pid && r->tasks[i].task->start_ticks == t->vw.detail_start)
+                return i;
+        return SIZE_MAX;
+    }
+    if (t->vw.mode == MODE_MAIN && t->vw.focus == FOCUS_PROCESSES && t->vw.proc_sel < t->rows.nproc)
+        return t->rows.proc[t->vw.proc_sel];
+    return SIZE_MAX;
+}
+
+/* Keys that change the machine: each only opens a dialog. True when ch was one. */
+static bool action_key(struct tui *t, int ch)
+{
+    struct actions *a = &t->act;
+    a->r = t->rp ? NULL : cur_result(t);
+    a->v = cur_verdicts(t);
+    enum mode m = t->vw.mode;
+    switch (ch) {
+    case 's':
+        if (m != MODE_MAIN && m != MODE_DEVICE)
+            return false;
+        if (!focused_dev(t)[0] && !act_read_only() && !t->rp) {
+            snprintf(t->vw.message, sizeof(t->vw.message), "s switches a device's scheduler: Tab to the devices, pick one");
+            return true;
+        }
+        actions_sched(a, focused_dev(t));
+        return true;
+    case 'u':
+        if (m != MODE_MAIN && m != MODE_DEVICE)
+            return false;
+        actions_undo(a);
+        return true;
+    case 'i':
+        if (m != MODE_MAIN && m != MODE_PROCESS)
+            return false;
+        if (focused_task(t) == SIZE_MAX && !act_read_only() && !t->rp) {
+            snprintf(t->vw.message, sizeof(t->vw.message), "i sets a process's I/O priority: pick a process first");
+            return true;
+        }
+        actions_prio(a, focused_task(t));
+        return true;
+    case 'A':
+        if (m != MODE_MAIN)
+            return false;
+        actions_delayacct(a);
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Returns 1 to quit, 2 to sample now, 0 otherwise. */
 static int handle_key(struct tui *t, int ch)
 {
     struct view *vw = &t->vw;
     vw->message[0] = '\0';
+    if (vw->dlg.kind != DLG_NONE) {
+        t->act.r = t->rp ? NULL : cur_result(t);
+        t->act.v = cur_verdicts(t);
+        return actions_key(&t->act, ch);
+    }
     if (vw->prompt[0]) {
         prompt_key(t, ch);
         return 0;
     }
+    if (action_key(t, ch))
+        return 0;
     if (t->rp && vw->mode == MODE_MAIN && replay_key(t, ch))
         return 0;
     if (vw->mode != MODE_MAIN) {
@@ -431,7 +532,7 @@ static int handle_key(struct tui *t, int ch)
     }
     int page = LINES / 3 > 1 ? LINES / 3 : 1;
     switch (ch) {
-    case 'q': return 1;
+    case 'q': return actions_quit(&t->act) ? 1 : 0;
     case 'h': case '?': vw->mode = MODE_HELP; break;
     case '\t': vw->focus = vw->focus == FOCUS_DEVICES ? FOCUS_PROCESSES : FOCUS_DEVICES; break;
     case KEY_UP: case 'k': move_sel(t, -1, false); break;
@@ -448,7 +549,12 @@ static int handle_key(struct tui *t, int ch)
     case 'a': vw->accumulated = !vw->accumulated; break;
     case 'D': vw->show_partitions = !vw->show_partitions; break;
     case 'P': return 3;
-    case '/': prompt_open(vw, 1, "filter (command or user, Enter applies, Esc cancels): ", vw->filter); break;
+    case '/':
+        if (vw->focus == FOCUS_DEVICES)
+            prompt_open(vw, 3, "device filter (name, Enter applies, Esc cancels): ", vw->dev_filter);
+        else
+            prompt_open(vw, 1, "filter (command or user, Enter applies, Esc cancels): ", vw->filter);
+        break;
     case 'd': {
         char cur[32];
         snprintf(cur, sizeof(cur), "%g", vw->delay_s);
@@ -521,6 +627,10 @@ int tui_run(const struct tui_opts *o)
     t->vw.sort = SORT_IODELAY;
     t->vw.focus = FOCUS_PROCESSES;
     t->vw.only_active = o->only_active;
+    t->vw.read_only = act_read_only();
+    t->act.vw = &t->vw;
+    t->act.proc_root = o->proc_root;
+    t->act.sys_root = o->sys_root;
     const char *cs = nl_langinfo(CODESET);
     t->vw.utf8 = cs && strcmp(cs, "UTF-8") == 0;
     if (o->replay) {
@@ -639,6 +749,7 @@ int tui_run(const struct tui_opts *o)
         }
     }
     endwin();
+    actions_exit_note(&t->act, stderr);
     rows_free(&t->rows);
     if (t->have_result) {
         verdicts_free(&t->ver);

@@ -67,8 +67,9 @@ bg "$HELPER" threads 3 300; mt=$BG
 sleep 0.3
 tid=$(ls "/proc/$mt/task" | grep -v "^$mt\$" | head -n 1)
 ionice -c3 -p "$tid" || fail "ionice on thread $tid"
-T send-keys -t ui / taskhelper Enter
-wait_for 'filter: taskhelper'
+T send-keys -t ui / "threads 3 300" Enter
+wait_for 'filter: threads 3 300'
+wait_for "^ +$mt "
 T send-keys -t ui Home Enter
 wait_for "^Process $mt"
 wait_for 'Threads \(3\)'

@@ -1,0 +1,104 @@
+/* act/act.h: the only code that changes the machine.
+ *
+ * Three actions, each called by the screen only after the operator confirmed it:
+ *   - switch a device's I/O scheduler (and nr_requests, which every switch resets);
+ *   - set a process's I/O priority on every one of its threads;
+ *   - turn delay accounting (kernel.task_delayacct) on or off.
+ * Each one re-reads what it wrote and reports the kernel's real answer; a failed step
+ * undoes the steps before it, so a failure leaves the machine as it was.
+ *
+ * In read-only mode (--read-only, or a build with READ_ONLY=1) every action returns
+ * -EROFS before it opens anything for writing.
+ */
+#ifndef IOTRIAGE_ACT_ACT_H
+#define IOTRIAGE_ACT_ACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "source/blockdev.h"
+
+/* ---- read-only mode ---- */
+
+/* Built read-only: no flag can lift it. */
+bool act_built_read_only(void);
+void act_set_read_only(void);
+bool act_read_only(void);
+
+/* Write text to path below dirfd in one write(2), as sysfs and procfs want it.
+ * Refused with -EROFS in read-only mode. Returns 0 or -errno. */
+int act_write_at(int dirfd, const char *path, const char *text);
+
+/* ---- the I/O scheduler of a device ---- */
+
+struct sched_state {
+    char sched[BD_SCHED_MAX];        /* active; "" when the device has no scheduler file */
+    char list[BD_NSCHED][BD_SCHED_MAX];
+    unsigned nsched;
+    long nr_requests;                /* -1 unknown */
+    long queue_depth;                /* tags of hardware queue 0 (mq/0/nr_tags); -1 unknown */
+};
+
+/* Read queue/scheduler, queue/nr_requests and mq/0/nr_tags of disk `disk` under sys_root
+ * ("/sys" when NULL). Returns 0 or -errno. */
+int sched_read(const char *sys_root, const char *disk, struct sched_state *out);
+
+/* Pure: the nr_requests the kernel sets when `sched` becomes active on a queue
+ * `queue_depth` deep: the depth under none, 2 x min(depth, 128) under any scheduler
+ * (blk_mq_default_nr_requests in 6.18). -1 when the depth is unknown. */
+long sched_default_nr_requests(const char *sched, long queue_depth);
+
+/* Pure: may nr_requests be `nr` under `sched`? Under none at most the queue depth, under a
+ * scheduler at most 2048 (block/blk-sysfs.c: queue_requests_store). */
+bool sched_nr_requests_valid(const char *sched, long nr, long queue_depth);
+
+/* What the switch did, as sysfs shows it afterwards. */
+struct sched_outcome {
+    struct sched_state before, after;
+    int  err;                        /* 0, or -errno of the step that failed */
+    bool rolled_back;                /* a later step failed: the earlier ones were undone */
+    char msg[256];                   /* one line for the operator */
+};
+
+/* Switch disk to `to`; when keep_nr > 0, then write nr_requests = keep_nr (the switch
+ * reset it). `expect` is what the operator saw when confirming: when the device has
+ * changed since, nothing is written (-ESTALE). Returns out->err. */
+int sched_apply(const char *sys_root, const char *disk, const struct sched_state *expect,
+                const char *to, long keep_nr, struct sched_outcome *out);
+
+/* A udev rule that sets scheduler and nr_requests when the device appears, matched on
+ * its kernel name (and on its wwid when the device has one). Ready to copy into a
+ * file under /etc/udev/rules.d/; iotriage writes no file. */
+void sched_udev_rule(char *buf, size_t n, const char *sys_root, const char *disk, const char *sched,
+                     long nr_requests);
+
+/* ---- the I/O priority of a process ---- */
+
+#define PRIO_FAIL_MAX 8
+
+struct prio_outcome {
+    unsigned nthreads;               /* threads found */
+    unsigned nset;                   /* set and read back equal */
+    unsigned nfail;
+    struct { pid_t tid; int err; } fail[PRIO_FAIL_MAX];   /* the first failures */
+    int  err;                        /* 0, or -errno when nothing could be tried */
+    char msg[256];
+};
+
+/* Set raw priority `raw` (IOPRIO_MAKE) on every thread of process `pid` (threads that
+ * appear meanwhile included) and read each back with ioprio_get. `start_ticks` is the
+ * process's start time as sampled: a different process under the same pid is refused
+ * (-ESRCH). proc_root "/proc" when NULL. Returns out->err, or -EIO when some thread
+ * failed. */
+int prio_apply(const char *proc_root, pid_t pid, unsigned long long start_ticks, int raw,
+               struct prio_outcome *out);
+
+/* ---- delay accounting ---- */
+
+/* kernel.task_delayacct: 1, 0, or -errno. */
+int delayacct_get(const char *proc_root);
+/* Write it and read it back. Returns 0 or -errno. */
+int delayacct_set(const char *proc_root, bool on);
+
+#endif

@@ -1,0 +1,64 @@
+/* tui/actions.h: the screen's side of changing the machine.
+ *
+ * Each key that would change something (s, u, i, A) only opens a dialog that says what
+ * will change; the write (act/act.h) happens on `y` in that dialog, and its result, read
+ * back from the kernel, is shown afterwards. Esc or n closes a dialog without writing.
+ */
+#ifndef IOTRIAGE_TUI_ACTIONS_H
+#define IOTRIAGE_TUI_ACTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "act/act.h"
+#include "delta.h"
+#include "tui/view.h"
+#include "verdict.h"
+
+struct actions {
+    /* set by the loop before each call */
+    const struct result *r;          /* NULL before the first sample and in a replay */
+    const struct verdicts *v;
+    struct view *vw;
+    const char *proc_root, *sys_root;
+
+    /* a pending scheduler switch */
+    char disk[64];
+    struct sched_state expect;       /* the device as shown in the dialog */
+    char to[BD_SCHED_MAX];
+    long keep_nr;                    /* offered with k; 0 when not offered */
+    /* the last switch, for u */
+    bool have_undo;
+    char undo_disk[64];
+    struct sched_state undo_from, undo_to;
+    double undo_wall;
+    /* a pending priority change */
+    pid_t pid;
+    unsigned long long start_ticks;
+    int nice, policy, cls, level;
+    size_t task;                     /* index into r->tasks when opened */
+    char comm[64];
+    /* delay accounting */
+    bool da_turned_on;               /* by us, in this run */
+    double da_on_wall;
+};
+
+/* The keys; each opens a dialog or says in the message line why it cannot. */
+void actions_sched(struct actions *a, const char *dev);     /* s: on this device */
+void actions_undo(struct actions *a);                        /* u */
+void actions_prio(struct actions *a, size_t task);           /* i: on r->tasks[task] */
+void actions_delayacct(struct actions *a);                   /* A */
+/* q: true when the program may end now; false when a dialog asks first. */
+bool actions_quit(struct actions *a);
+
+/* A key while a dialog is open. Returns 1 when the program should end. */
+int actions_key(struct actions *a, int ch);
+
+/* After each live sample: the after-figures of the last switch. */
+void actions_sampled(struct actions *a);
+
+/* After the screen is gone: what is left changed (delay accounting on) goes to f. */
+void actions_exit_note(const struct actions *a, FILE *f);
+
+#endif

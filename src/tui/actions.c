@@ -1,0 +1,720 @@
+/* tui/actions.c: dialogs that ask before anything is changed, and report what changed.
+ *
+ * Every dialog is filled here as plain text (untrusted names escaped) and painted by
+ * draw.c. A dialog's `y` is taken only when draw.c could show all of it: nobody
+ * confirms a change they could not read. */
+#define _XOPEN_SOURCE_EXTENDED 1
+#include "tui/actions.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "out/escape.h"
+#include "source/ioprio.h"
+#include "util.h"
+
+/* ---- filling a dialog ---- */
+
+static void dlg_open(struct actions *a, enum dialog_kind kind, const char *title)
+{
+    struct dialog *d = &a->vw->dlg;
+    memset(d, 0, sizeof(*d));
+    d->kind = kind;
+    str_copy(d->title, title, sizeof(d->title));
+}
+
+__attribute__((format(printf, 2, 3)))
+static void dlg_line(struct dialog *d, const char *fmt, ...)
+{
+    if (d->nlines >= DLG_LINES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->lines[d->nlines++], DLG_LINE_MAX, fmt, ap);
+    va_end(ap);
+}
+
+static void dlg_keys(struct dialog *d, const char *keys)
+{
+    str_copy(d->keys, keys, sizeof(d->keys));
+}
+
+static void dlg_close(struct actions *a)
+{
+    a->vw->dlg.kind = DLG_NONE;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void say(struct actions *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->vw->message, sizeof(a->vw->message), fmt, ap);
+    va_end(ap);
+}
+
+/* Untrusted text (a process name) made safe for the dialog. */
+static const char *safe(char *buf, size_t n, const char *s, const struct view *vw)
+{
+    esc_display(buf, n, s, strlen(s), vw->utf8);
+    return buf;
+}
+
+static void clock_text(char *buf, size_t n, double wall)
+{
+    time_t t = (time_t)wall;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(buf, n, "%H:%M:%S", &tm);
+}
+
+/* Why no action can be taken now, or NULL. */
+static const char *refusal(const struct actions *a)
+{
+    if (act_read_only())
+        return act_built_read_only() ? "read-only: this iotriage was built read-only and changes nothing"
+                                     : "read-only: started with --read-only, iotriage changes nothing";
+    if (a->vw->replay_total)
+        return "a replay shows a recording: there is nothing here to change";
+    if (!a->r)
+        return "wait for the first sample";
+    return NULL;
+}
+
+/* ---- the scheduler switch ---- */
+
+static const struct dev_rates *find_dev(const struct result *r, const char *name)
+{
+    for (size_t i = 0; i < r->ndevs; i++)
+        if (strcmp(r->devs[i].dev->ds.name, name) == 0)
+            return &r->devs[i];
+    return NULL;
+}
+
+void actions_sched(struct actions *a, const char *dev)
+{
+    const char *no = refusal(a);
+    if (no) {
+        say(a, "%s", no);
+        return;
+    }
+    const struct dev_rates *d = find_dev(a->r, dev);
+    if (!d) {
+        say(a, "no device selected: Tab to the devices, pick one, then s");
+        return;
+    }
+    /* A partition shares its disk's queue: the switch is the disk's. */
+    str_copy(a->disk, d->dev->bd.disk, sizeof(a->disk));
+    int rc = sched_read(a->sys_root, a->disk, &a->expect);
+    if (rc < 0 || a->expect.nsched == 0) {
+        say(a, "%s has no I/O scheduler to switch%s%s", a->disk, rc < 0 ? ": " : " (bio-based device)",
+            rc < 0 ? strerror(-rc) : "");
+        return;
+    }
+    char title[160];
+    snprintf(title, sizeof(title), "I/O scheduler of %s%s%s", a->disk, d->dev->bd.partition ? " (the disk of " : "",
+             d->dev->bd.partition ? dev : "");
+    if (d->dev->bd.partition)
+        strncat(title, ")", sizeof(title) - strlen(title) - 1);
+    dlg_open(a, DLG_SCHED_MENU, title);
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "now: %s, nr_requests %ld", a->expect.sched[0] ? a->expect.sched : "?", a->expect.nr_requests);
+    dlg_line(g, "%s", "");
+    g->first_item = g->nlines;
+    for (unsigned i = 0; i < a->expect.nsched; i++) {
+        bool cur = strcmp(a->expect.list[i], a->expect.sched) == 0;
+        dlg_line(g, "%-12s %s%s", a->expect.list[i], verdict_sched_reads(a->expect.list[i]), cur ? "  [current]" : "");
+        if (cur)
+            g->sel = i;
+    }
+    g->nitems = a->expect.nsched;
+    dlg_keys(g, "Up/Down choose   Enter review the switch   Esc cancel");
+}
+
+/* Processes on the disk whose verdict the switch would change, as dialog lines. */
+static unsigned list_changed(struct actions *a, const char *from, const char *to)
+{
+    const struct result *r = a->r;
+    struct dialog *g = &a->vw->dlg;
+    unsigned n = 0, shown = 0;
+    for (size_t ti = 0; r->cur->tdevs && ti < r->ntasks; ti++) {
+        const struct task_devs *td = &r->cur->tdevs[ti];
+        bool hit = false;
+        for (unsigned k = 0; k < td->n; k++)
+            hit |= strcmp(r->devs[td->idx[k]].dev->bd.disk, a->disk) == 0;
+        if (!hit)
+            continue;
+        const struct task_rates *t = &r->tasks[ti];
+        enum sched_reading x = verdict_sched_reading(from, t->prio), y = verdict_sched_reading(to, t->prio);
+        if (x == y)
+            continue;
+        n++;
+        if (shown < 6 && g->nlines + 4 < DLG_LINES) {
+            char name[96];
+            dlg_line(g, "  %7d %-14.14s %s/%d%s: %s -> %s", (int)t->task->id, safe(name, sizeof(name), t->task->comm, a->vw),
+                     ioprio_class_name(t->prio.cls), t->prio.level, t->prio.source == IOS_EXPLICIT ? "" : "~",
+                     sched_reading_name(x), sched_reading_name(y));
+            shown++;
+        }
+    }
+    if (n > shown)
+        dlg_line(g, "  ... and %u more", n - shown);
+    return n;
+}
+
+static void sched_confirm(struct actions *a, const char *to)
+{
+    str_copy(a->to, to, sizeof(a->to));
+    const struct sched_state *e = &a->expect;
+    char title[160];
+    snprintf(title, sizeof(title), "Switch %s from %s to %s?", a->disk, e->sched, to);
+    dlg_open(a, DLG_SCHED_CONFIRM, title);
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "%-12s %s", to, verdict_sched_reads(to));
+    dlg_line(g, "%-12s %s (now)", e->sched, verdict_sched_reads(e->sched));
+    dlg_line(g, "%s", "");
+    dlg_line(g, "Processes with files on %s whose priority verdict changes:", a->disk);
+    if (list_changed(a, e->sched, to) == 0)
+        dlg_line(g, "  none%s", a->r->cur->tdevs ? "" : " known (no device attribution)");
+    dlg_line(g, "%s", "");
+    long cur_def = sched_default_nr_requests(e->sched, e->queue_depth);
+    long new_def = sched_default_nr_requests(to, e->queue_depth);
+    bool by_hand = cur_def > 0 && e->nr_requests != cur_def;
+    char nd[32];
+    if (new_def > 0)
+        snprintf(nd, sizeof(nd), "%ld", new_def);
+    else
+        snprintf(nd, sizeof(nd), "its default (unknown here)");
+    dlg_line(g, "nr_requests: now %ld%s; switching resets it: %s sets %s", e->nr_requests,
+             by_hand ? " (set by hand: the default is different)" : cur_def > 0 ? " (the default)" : "", to, nd);
+    a->keep_nr = 0;
+    /* keeping is offered for a value set by hand (or when the default is not known) */
+    if (e->nr_requests > 0 && e->nr_requests != new_def && (by_hand || cur_def <= 0)) {
+        if (sched_nr_requests_valid(to, e->nr_requests, e->queue_depth))
+            a->keep_nr = e->nr_requests;
+        else
+            dlg_line(g, "  %ld cannot be kept: %s allows %s", e->nr_requests, to,
+                     strcmp(to, "none") == 0 ? "at most the hardware queue depth" : "4 to 2048");
+    }
+    char keys[200];
+    if (a->keep_nr)
+        snprintf(keys, sizeof(keys), "y switch (nr_requests %s)   k switch, keep nr_requests %ld   n/Esc cancel", nd,
+                 a->keep_nr);
+    else
+        snprintf(keys, sizeof(keys), "y switch (nr_requests %s)   n/Esc cancel", nd);
+    dlg_keys(g, keys);
+}
+
+/* Means of the device's figures over the last `secs` seconds before `until`. */
+static struct dev_figs figs_before(const struct view *vw, const char *disk, double until, double secs)
+{
+    struct dev_figs f = { (double)NAN, (double)NAN, (double)NAN, (double)NAN, 0, 0 };
+    const struct spark *s = spark_find(vw, disk);
+    if (!s)
+        return f;
+    double si = 0, sa = 0, sq = 0, su = 0, wa = 0;
+    for (unsigned k = 0; k < s->n; k++) {
+        unsigned i = (s->head + SPARK_LEN - 1 - k) % SPARK_LEN;
+        if (s->t[i] <= 0 || s->t[i] > until + 0.001 || s->t[i] < until - secs || isnan(s->v[i]))
+            continue;
+        double w = s->itv[i];
+        si += s->v[i] * w, sq += s->aqu[i] * w, su += s->util[i] * w;
+        if (!isnan(s->await[i]))
+            sa += s->await[i] * w, wa += w;
+        f.secs += w;
+        f.n++;
+    }
+    if (f.secs > 0) {
+        f.iops = si / f.secs, f.aqu = sq / f.secs, f.util = su / f.secs;
+        f.await = wa > 0 ? sa / wa : (double)NAN;
+    }
+    return f;
+}
+
+struct dev_figs switch_after(const struct switch_mark *m)
+{
+    struct dev_figs f = { (double)NAN, (double)NAN, (double)NAN, (double)NAN, m->sum_secs, m->n_after };
+    if (m->sum_secs > 0) {
+        f.iops = m->sum_iops / m->sum_secs, f.aqu = m->sum_aqu / m->sum_secs, f.util = m->sum_util / m->sum_secs;
+        f.await = m->await_secs > 0 ? m->sum_await / m->await_secs : (double)NAN;
+    }
+    return f;
+}
+
+static void result_dialog(struct actions *a, const char *title, const char *msg, bool ok)
+{
+    dlg_open(a, DLG_RESULT, title);
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "%s%s", ok ? "" : "FAILED: ", msg);
+    say(a, "%s", msg);
+}
+
+static void sched_do(struct actions *a, bool keep, bool undo)
+{
+    struct sched_outcome o;
+    const char *to = undo ? a->undo_from.sched : a->to;
+    long nr = undo ? a->undo_from.nr_requests : keep ? a->keep_nr : 0;
+    double mono = clock_mono();
+    sched_apply(a->sys_root, undo ? a->undo_disk : a->disk, &a->expect, to, nr, &o);
+    char title[96];
+    snprintf(title, sizeof(title), "%s %s", undo ? "Undo" : "Switch", o.err ? "failed" : "done");
+    result_dialog(a, title, o.msg, o.err == 0);
+    if (o.err)
+        return;
+    struct dialog *g = &a->vw->dlg;
+    const char *disk = undo ? a->undo_disk : a->disk;
+    /* before/after figures, for a minute */
+    struct switch_mark *m = &a->vw->mark;
+    memset(m, 0, sizeof(*m));
+    m->active = true;
+    str_copy(m->disk, disk, sizeof(m->disk));
+    str_copy(m->from, o.before.sched, sizeof(m->from));
+    str_copy(m->to, o.after.sched, sizeof(m->to));
+    m->mono = mono;
+    m->before = figs_before(a->vw, disk, mono, 30.0);
+    if (undo) {
+        a->have_undo = false;
+    } else {
+        a->have_undo = true;
+        str_copy(a->undo_disk, disk, sizeof(a->undo_disk));
+        a->undo_from = o.before;
+        a->undo_to = o.after;
+        a->undo_wall = clock_wall();
+    }
+    sched_udev_rule(a->vw->udev_rule, sizeof(a->vw->udev_rule), a->sys_root, disk, o.after.sched,
+                    o.after.nr_requests);
+    str_copy(a->vw->udev_disk, disk, sizeof(a->vw->udev_disk));
+    dlg_line(g, "%s", "");
+    dlg_line(g, "To keep it after a reboot, a udev rule (iotriage writes no file), e.g. in");
+    dlg_line(g, "/etc/udev/rules.d/60-io-scheduler.rules:");
+    dlg_line(g, "%s", a->vw->udev_rule);
+    dlg_line(g, "%s", "");
+    dlg_line(g, "The device view (Enter on %s) shows before/after figures for a minute.", disk);
+    if (!undo)
+        dlg_line(g, "u undoes this switch (after a confirmation).");
+    dlg_keys(g, "any key: close");
+}
+
+void actions_undo(struct actions *a)
+{
+    const char *no = refusal(a);
+    if (no) {
+        say(a, "%s", no);
+        return;
+    }
+    if (!a->have_undo) {
+        say(a, "nothing to undo: no scheduler was switched in this run");
+        return;
+    }
+    int rc = sched_read(a->sys_root, a->undo_disk, &a->expect);
+    if (rc < 0) {
+        say(a, "cannot read %s: %s", a->undo_disk, strerror(-rc));
+        return;
+    }
+    str_copy(a->disk, a->undo_disk, sizeof(a->disk));
+    char when[16], title[160];
+    clock_text(when, sizeof(when), a->undo_wall);
+    snprintf(title, sizeof(title), "Undo the switch of %s at %s?", a->undo_disk, when);
+    dlg_open(a, DLG_UNDO_CONFIRM, title);
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "scheduler   %s -> %s", a->expect.sched, a->undo_from.sched);
+    dlg_line(g, "nr_requests %ld -> %ld", a->expect.nr_requests, a->undo_from.nr_requests);
+    if (strcmp(a->expect.sched, a->undo_to.sched) != 0 || a->expect.nr_requests != a->undo_to.nr_requests)
+        dlg_line(g, "note: %s is now %s/%ld, not the %s/%ld iotriage set: something else changed it", a->undo_disk,
+                 a->expect.sched, a->expect.nr_requests, a->undo_to.sched, a->undo_to.nr_requests);
+    dlg_line(g, "%s", "");
+    dlg_line(g, "%-12s %s", a->undo_from.sched, verdict_sched_reads(a->undo_from.sched));
+    dlg_line(g, "%s", "");
+    dlg_line(g, "Processes with files on %s whose priority verdict changes:", a->undo_disk);
+    if (list_changed(a, a->expect.sched, a->undo_from.sched) == 0)
+        dlg_line(g, "  none");
+    dlg_keys(g, "y undo   n/Esc cancel");
+}
+
+/* ---- a process's I/O priority ---- */
+
+static const int class_order[4] = { IOC_NONE, IOC_RT, IOC_BE, IOC_IDLE };
+static const char *const class_text[4] = {
+    "none        follow nice and the scheduling policy (the default)",
+    "realtime    served before everything else: can starve the others",
+    "best-effort levels 0 (first) to 7 (last)",
+    "idle        only when no one else wants the device",
+};
+
+static int chosen_raw(const struct actions *a)
+{
+    if (a->cls == IOC_NONE)
+        return IOPRIO_MAKE(IOC_NONE, 0);
+    if (a->cls == IOC_IDLE)
+        return IOPRIO_MAKE(IOC_IDLE, 0);
+    return IOPRIO_MAKE(a->cls, a->level);
+}
+
+static void label_of(char *buf, size_t n, const struct actions *a)
+{
+    if (a->cls == IOC_NONE)
+        snprintf(buf, n, "none (follows nice)");
+    else if (a->cls == IOC_IDLE)
+        snprintf(buf, n, "idle");
+    else
+        snprintf(buf, n, "%s/%d", ioprio_class_name((enum ioprio_class)a->cls), a->level);
+}
+
+/* The verdict the chosen label gets on each device of the process. */
+static void prio_preview(struct actions *a)
+{
+    struct dialog *g = &a->vw->dlg;
+    const struct result *r = a->r;
+    struct ioprio_eff e = ioprio_effective(chosen_raw(a), a->nice, a->policy);
+    dlg_line(g, "The kernel would apply %s/%d%s; on the process's devices that is:", ioprio_class_name(e.cls), e.level,
+             e.source == IOS_EXPLICIT ? "" : " (derived from nice/policy)");
+    const struct task_devs *td = r->cur->tdevs && a->task < r->ntasks ? &r->cur->tdevs[a->task] : NULL;
+    if (!td || !td->known || td->err || td->n == 0) {
+        dlg_line(g, "  no device known for it (no open file on a block device seen)");
+        return;
+    }
+    for (unsigned k = 0; k < td->n; k++) {
+        const struct blockdev_info *b = &r->devs[td->idx[k]].dev->bd;
+        const char *s = b->scheduler[0] ? b->scheduler : "no scheduler";
+        enum sched_reading x = verdict_sched_reading(b->scheduler, e);
+        const char *why = x == SR_IGNORED ? ": it reads no priority" : x == SR_LEVEL_IGNORED ? ": it reads the class only" : "";
+        dlg_line(g, "  %-10s %-12s %s%s", r->devs[td->idx[k]].dev->ds.name, s, sched_reading_name(x), why);
+    }
+}
+
+static void prio_chooser(struct actions *a, unsigned sel)
+{
+    char title[200], name[96];
+    snprintf(title, sizeof(title), "I/O priority of process %d (%s)", (int)a->pid,
+             safe(name, sizeof(name), a->comm, a->vw));
+    dlg_open(a, DLG_PRIO_CHOOSE, title);
+    struct dialog *g = &a->vw->dlg;
+    const struct task_rates *t = &a->r->tasks[a->task];
+    dlg_line(g, "now %s/%d%s (nice %d); set on every thread (%d)", ioprio_class_name(t->prio.cls), t->prio.level,
+             t->prio.source == IOS_EXPLICIT ? " set explicitly" : ", derived", a->nice, t->task->nlwp);
+    dlg_line(g, "%s", "");
+    g->first_item = g->nlines;
+    for (unsigned i = 0; i < 4; i++)
+        dlg_line(g, "%s", class_text[i]);
+    g->nitems = 4;
+    g->sel = sel < 4 ? sel : 0;
+    a->cls = class_order[g->sel];
+    dlg_line(g, "%s", "");
+    if (a->cls == IOC_RT || a->cls == IOC_BE)
+        dlg_line(g, "level %d   (Left/Right or 0-7; 0 is served first)", a->level);
+    else
+        dlg_line(g, "level -   (only realtime and best-effort have levels)");
+    dlg_line(g, "%s", "");
+    prio_preview(a);
+    dlg_keys(g, "Up/Down class   Left/Right 0-7 level   Enter review   Esc cancel");
+}
+
+void actions_prio(struct actions *a, size_t task)
+{
+    const char *no = refusal(a);
+    if (no) {
+        say(a, "%s", no);
+        return;
+    }
+    if (task >= a->r->ntasks) {
+        say(a, "no process selected");
+        return;
+    }
+    const struct task_sample *s = a->r->tasks[task].task;
+    a->task = task;
+    a->pid = s->tgid ? s->tgid : s->id;
+    a->start_ticks = s->start_ticks;
+    if (a->r->cur->threads && s->tgid != s->id) {
+        /* a thread row: the whole process is meant; its start time is the leader's */
+        a->start_ticks = 0;
+        for (size_t i = 0; i < a->r->ntasks; i++)
+            if (a->r->tasks[i].task->id == s->tgid)
+                a->start_ticks = a->r->tasks[i].task->start_ticks;
+    }
+    a->nice = s->nice;
+    a->policy = s->policy;
+    str_copy(a->comm, s->comm, sizeof(a->comm));
+    struct ioprio_eff e = a->r->tasks[task].prio;
+    a->level = e.level;
+    /* start on the class the process has now */
+    unsigned sel = 0;
+    if (s->ioprio_raw >= 0)
+        for (unsigned i = 0; i < 4; i++)
+            if (class_order[i] == (int)IOPRIO_CLASS_OF(s->ioprio_raw))
+                sel = i;
+    prio_chooser(a, sel);
+}
+
+static void prio_confirm(struct actions *a)
+{
+    char title[200], name[96], label[32];
+    label_of(label, sizeof(label), a);
+    snprintf(title, sizeof(title), "Set %s on every thread of process %d (%s)?", label, (int)a->pid,
+             safe(name, sizeof(name), a->comm, a->vw));
+    dlg_open(a, DLG_PRIO_CONFIRM, title);
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "Like ionice -p on each thread: each one is set, then read back.");
+    dlg_line(g, "%s", "");
+    prio_preview(a);
+    dlg_keys(g, "y apply   n/Esc cancel");
+}
+
+static void prio_do(struct actions *a)
+{
+    struct prio_outcome o;
+    prio_apply(a->proc_root, a->pid, a->start_ticks, chosen_raw(a), &o);
+    result_dialog(a, o.err ? "Priority not changed" : o.nfail ? "Priority partly changed" : "Priority changed", o.msg,
+                  o.err == 0 && o.nfail == 0);
+    dlg_keys(&a->vw->dlg, "any key: close");
+}
+
+/* ---- delay accounting ---- */
+
+void actions_delayacct(struct actions *a)
+{
+    const char *no = refusal(a);
+    if (no) {
+        say(a, "%s", no);
+        return;
+    }
+    int now = delayacct_get(a->proc_root);
+    if (now < 0) {
+        say(a, "delay accounting cannot be read here (%s): not in this kernel?", strerror(-now));
+        return;
+    }
+    if (now == 1 && !a->da_turned_on) {
+        say(a, "delay accounting is already on (not by iotriage: it stays as it is)");
+        return;
+    }
+    if (now == 1) {
+        dlg_open(a, DLG_DELAYACCT_CONFIRM, "Turn delay accounting off again (kernel.task_delayacct=0)?");
+        dlg_line(&a->vw->dlg, "iotriage turned it on in this run. Off, delays are shown as unknown again.");
+        dlg_keys(&a->vw->dlg, "y turn off   n/Esc cancel");
+        return;
+    }
+    dlg_open(a, DLG_DELAYACCT_CONFIRM, "Turn on delay accounting (sysctl kernel.task_delayacct=1)?");
+    struct dialog *g = &a->vw->dlg;
+    dlg_line(g, "The kernel then times every task's waits for block I/O and swap-in (IODLY%%,");
+    dlg_line(g, "SWAP%%): a small cost on each context switch, for every task on the machine.");
+    dlg_line(g, "%s", "");
+    dlg_line(g, "Only tasks started from now on carry delay data: the kernel gives none to");
+    dlg_line(g, "tasks forked while it was off. iotriage shows theirs as '-' (unknown), not 0.");
+    dlg_line(g, "When you quit, iotriage asks whether to turn it off again.");
+    dlg_keys(g, "y turn on   n/Esc cancel");
+}
+
+static void delayacct_do(struct actions *a)
+{
+    bool on = !a->da_turned_on;
+    int rc = delayacct_set(a->proc_root, on);
+    char msg[160];
+    if (rc < 0) {
+        snprintf(msg, sizeof(msg), "kernel.task_delayacct not changed: %s", strerror(-rc));
+        result_dialog(a, "Delay accounting", msg, false);
+    } else {
+        a->da_turned_on = on;
+        a->da_on_wall = clock_wall();
+        snprintf(msg, sizeof(msg), "kernel.task_delayacct is now %d%s", on ? 1 : 0,
+                 on ? ": delays of tasks started from now on will show" : "");
+        result_dialog(a, "Delay accounting", msg, true);
+    }
+    dlg_keys(&a->vw->dlg, "any key: close");
+}
+
+bool actions_quit(struct actions *a)
+{
+    if (!a->da_turned_on || delayacct_get(a->proc_root) != 1)
+        return true;
+    char when[16];
+    clock_text(when, sizeof(when), a->da_on_wall);
+    dlg_open(a, DLG_QUIT_DELAYACCT, "Turn delay accounting off before quitting?");
+    dlg_line(&a->vw->dlg, "iotriage turned kernel.task_delayacct on at %s.", when);
+    dlg_keys(&a->vw->dlg, "y turn it off and quit   n leave it on and quit   Esc stay");
+    return false;
+}
+
+void actions_exit_note(const struct actions *a, FILE *f)
+{
+    if (a->da_turned_on && delayacct_get(a->proc_root) == 1)
+        fprintf(f, "iotriage: delay accounting is still on (turned on by iotriage); "
+                   "sysctl -w kernel.task_delayacct=0 turns it off\n");
+}
+
+/* ---- keys ---- */
+
+static bool is_cancel(int ch)
+{
+    return ch == 27 || ch == 'n' || ch == 'N' || ch == 'q';
+}
+
+static bool is_enter(int ch)
+{
+    return ch == '\n' || ch == '\r' || ch == KEY_ENTER;
+}
+
+static void menu_move(struct dialog *g, int ch)
+{
+    if ((ch == KEY_UP || ch == 'k') && g->sel > 0)
+        g->sel--;
+    else if ((ch == KEY_DOWN || ch == 'j') && g->sel + 1 < g->nitems)
+        g->sel++;
+    else if (ch == KEY_HOME)
+        g->sel = 0;
+    else if (ch == KEY_END && g->nitems)
+        g->sel = g->nitems - 1;
+}
+
+/* y on a dialog not shown whole: refused, and the dialog stays. */
+static bool confirm_ok(struct actions *a)
+{
+    if (a->vw->dlg.complete)
+        return true;
+    say(a, "the terminal is too small to show the whole dialog: enlarge it, then y");
+    return false;
+}
+
+int actions_key(struct actions *a, int ch)
+{
+    struct dialog *g = &a->vw->dlg;
+    a->vw->message[0] = '\0';
+    if (!a->r && g->kind != DLG_NONE && g->kind != DLG_RESULT && g->kind != DLG_QUIT_DELAYACCT) {
+        dlg_close(a);                /* the sampler restarted under it */
+        say(a, "nothing changed");
+        return 0;
+    }
+    switch (g->kind) {
+    case DLG_NONE:
+        return 0;
+    case DLG_RESULT:
+        dlg_close(a);
+        return 0;
+    case DLG_SCHED_MENU:
+        if (ch == 27 || ch == 'q' || ch == 'n') {
+            dlg_close(a);
+            say(a, "nothing changed");
+        } else if (is_enter(ch)) {
+            const char *to = a->expect.list[g->sel];
+            if (strcmp(to, a->expect.sched) == 0)
+                say(a, "%s already uses %s", a->disk, to);
+            else
+                sched_confirm(a, to);
+        } else {
+            menu_move(g, ch);
+        }
+        return 0;
+    case DLG_SCHED_CONFIRM:
+    case DLG_UNDO_CONFIRM:
+        if (is_cancel(ch)) {
+            dlg_close(a);
+            say(a, "nothing changed: %s still uses %s", a->disk, a->expect.sched);
+        } else if ((ch == 'y' || ch == 'Y') && confirm_ok(a)) {
+            sched_do(a, false, g->kind == DLG_UNDO_CONFIRM);
+        } else if (ch == 'k' && g->kind == DLG_SCHED_CONFIRM && a->keep_nr && confirm_ok(a)) {
+            sched_do(a, true, false);
+        }
+        return 0;
+    case DLG_PRIO_CHOOSE:
+        if (ch == 27 || ch == 'q' || ch == 'n') {
+            dlg_close(a);
+            say(a, "nothing changed");
+            return 0;
+        }
+        if (a->task >= a->r->ntasks || a->r->tasks[a->task].task->tgid != a->pid) {
+            /* the rows moved under the dialog: find the process again */
+            size_t i;
+            for (i = 0; i < a->r->ntasks; i++)
+                if (a->r->tasks[i].task->id == a->pid)
+                    break;
+            if (i == a->r->ntasks) {
+                dlg_close(a);
+                say(a, "process %d has exited: nothing changed", (int)a->pid);
+                return 0;
+            }
+            a->task = i;
+        }
+        if (is_enter(ch)) {
+            prio_confirm(a);
+            return 0;
+        }
+        if ((ch == KEY_LEFT || ch == 'h' || ch == '-') && a->level > 0)
+            a->level--;
+        else if ((ch == KEY_RIGHT || ch == 'l' || ch == '+') && a->level < 7)
+            a->level++;
+        else if (ch >= '0' && ch <= '7')
+            a->level = ch - '0';
+        else
+            menu_move(g, ch);
+        prio_chooser(a, g->sel);
+        return 0;
+    case DLG_PRIO_CONFIRM:
+        if (is_cancel(ch)) {
+            dlg_close(a);
+            say(a, "nothing changed");
+        } else if ((ch == 'y' || ch == 'Y') && confirm_ok(a)) {
+            prio_do(a);
+        }
+        return 0;
+    case DLG_DELAYACCT_CONFIRM:
+        if (is_cancel(ch)) {
+            dlg_close(a);
+            say(a, "nothing changed");
+        } else if ((ch == 'y' || ch == 'Y') && confirm_ok(a)) {
+            delayacct_do(a);
+        }
+        return 0;
+    case DLG_QUIT_DELAYACCT:
+        if (ch == 27) {
+            dlg_close(a);
+            return 0;
+        }
+        if (ch == 'y' || ch == 'Y') {
+            int rc = delayacct_set(a->proc_root, false);
+            if (rc < 0) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "kernel.task_delayacct could not be turned off: %s", strerror(-rc));
+                result_dialog(a, "Delay accounting", msg, false);
+                dlg_keys(g, "any key: close (q then quits)");
+                return 0;
+            }
+            a->da_turned_on = false;
+            return 1;
+        }
+        if (ch == 'n' || ch == 'N')
+            return 1;
+        return 0;
+    }
+    return 0;
+}
+
+void actions_sampled(struct actions *a)
+{
+    struct switch_mark *m = &a->vw->mark;
+    const struct result *r = a->r;
+    if (!m->active || !r || r->interval_s <= 0)
+        return;
+    if (r->cur->mono - m->mono > SWITCH_SHOW_S + 30.0) {
+        m->active = false;
+        return;
+    }
+    /* only intervals that began after the write */
+    if (r->cur->mono - r->interval_s < m->mono - 0.01)
+        return;
+    const struct dev_rates *d = find_dev(r, m->disk);
+    if (!d || !d->valid || r->cur->mono - m->mono > SWITCH_SHOW_S)
+        return;
+    double w = r->interval_s;
+    m->sum_iops += (d->r_s + d->w_s) * w;
+    m->sum_aqu += d->aqu_sz * w;
+    m->sum_util += d->util * w;
+    if (!isnan(d->await)) {
+        m->sum_await += d->await * w;
+        m->await_secs += w;
+    }
+    m->sum_secs += w;
+    m->n_after++;
+}
