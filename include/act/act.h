@@ -94,6 +94,9 @@ struct prio_outcome {
 int prio_apply(const char *proc_root, pid_t pid, unsigned long long start_ticks, int raw,
                struct prio_outcome *out);
 
+/* The start time (field 22 of /proc/PID/stat) of process pid: 0 or -errno. */
+int prio_start_ticks(const char *proc_root, pid_t pid, unsigned long long *out);
+
 /* ---- delay accounting ---- */
 
 /* kernel.task_delayacct: 1, 0, or -errno. */

@@ -53,6 +53,16 @@ static int start_ticks_of(int proc_fd, pid_t pid, unsigned long long *out)
     return 0;
 }
 
+int prio_start_ticks(const char *proc_root, pid_t pid, unsigned long long *out)
+{
+    int proc_fd = open(proc_root ? proc_root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc_fd < 0)
+        return -errno;
+    int rc = start_ticks_of(proc_fd, pid, out);
+    close(proc_fd);
+    return rc;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
     pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;

@@ -431,10 +431,10 @@ void actions_prio(struct actions *a, size_t task)
     a->start_ticks = s->start_ticks;
     if (a->r->cur->threads && s->tgid != s->id) {
         /* a thread row: the whole process is meant; its start time is the leader's */
-        a->start_ticks = 0;
-        for (size_t i = 0; i < a->r->ntasks; i++)
-            if (a->r->tasks[i].task->id == s->tgid)
-                a->start_ticks = a->r->tasks[i].task->start_ticks;
+        if (prio_start_ticks(a->proc_root, s->tgid, &a->start_ticks) < 0) {
+            say(a, "process %d has exited", (int)s->tgid);
+            return;
+        }
     }
     a->nice = s->nice;
     a->policy = s->policy;

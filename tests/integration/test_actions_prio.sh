@@ -56,9 +56,27 @@ wait_for "^Set none \(follows nice\) on every thread"
 T send-keys -t ui y
 wait_for "set on all 6 threads"
 [ "$(prios)" = "6 none: prio 0" ] || fail "back to none: $(prios)"
+T send-keys -t ui x
+ok "none again on all threads"
+
+# In thread mode (P) a thread's row stands for its whole process.
+T send-keys -t ui P
+wait_for '^ +TID USER'
+T send-keys -t ui End i Home Down
+wait_for "^I/O priority of process $p "
+T send-keys -t ui Enter
+wait_for "^Set rt/[0-7] on every thread of process $p"
+T send-keys -t ui y
+wait_for "set on all 6 threads"
+[ "$(prios | sed 's/: prio [0-7]//')" = "6 realtime" ] || fail "thread mode: $(prios)"
+T send-keys -t ui x i Home Enter
+wait_for "^Set none \(follows nice\) on every thread of process $p"
+T send-keys -t ui y
+wait_for "set on all 6 threads"
+[ "$(prios)" = "6 none: prio 0" ] || fail "thread mode, back to none: $(prios)"
 T send-keys -t ui x q
 wait_for '^EXITED 0'
-ok "none again on all threads"
+ok "thread mode: i on a thread row sets the whole process (realtime, then none)"
 
 # Per-thread failures: nobody may not ask for realtime. Its own 3-thread process.
 chmod 755 "$TMP"
