@@ -21,8 +21,9 @@
 /* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
 struct dev_rates {
     const struct dev_sample *dev;    /* points into cur */
-    bool   valid;                    /* previous sample existed and no counter reset */
-    bool   reset;                    /* a counter went backwards: device re-registered */
+    bool   valid;                    /* previous sample existed, same registration, no reset */
+    bool   reset;                    /* device re-registered: a counter went backwards, or
+                                      * its sysfs identity changed (blockdev.h); rates NAN */
     bool   has_discard, has_flush;   /* the kernel gives those fields */
     double r_s, w_s, d_s, f_s;
     double rkb_s, wkb_s, dkb_s;

@@ -83,6 +83,14 @@ static bool counters_reset(const struct diskstats_row *a, const struct diskstats
     return false;
 }
 
+/* The same name and major:minor, but another registration of the device (a partition
+ * deleted and made again, a loop device removed and re-created): its counters started
+ * again from zero and may already be above the old ones, so they cannot tell. */
+static bool reregistered(const struct dev_sample *a, const struct dev_sample *b)
+{
+    return a->bd.ident != 0 && b->bd.ident != 0 && a->bd.ident != b->bd.ident;
+}
+
 static void nan_rates(struct dev_rates *r)
 {
     r->r_s = r->w_s = r->d_s = r->f_s = (double)NAN;
@@ -109,7 +117,7 @@ static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, do
         r->quiet_await = b->quiet_await;
     if (!p || itv_s <= 0)
         return;
-    if (counters_reset(&p->ds, &c->ds)) {
+    if (reregistered(p, c) || counters_reset(&p->ds, &c->ds)) {
         r->reset = true;
         if (b)
             b->quiet_await = b->ceiling = r->quiet_await = (double)NAN;

@@ -3,6 +3,13 @@
  * Partitions are told from whole disks by the kernel's own marker, the `partition`
  * attribute, and mapped to their disk through the device path (never by name or major).
  * Every numeric attribute is -1 when sysfs did not give it: unknown, not zero.
+ *
+ * Identity: a device removed and registered again can come back under the same name and
+ * major:minor (a partition deleted and re-added with BLKPG gets its minor back once the
+ * kernel has released it, ~0.1 s later on 6.18; a loop device removed and re-created
+ * through /dev/loop-control), and its counters start again from zero, so they need not go
+ * down. Its sysfs directory is a new kernfs node, with a new inode number (kernfs numbers
+ * them cyclically, never reusing one soon): `ident` tells two registrations apart.
  */
 #ifndef IOTRIAGE_SOURCE_BLOCKDEV_H
 #define IOTRIAGE_SOURCE_BLOCKDEV_H
@@ -23,6 +30,8 @@ struct bd_tunable {
 struct blockdev_info {
     bool partition;
     char disk[BD_NAME_MAX];          /* the whole disk: itself when not a partition */
+    unsigned long long ident;        /* inode of its sysfs directory: differs for every
+                                      * registration of the device; 0 when unknown */
     /* Queue attributes of the whole disk (a partition shares its disk's queue). */
     bool has_queue;                  /* queue/ exists (false: bio-based without one) */
     char scheduler[BD_SCHED_MAX];    /* active one; "" when the device offers none */
@@ -46,8 +55,9 @@ int blockdev_parse_scheduler(const char *buf, char active[BD_SCHED_MAX],
 int blockdev_parse_inflight(const char *buf, long *r, long *w);
 
 /* Read sysfs for block device `name` below sys_fd (the /sys directory).
- * Returns 0, or -errno when the device itself is gone (ENOENT); missing attributes are
- * left at -1/empty. */
+ * Returns 0, or -errno when the device itself is gone (ENOENT: also when it went away
+ * while being read; then nothing read is kept, partition is false and disk is name, as
+ * for a device never found); missing attributes are left at -1/empty. */
 int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
 
 #endif

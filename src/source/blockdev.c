@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -122,6 +123,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     int dfd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
+    struct stat st;
+    if (fstat(dfd, &st) == 0)
+        out->ident = (unsigned long long)st.st_ino;
 
     /* Only partitions carry a `partition` attribute; their sysfs directory sits inside
      * the disk's, so the link target's parent is the disk. */
@@ -142,6 +146,16 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     if (read_file_at(dfd, "inflight", buf, sizeof(buf)) > 0)
         blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
     close(dfd);
+
+    /* Deleted while we read? The kernel removes the class link before the directory, so a
+     * device whose `partition` attribute vanished under us has lost its link by now: what
+     * was read is half of a device that is gone (a partition would pass for a disk). */
+    if (faccessat(sys_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+        out->partition = false;
+        out->inflight_r = out->inflight_w = -1;
+        str_copy(out->disk, name, sizeof(out->disk));
+        return -ENOENT;
+    }
 
     snprintf(path, sizeof(path), "class/block/%s/mq", out->disk);
     out->hw_queues = count_entries(sys_fd, path);

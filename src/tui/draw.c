@@ -2,6 +2,7 @@
  * the model. Every untrusted string goes through esc_display before it reaches curses. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #include <curses.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,9 +147,12 @@ static void draw_header(const struct result *r, struct view *vw, int w)
         return;
     const struct snapshot *c = r->cur;
     const char *da;
-    if (c->taskstats_err)
-        da = c->taskstats_err == -1 || c->taskstats_err == -13 ? "delays: need CAP_NET_ADMIN (root)"
-                                                               : "delays: taskstats unavailable";
+    if (c->taskstats_err == -EPERM || c->taskstats_err == -EACCES)
+        da = "delays: need CAP_NET_ADMIN (root)";
+    else if (c->taskstats_err == -ENOENT)                       /* no such genetlink family */
+        da = "delays: kernel without taskstats";
+    else if (c->taskstats_err)
+        da = "delays: taskstats unavailable";
     else if (c->delayacct == DA_OFF)
         da = vw->read_only ? "delays off: sysctl kernel.task_delayacct=1" : "delays off: A turns on";
     else if (c->delayacct == DA_UNKNOWN)

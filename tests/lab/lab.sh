@@ -91,6 +91,19 @@ _lab_slowfs_alive() {
     [ "$comm" = "(slowfs)" ] && [ "$state" != Z ]
 }
 
+# True while the child started for slowfs exists and is not a zombie, whatever its name:
+# between the fork and the exec it is still called bash, and on a loaded machine the
+# first look can come before the exec (seen: 28 of 40 lab_up calls failed with "slowfs
+# did not mount" while two CPU hogs ran). Only for the start-up wait; lab_down keeps
+# the stricter _lab_slowfs_alive against a reused pid.
+_lab_child_running() {
+    local stat
+    [ -n "${_LAB_PID:-}" ] || return 1
+    read -r stat 2>/dev/null <"/proc/$_LAB_PID/stat" || return 1
+    stat=${stat##*) }
+    [ -n "$stat" ] && [ "${stat%% *}" != Z ]
+}
+
 # True when the loop device $1 (loopN) is still backed by our disk.img.
 _lab_loop_is_ours() {
     local bf
@@ -130,7 +143,7 @@ lab_up() {
     disown "$_LAB_PID"
     for ((i = 0; i < 300; i++)); do          # up to 15 s: a loaded machine is slow to fork
         _lab_mounted "$LAB_MNT" && break
-        _lab_slowfs_alive || break
+        _lab_child_running || break
         sleep 0.05
     done
     if ! _lab_mounted "$LAB_MNT"; then
