@@ -1,6 +1,7 @@
 /* tui/view.h: what the screen shows, and how: the state the keys change and the drawing
  * functions that read it. draw.c only reads the model (result, verdicts) and the view
- * state; tui.c owns both and changes them. */
+ * state; tui.c owns both and changes them, actions.c fills the dialogs; view.c holds the
+ * helpers all three share. */
 #ifndef IOTRIAGE_TUI_VIEW_H
 #define IOTRIAGE_TUI_VIEW_H
 
@@ -126,8 +127,10 @@ void draw_screen(const struct result *r, const struct verdicts *v, const struct 
 
 const char *sort_key_name(enum sort_key k);
 
-/* The spark of a device, or NULL. */
+/* The history of a device, or NULL. */
 const struct spark *spark_find(const struct view *vw, const char *name);
+/* Add one interval's figures of d, which ended at mono (0 in a replay), itv s long. */
+void spark_push(struct view *vw, const struct dev_rates *d, double mono, double itv);
 /* After figures of the mark so far. */
 struct dev_figs switch_after(const struct switch_mark *m);
 

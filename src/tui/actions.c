@@ -236,16 +236,6 @@ static struct dev_figs figs_before(const struct view *vw, const char *disk, doub
     return f;
 }
 
-struct dev_figs switch_after(const struct switch_mark *m)
-{
-    struct dev_figs f = { (double)NAN, (double)NAN, (double)NAN, (double)NAN, m->sum_secs, m->n_after };
-    if (m->sum_secs > 0) {
-        f.iops = m->sum_iops / m->sum_secs, f.aqu = m->sum_aqu / m->sum_secs, f.util = m->sum_util / m->sum_secs;
-        f.await = m->await_secs > 0 ? m->sum_await / m->await_secs : (double)NAN;
-    }
-    return f;
-}
-
 static void result_dialog(struct actions *a, const char *title, const char *msg, bool ok)
 {
     dlg_open(a, DLG_RESULT, title);

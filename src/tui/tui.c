@@ -27,14 +27,6 @@
 
 volatile int tui_stop_signal;
 
-const char *sort_key_name(enum sort_key k)
-{
-    static const char *const names[SORT_NKEYS] = {
-        "PID", "USER", "PRIO", "READ", "WRITE", "IODLY", "SWAP", "ROLE", "COMMAND",
-    };
-    return (unsigned)k < SORT_NKEYS ? names[k] : "?";
-}
-
 /* ---- rows: what the panels show, in which order ---- */
 
 struct sort_ctx {
@@ -190,38 +182,6 @@ static const struct result *cur_result(const struct tui *t)
 static const struct verdicts *cur_verdicts(const struct tui *t)
 {
     return t->rp ? &t->frame.ver : &t->ver;
-}
-
-const struct spark *spark_find(const struct view *vw, const char *name)
-{
-    for (size_t i = 0; i < vw->nsparks; i++)
-        if (strcmp(vw->sparks[i].name, name) == 0)
-            return &vw->sparks[i];
-    return NULL;
-}
-
-static void spark_push(struct view *vw, const struct dev_rates *d, double mono, double itv)
-{
-    const char *name = d->dev->ds.name;
-    struct spark *s = NULL;
-    for (size_t i = 0; i < vw->nsparks && !s; i++)
-        if (strcmp(vw->sparks[i].name, name) == 0)
-            s = &vw->sparks[i];
-    if (!s) {
-        vw->sparks = xreallocarray(vw->sparks, vw->nsparks + 1, sizeof(*vw->sparks));
-        s = &vw->sparks[vw->nsparks++];
-        memset(s, 0, sizeof(*s));
-        str_copy(s->name, name, sizeof(s->name));
-    }
-    s->v[s->head] = d->r_s + d->w_s;
-    s->await[s->head] = d->await;
-    s->aqu[s->head] = d->aqu_sz;
-    s->util[s->head] = d->util;
-    s->t[s->head] = mono;
-    s->itv[s->head] = itv;
-    s->head = (s->head + 1) % SPARK_LEN;
-    if (s->n < SPARK_LEN)
-        s->n++;
 }
 
 /* mono 0: a replayed frame, whose figures are not for before/after. */

@@ -1,0 +1,59 @@
+/* tui/view.c: the view state's own helpers, shared by the loop (tui.c), the dialogs
+ * (actions.c) and the painter (draw.c): sort names, per-device history, before/after. */
+#include "tui/view.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *sort_key_name(enum sort_key k)
+{
+    static const char *const names[SORT_NKEYS] = {
+        "PID", "USER", "PRIO", "READ", "WRITE", "IODLY", "SWAP", "ROLE", "COMMAND",
+    };
+    return (unsigned)k < SORT_NKEYS ? names[k] : "?";
+}
+
+const struct spark *spark_find(const struct view *vw, const char *name)
+{
+    for (size_t i = 0; i < vw->nsparks; i++)
+        if (strcmp(vw->sparks[i].name, name) == 0)
+            return &vw->sparks[i];
+    return NULL;
+}
+
+void spark_push(struct view *vw, const struct dev_rates *d, double mono, double itv)
+{
+    const char *name = d->dev->ds.name;
+    struct spark *s = NULL;
+    for (size_t i = 0; i < vw->nsparks && !s; i++)
+        if (strcmp(vw->sparks[i].name, name) == 0)
+            s = &vw->sparks[i];
+    if (!s) {
+        vw->sparks = xreallocarray(vw->sparks, vw->nsparks + 1, sizeof(*vw->sparks));
+        s = &vw->sparks[vw->nsparks++];
+        memset(s, 0, sizeof(*s));
+        str_copy(s->name, name, sizeof(s->name));
+    }
+    s->v[s->head] = d->r_s + d->w_s;
+    s->await[s->head] = d->await;
+    s->aqu[s->head] = d->aqu_sz;
+    s->util[s->head] = d->util;
+    s->t[s->head] = mono;
+    s->itv[s->head] = itv;
+    s->head = (s->head + 1) % SPARK_LEN;
+    if (s->n < SPARK_LEN)
+        s->n++;
+}
+
+struct dev_figs switch_after(const struct switch_mark *m)
+{
+    struct dev_figs f = { (double)NAN, (double)NAN, (double)NAN, (double)NAN, m->sum_secs, m->n_after };
+    if (m->sum_secs > 0) {
+        f.iops = m->sum_iops / m->sum_secs, f.aqu = m->sum_aqu / m->sum_secs, f.util = m->sum_util / m->sum_secs;
+        f.await = m->await_secs > 0 ? m->sum_await / m->await_secs : (double)NAN;
+    }
+    return f;
+}
+
