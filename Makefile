@@ -152,9 +152,14 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< -lpthread
 
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-draw
 bench: iotriage $(BENCH_BINS)
 	BENCH_NO_BUILD=1 bench/run.sh
+
+# What the screen adds on top of sampling: batch, live screen and replay at 1,000
+# processes (bench/draw.sh; about 40 s, needs tmux and root).
+bench-draw: iotriage $(BENCH_BINS)
+	bench/draw.sh
 
 bench-smoke: iotriage $(BENCH_BINS)
 	BENCH_NO_BUILD=1 bench/run.sh --smoke
