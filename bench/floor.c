@@ -20,8 +20,9 @@
  * changed, or whose turn it is (one in 5 each refresh); with -k only io stays open.
  * It prices a monitor that re-reads only what moved, at the cost of showing the state,
  * nice and priority of an idle task up to 5 refreshes late.
- * -x adds reads iotriage does and this floor does not, to price each of them:
- *   status   /proc/PID/status every refresh (what libproc2 reads for EUID)
+ * -x adds reads a monitor might do and this floor does not, to price each of them:
+ *   status   /proc/PID/status every refresh (iotriage does not: the owner of /proc/PID
+ *            is the effective uid)
  *   comm     /proc/PID/comm every refresh
  *   cmdline  /proc/PID/cmdline every refresh (not only for new tasks)
  *   fd       readdir /proc/PID/fd and fstatat each entry, every refresh (uncached)

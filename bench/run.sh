@@ -20,7 +20,7 @@
 #     floor-k     the same with stat and io kept open (pread): less CPU, more slab
 #     floor-lazy  a design sketch, not a floor: io (kept open) and taskstats every
 #                 refresh, the rest only for tasks whose io moved (floor.c -l -k)
-#     floor+X[+Y] the floor plus reads iotriage does (X: status, comm, cmdline, fd; see
+#     floor+X[+Y] the floor plus reads a monitor might do (X: status, comm, cmdline, fd; see
 #                 floor.c -x), to price each: e.g. --programs "floor floor+status"
 #   --table   only print the table again from DIR/runs.tsv (and DIR/callgrind.*)
 #   --smoke   a small population, few refreshes: checks that the harness works (every

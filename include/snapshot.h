@@ -1,6 +1,6 @@
 /* snapshot.h: one moment of the machine, as every source saw it.
  *
- * The sampler owns long-lived handles (directory fds, the libproc2 context, the netlink
+ * The sampler owns long-lived handles (directory fds, the name caches, the netlink
  * socket). sampler_take() fills a new snapshot from them; after that the snapshot is
  * never modified, only read (delta.h, out/) and finally freed with snapshot_free().
  * Each source's failure is recorded in the snapshot next to its data, so outputs can say
@@ -26,6 +26,8 @@ struct dev_sample {
 };
 
 #define FDMAP_RESCAN_S 5.0           /* seconds between two scans of a process's fds */
+#define FDMAP_IDLE_RESCAN_S 30.0     /* the same for a process whose I/O counters have not
+                                      * moved since its last scan (source/fdmap.h) */
 
 /* The block devices a task does I/O to (source/fdmap.h), as indices into snapshot.devs:
  * whole devices that own a request queue with a scheduler. */
@@ -59,6 +61,8 @@ struct snapshot {
     struct task_sample *tasks;       /* sorted by id */
     struct task_devs *tdevs;         /* per task, same order; NULL when not attributed */
     size_t ntasks;
+    bool   tasks_shared;             /* tasks from procs_read: their command lines are
+                                      * shared (procs_release); else malloc'd (procs_free) */
 
     enum delayacct_state delayacct;  /* kernel.task_delayacct */
     /* Tasks started at or after this many ticks since boot carry delay data for sure

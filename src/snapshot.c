@@ -84,6 +84,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         /* A process's open files change slowly: rescan each one every few seconds. */
         if (fdmap_new(&s->fdmap, s->proc_fd, s->sys_fd, FDMAP_RESCAN_S, 0) < 0)
             s->fdmap = NULL;
+        else
+            fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
     }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
@@ -167,6 +169,10 @@ static void take_delayacct(struct sampler *s, struct snapshot *out)
     out->delayacct_since_ticks = s->da_since;
 }
 
+/* In chunks, so that the request and reply arrays stay small next to the task array
+ * (64 bytes a task for the replies: 640 KB at 10,000 tasks otherwise). */
+#define DELAY_CHUNK 512
+
 static void take_delays(struct sampler *s, struct snapshot *out)
 {
     if (!s->ts) {
@@ -174,19 +180,23 @@ static void take_delays(struct sampler *s, struct snapshot *out)
         str_copy(out->taskstats_msg, s->ts_open_msg, sizeof(out->taskstats_msg));
         return;
     }
-    if (out->ntasks == 0)
-        return;
-    pid_t *ids = xcalloc(out->ntasks, sizeof(pid_t));
-    struct delay_sample *ds = xcalloc(out->ntasks, sizeof(*ds));
-    for (size_t i = 0; i < out->ntasks; i++)
-        ids[i] = out->tasks[i].id;
-    out->taskstats_err = taskstats_query(s->ts, ids, out->ntasks, !out->threads, ds,
-                                         out->taskstats_msg, sizeof(out->taskstats_msg));
-    if (out->taskstats_err == 0)
-        for (size_t i = 0; i < out->ntasks; i++)
-            out->tasks[i].delay = ds[i];
-    free(ids);
-    free(ds);
+    pid_t ids[DELAY_CHUNK];
+    struct delay_sample ds[DELAY_CHUNK];
+    for (size_t i0 = 0; i0 < out->ntasks; i0 += DELAY_CHUNK) {
+        size_t k = out->ntasks - i0 < DELAY_CHUNK ? out->ntasks - i0 : DELAY_CHUNK;
+        for (size_t j = 0; j < k; j++)
+            ids[j] = out->tasks[i0 + j].id;
+        out->taskstats_err = taskstats_query(s->ts, ids, k, !out->threads, ds,
+                                             out->taskstats_msg, sizeof(out->taskstats_msg));
+        if (out->taskstats_err != 0) {
+            /* a failure of the whole query: no task has delays, as if asked at once */
+            for (size_t i = 0; i < out->ntasks; i++)
+                memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
+            return;
+        }
+        for (size_t j = 0; j < k; j++)
+            out->tasks[i0 + j].delay = ds[j];
+    }
 }
 
 /* Index of the device major:minor in the snapshot, or -1. */
@@ -214,11 +224,77 @@ static unsigned long long process_start(const struct snapshot *out, const struct
     return lo < out->ntasks && out->tasks[lo].id == t->tgid ? out->tasks[lo].start_ticks : t->start_ticks;
 }
 
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;                    /* splitmix64's finalizer */
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A value that changes whenever one of the task's I/O counters does. */
+static uint64_t io_sig(const struct task_sample *t)
+{
+    const struct proc_io *io = &t->io;
+    const uint64_t v[] = { io->rchar, io->wchar, io->syscr, io->syscw, io->read_bytes,
+                           io->write_bytes, io->cancelled_write_bytes };
+    uint64_t h = mix64((uint64_t)(uint32_t)t->id);
+    for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+        h = mix64(h ^ v[i]);
+    return h;
+}
+
+/* Threads: the signature of each thread's process, the sum of its threads' (any thread's
+ * counter moving, or a thread coming or going, changes it); sig_known false when one of
+ * them could not be read. An open-addressing table on tgid. */
+struct group_sig {
+    pid_t tgid;
+    bool known;
+    uint64_t sig;
+};
+
+static void group_sigs(const struct snapshot *out, struct group_sig **tab, size_t *nslots)
+{
+    size_t n = 64;
+    while (n < 2 * out->ntasks)
+        n *= 2;
+    struct group_sig *g = xcalloc(n, sizeof(*g));
+    for (size_t i = 0; i < out->ntasks; i++) {
+        const struct task_sample *t = &out->tasks[i];
+        size_t h = (size_t)mix64((uint64_t)(uint32_t)t->tgid) & (n - 1);
+        while (g[h].tgid && g[h].tgid != t->tgid)
+            h = (h + 1) & (n - 1);
+        if (!g[h].tgid) {
+            g[h].tgid = t->tgid;
+            g[h].known = true;
+        }
+        if (t->io_err)
+            g[h].known = false;
+        else
+            g[h].sig += io_sig(t);
+    }
+    *tab = g;
+    *nslots = n;
+}
+
+static const struct group_sig *group_find(const struct group_sig *g, size_t n, pid_t tgid)
+{
+    size_t h = (size_t)mix64((uint64_t)(uint32_t)tgid) & (n - 1);
+    while (g[h].tgid && g[h].tgid != tgid)
+        h = (h + 1) & (n - 1);
+    return &g[h];
+}
+
 /* Which devices each process does I/O to, from its open files (source/fdmap.h). */
 static void take_task_devs(struct sampler *s, struct snapshot *out)
 {
     if (!s->fdmap || out->ntasks == 0)
         return;
+    struct group_sig *groups = NULL;
+    size_t ngroups = 0;
+    if (out->threads)
+        group_sigs(out, &groups, &ngroups);
     out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
     for (size_t i = 0; i < out->ntasks; i++) {
         const struct task_sample *t = &out->tasks[i];
@@ -226,8 +302,15 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
         td->known = true;
         if (t->kthread)
             continue;             /* no files of its own: an empty set, at no cost */
+        bool known = t->io_err == 0;
+        uint64_t sig = known ? io_sig(t) : 0;
+        if (groups) {
+            const struct group_sig *g = group_find(groups, ngroups, t->tgid);
+            known = g->known;
+            sig = g->sig;
+        }
         struct fd_devs fd;
-        fdmap_get(s->fdmap, t->tgid, process_start(out, t), out->mono, &fd);
+        fdmap_get_io(s->fdmap, t->tgid, process_start(out, t), out->mono, known, sig, &fd);
         td->err = fd.err;
         td->truncated = fd.truncated;
         td->buffered_writer = fd.buffered_writer;
@@ -241,6 +324,7 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
             td->idx[td->n++] = (uint16_t)idx;
         }
     }
+    free(groups);
     fdmap_prune(s->fdmap, out->mono, 0);
 }
 
@@ -258,6 +342,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     if (s->procs) {
         out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids,
                                     &out->tasks, &out->ntasks);
+        out->tasks_shared = true;
         take_delays(s, out);
         take_task_devs(s, out);
     }
@@ -266,7 +351,10 @@ void sampler_take(struct sampler *s, struct snapshot *out)
 void snapshot_free(struct snapshot *snap)
 {
     free(snap->devs);
-    procs_free(snap->tasks, snap->ntasks);
+    if (snap->tasks_shared)
+        procs_release(snap->tasks, snap->ntasks);
+    else
+        procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     memset(snap, 0, sizeof(*snap));
 }

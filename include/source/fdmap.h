@@ -35,7 +35,14 @@
  * device's sysfs directory (checked by inode at most once per rescan_s) or until
  * fdmap_invalidate_devices().
  *
- * Memory is bounded: at most max_procs process entries (about 200 bytes each) and
+ * A caller that knows a process's I/O counters passes a signature of them (fdmap_get_io):
+ * a process due for its rescan whose signature has not moved since its last scan did no
+ * I/O through any file in between, so its set is kept until idle_rescan_s
+ * (fdmap_set_idle_rescan) has passed since that scan. At 10,000 idle processes this
+ * spares about 2,000 scans (50 ms) a second with rescan_s 5.
+ *
+ * Memory is bounded: at most max_procs process entries (72 bytes each, plus a whole
+ * struct fd_devs for a process reaching more than two devices) and
  * FDMAP_MAX_CACHED_DEVS device entries. When the process table is full, answers are still
  * correct but computed without being stored (stats.uncached counts them): call
  * fdmap_prune() every refresh.
@@ -47,6 +54,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define FDMAP_MAX_DEVS          16     /* devices per process (and per resolution) */
@@ -79,6 +87,8 @@ struct fd_devs {
 struct fdmap_stats {
     unsigned long long scans;       /* fd directories read */
     unsigned long long hits;        /* answers from the cache */
+    unsigned long long idle_skips;  /* of those, rescans skipped: the I/O signature had not
+                                     * moved */
     unsigned long long uncached;    /* answers not stored: the process table was full */
     unsigned long long fds;         /* fds examined (statx calls) */
     unsigned long long fdinfo_reads;
@@ -105,6 +115,17 @@ int  fdmap_new(struct fdmap **out, int proc_fd, int sys_fd, double rescan_s, siz
  * are cached like answers. Always fills *out. */
 void fdmap_get(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
                struct fd_devs *out);
+
+/* The same, with what the caller knows of the process's I/O: io_known, and io_sig, any
+ * value that changes whenever one of its I/O counters does (a hash of /proc/PID/io). A
+ * process due for its rescan whose io_sig equals the one at its last scan is not rescanned
+ * until idle_rescan_s after that scan. fdmap_get is this with io_known false. */
+void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
+                  bool io_known, uint64_t io_sig, struct fd_devs *out);
+
+/* Seconds an idle process's answer may age (see fdmap_get_io); at least rescan_s, which
+ * is also the default (no idle rule). */
+void fdmap_set_idle_rescan(struct fdmap *m, double idle_rescan_s);
 
 /* Forget processes not asked about since now - max_age_s (max_age_s 0: every process not
  * asked about at `now` itself). */

@@ -1,9 +1,18 @@
 /* source/procs.h: processes or threads, their identity, scheduling and I/O counters.
  *
- * The process list and the stat/status fields come from libproc2. The I/O counters are
- * read from /proc/PID/io (or /proc/PID/task/TID/io for threads) by our own pure parser,
- * because a failed read must be told apart from zero: EACCES means "not permitted",
- * ENOENT/ESRCH "exited", and both leave the rates unknown.
+ * Read straight from procfs, the way libproc2 4.0 reads the same fields but without its
+ * generic machinery (docs/performance.md: "libproc2, measured"): the task list from a
+ * readdir of /proc (and of /proc/PID/task for threads); per task one read of
+ * /proc/PID/stat (state, flags, nice, threads, start time, policy, and the raw name: the
+ * bytes between the first '(' and the last ')' are what /proc/PID/comm holds), the owner
+ * of the /proc/PID directory, which procfs gives as the task's effective uid even for a
+ * non-dumpable task (fs/proc/base.c:task_dump_owner), and the user name for it from
+ * getpwuid, cached per uid like libproc2's pwcache (a name of 33 bytes or more, or none,
+ * is shown as the number). The I/O counters are read from /proc/PID/io (or
+ * /proc/PID/task/TID/io for threads) by our own pure parser, because a failed read must be
+ * told apart from zero: EACCES means "not permitted", ENOENT/ESRCH "exited", and both
+ * leave the rates unknown. A task whose stat or directory cannot be read has exited
+ * between the readdir and the read: it is left out, as libproc2 did.
  *
  * A task's identity is (id, start_ticks): a reused pid has another start time and so
  * never inherits the old task's counters.
@@ -31,7 +40,9 @@ struct task_sample {
     pid_t    tgid;
     unsigned long long start_ticks;
     char     comm[TASK_COMM_MAX];
-    char    *cmdline;            /* malloc'd, "" for kernel threads; owned by the snapshot */
+    char    *cmdline;            /* "" for kernel threads. From procs_read: shared between
+                                  * snapshots, reference-counted, released by procs_release;
+                                  * elsewhere (replay) malloc'd, freed by procs_free */
     uid_t    uid;
     char     user[TASK_USER_MAX];
     int      nice;
@@ -45,21 +56,46 @@ struct task_sample {
     struct delay_sample delay;   /* filled by the snapshot from taskstats */
 };
 
+/* The fields of /proc/PID/stat we use. */
+struct proc_stat {
+    char     comm[TASK_COMM_MAX];    /* raw bytes, cut at TASK_COMM_MAX - 1 */
+    char     state;
+    unsigned long flags;             /* PF_* */
+    int      nice;
+    int      nlwp;                   /* num_threads */
+    unsigned long long start_ticks;
+    int      policy;                 /* SCHED_* */
+};
+
+/* Pure: parse the text of /proc/PID/stat (buf needs no NUL). The name may hold any byte
+ * but NUL, ')' and spaces included: it ends at the last ')'. Returns 0, or -EINVAL when
+ * a field is missing or not a number (a cut-off file is no data). */
+int procstat_parse(const char *buf, size_t len, struct proc_stat *out);
+
 /* Pure: parse the text of /proc/PID/io. Returns 0 when every field was present, else
  * -EINVAL (a truncated file is not half data). */
 int procio_parse(const char *buf, size_t len, struct proc_io *out);
 
 struct procs_src;
 
-/* Create the libproc2 context. threads: one entry per thread instead of per process.
- * Returns 0 or -errno, with a reason in err. */
+/* threads: one entry per thread instead of per process. Returns 0 or -errno, with a
+ * reason in err. */
 int  procs_open(struct procs_src **out, bool threads, char *err, size_t errlen);
 
-/* Read every task (or those whose pid/tgid is in `only`, when nonly > 0). *tasks is a
- * malloc'd array sorted by id; free with procs_free. proc_fd is the /proc directory used
- * for the io files. Returns 0 or -errno. */
+/* Read every task (or those whose pid/tgid is in `only`, when nonly > 0) below proc_fd
+ * (the /proc directory). *tasks is a malloc'd array sorted by id; release it with
+ * procs_release. Returns 0 or -errno (the /proc directory itself cannot be read).
+ *
+ * Command lines change rarely (exec, a daemon rewriting its argv) and reading one walks
+ * the target's memory: each is kept per (id, start time) and read again when the name
+ * changes (an exec) or after PROCS_NAMES_REFRESH_S; the string is shared by the cache
+ * and every snapshot holding the task. Kernel threads have none and are not asked. */
+#define PROCS_NAMES_REFRESH_S 10.0
 int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                 struct task_sample **tasks, size_t *n);
+/* Tasks from procs_read: drop their references to the shared command lines. */
+void procs_release(struct task_sample *tasks, size_t n);
+/* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */
 void procs_free(struct task_sample *tasks, size_t n);
 void procs_close(struct procs_src *src);
 

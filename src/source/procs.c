@@ -1,73 +1,109 @@
-/* source/procs.c: the task list through libproc2, I/O counters through our own parser. */
+/* source/procs.c: the task list, identity and scheduling from /proc/PID/stat, the owner of
+ * /proc/PID, I/O counters from /proc/PID/io; every parser pure. */
 #include "source/procs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <libproc2/pids.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "source/ioprio.h"
 #include "util.h"
 
-/* The items we ask libproc2 for; the order is the index into each stack. */
-/* Names and command lines are not taken from libproc2: it replaces control bytes with
- * '?', and the operator should see exactly which bytes a hostile name holds (escaped at
- * output time, out/escape.h). */
-enum {
-    IT_TID, IT_TGID, IT_BEGAN, IT_CMD, IT_EUID, IT_EUSER, IT_NICE, IT_POLICY, IT_STATE,
-    IT_NLWP, IT_FLAGS, IT_COUNT
-};
-static enum pids_item items[IT_COUNT] = {
-    [IT_TID] = PIDS_ID_TID,          [IT_TGID] = PIDS_ID_TGID,
-    [IT_BEGAN] = PIDS_TICS_BEGAN,    [IT_CMD] = PIDS_CMD,
-    [IT_EUID] = PIDS_ID_EUID,        [IT_EUSER] = PIDS_ID_EUSER,
-    [IT_NICE] = PIDS_NICE,           [IT_POLICY] = PIDS_SCHED_CLASS,
-    [IT_STATE] = PIDS_STATE,         [IT_NLWP] = PIDS_NLWP,
-    [IT_FLAGS] = PIDS_FLAGS,
-};
-
 #define CMDLINE_MAX (64 * 1024)
 #define PF_KTHREAD  0x00200000   /* include/linux/sched.h: the task is a kernel thread */
+#define STAT_BUF    2048         /* /proc/PID/stat: 52 numbers and a name of at most 64 bytes */
+#define IO_BUF      512          /* /proc/PID/io: 7 short lines */
 
-/* Names and command lines change rarely (exec, prctl, a daemon rewriting its argv), but
- * reading them cost 10-12 us per task per refresh, a fifth of the whole. They are kept
- * per (id, start) and read again when libproc2's cheap name (from stat, which it reads
- * anyway) changes, which an exec does, or after NAMES_REFRESH_S. */
-#define NAMES_REFRESH_S 10.0
+/* A command line shared by the name cache and every snapshot that lists the task. The
+ * sampler is single-threaded, so the count needs no atomics. Kernel threads and tasks
+ * without one point at empty_cmdline, which is never counted. */
+struct cmdline_ref {
+    unsigned refs;
+    char s[];
+};
+static char empty_cmdline[1];
 
+static struct cmdline_ref *cmd_hdr(char *s)
+{
+    return (struct cmdline_ref *)(void *)(s - offsetof(struct cmdline_ref, s));
+}
+
+static char *cmd_ref(char *s)
+{
+    if (s != empty_cmdline)
+        cmd_hdr(s)->refs++;
+    return s;
+}
+
+static void cmd_unref(char *s)
+{
+    if (!s || s == empty_cmdline)
+        return;
+    struct cmdline_ref *h = cmd_hdr(s);
+    if (--h->refs == 0)
+        free(h);
+}
+
+/* A task's command line as last read, by (id, start). The name it had then is kept as a
+ * hash: a different name means an exec, and a new command line. */
 struct name_cache {
     pid_t id;
     unsigned long long start;
-    char  lp_comm[TASK_COMM_MAX];    /* libproc2's escaped name: the change detector */
-    char  comm[TASK_COMM_MAX];       /* the raw name we read */
-    char *cmdline;                   /* owned */
+    uint64_t comm_hash;
+    char *cmdline;                   /* one reference */
     double read_at;
 };
 
-struct procs_src {
-    struct pids_info *info;
-    bool threads;
-    struct name_cache *names;         /* the last refresh's, sorted by id */
-    size_t nnames;
+struct user_name {
+    uid_t uid;
+    char name[TASK_USER_MAX];
 };
+
+struct procs_src {
+    bool threads;
+    struct name_cache *names;        /* the last refresh's, sorted by id */
+    size_t nnames;
+    struct user_name *users;         /* every uid seen, never expired (like libproc2) */
+    size_t nusers, users_cap, last_user;
+    size_t last_count;               /* tasks in the last refresh: the next one's guess */
+    char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
+};
+
+/* The refresh being assembled. */
+struct reap {
+    struct procs_src *src;
+    int proc_fd;
+    double now;
+    struct task_sample *out;
+    struct name_cache *next;
+    size_t n, cap;
+    char *group_cmd;                 /* threads: the process's command line read this refresh */
+    pid_t last_id;
+    bool unsorted;                   /* ids did not come in ascending order */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pure parsers                                                                                */
+/* ------------------------------------------------------------------------------------------ */
 
 int procio_parse(const char *buf, size_t len, struct proc_io *out)
 {
     static const struct {
         const char *key;
-        size_t off;
+        size_t len, off;
     } keys[] = {
-        { "rchar", offsetof(struct proc_io, rchar) },
-        { "wchar", offsetof(struct proc_io, wchar) },
-        { "syscr", offsetof(struct proc_io, syscr) },
-        { "syscw", offsetof(struct proc_io, syscw) },
-        { "read_bytes", offsetof(struct proc_io, read_bytes) },
-        { "write_bytes", offsetof(struct proc_io, write_bytes) },
-        { "cancelled_write_bytes", offsetof(struct proc_io, cancelled_write_bytes) },
+#define K(name) { #name, sizeof(#name) - 1, offsetof(struct proc_io, name) }
+        K(rchar), K(wchar), K(syscr), K(syscw), K(read_bytes), K(write_bytes),
+        K(cancelled_write_bytes),
+#undef K
     };
     unsigned seen = 0;
+    size_t expect = 0;               /* the kernel prints them in this order: try it first */
     memset(out, 0, sizeof(*out));
     const char *p = buf, *end = buf + len;
     while (p < end) {
@@ -77,9 +113,11 @@ int procio_parse(const char *buf, size_t len, struct proc_io *out)
         const char *colon = memchr(p, ':', (size_t)(eol - p));
         if (colon) {
             size_t kl = (size_t)(colon - p);
-            for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-                if (strlen(keys[i].key) != kl || memcmp(p, keys[i].key, kl) != 0)
+            for (size_t j = 0; j < ARRAY_SIZE(keys); j++) {
+                size_t i = (expect + j) % ARRAY_SIZE(keys);
+                if (keys[i].len != kl || memcmp(p, keys[i].key, kl) != 0)
                     continue;
+                expect = i + 1;
                 const char *v = colon + 1;
                 while (v < eol && *v == ' ')
                     v++;
@@ -89,6 +127,7 @@ int procio_parse(const char *buf, size_t len, struct proc_io *out)
                     return -EINVAL;
                 memcpy((char *)out + keys[i].off, &val, sizeof(val));
                 seen |= 1u << i;
+                break;
             }
         }
         p = eol + 1;
@@ -96,15 +135,108 @@ int procio_parse(const char *buf, size_t len, struct proc_io *out)
     return seen == (1u << ARRAY_SIZE(keys)) - 1 ? 0 : -EINVAL;
 }
 
+/* One space-separated field of stat as a signed decimal; *p moves past it. The number
+ * must end at a space or a newline: a cut-off number is no number. */
+static int stat_field(const char **p, const char *end, long long *out)
+{
+    const char *q = *p;
+    if (q >= end || *q != ' ')
+        return -EINVAL;
+    q++;
+    bool neg = q < end && *q == '-';
+    if (neg)
+        q++;
+    uint64_t v;
+    if (parse_u64(&q, end, &v) || q == end || (*q != ' ' && *q != '\n'))
+        return -EINVAL;
+    if (v > (uint64_t)INT64_MAX)
+        v = (uint64_t)INT64_MAX;
+    *out = neg ? -(long long)v : (long long)v;
+    *p = q;
+    return 0;
+}
+
+/* Skip n space-separated fields we do not use. */
+static int stat_skip(const char **p, const char *end, int n)
+{
+    const char *q = *p;
+    for (; n > 0; n--) {
+        if (q >= end || *q != ' ')
+            return -EINVAL;
+        const char *sp = memchr(q + 1, ' ', (size_t)(end - q - 1));
+        if (!sp)
+            return -EINVAL;
+        q = sp;
+    }
+    *p = q;
+    return 0;
+}
+
+int procstat_parse(const char *buf, size_t len, struct proc_stat *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char *end = buf + len;
+    const char *open = memchr(buf, '(', len);
+    if (!open)
+        return -EINVAL;
+    const char *close = memrchr(open + 1, ')', (size_t)(end - open - 1));
+    if (!close)
+        return -EINVAL;
+    size_t cl = (size_t)(close - open - 1);
+    if (cl > sizeof(out->comm) - 1)
+        cl = sizeof(out->comm) - 1;
+    memcpy(out->comm, open + 1, cl);
+    out->comm[cl] = '\0';
+    /* ") S ..." : the state (field 3), then fields 4 (ppid) to 41 (policy) */
+    const char *p = close + 1;
+    if (end - p < 3 || p[0] != ' ' || p[1] == ' ' || p[1] == '\n')
+        return -EINVAL;
+    out->state = p[1];
+    p += 2;
+    long long flags, nice, nlwp, start, policy;
+    if (stat_skip(&p, end, 5) || stat_field(&p, end, &flags) ||        /* 4-8, 9 */
+        stat_skip(&p, end, 9) || stat_field(&p, end, &nice) ||         /* 10-18, 19 */
+        stat_field(&p, end, &nlwp) || stat_skip(&p, end, 1) ||         /* 20, 21 */
+        stat_field(&p, end, &start) || stat_skip(&p, end, 18) ||       /* 22, 23-40 */
+        stat_field(&p, end, &policy))                                  /* 41 */
+        return -EINVAL;
+    out->flags = (unsigned long)flags;
+    out->nice = (int)nice;
+    out->nlwp = (int)nlwp;
+    out->start_ticks = (unsigned long long)start;
+    out->policy = (int)policy;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One open, one read, one close. For the single-record seq_files of /proc/PID (stat, io)
+ * one read returns the whole text when the buffer holds it, so the read to see the end
+ * that read_file_at does would only add a syscall. buf is NUL-terminated. */
+static ssize_t read_once_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    ssize_t r;
+    do
+        r = read(fd, buf, cap - 1);
+    while (r < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return -e;
+    buf[r] = '\0';
+    return r;
+}
+
 int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     struct procs_src *s = xcalloc(1, sizeof(*s));
-    int r = procps_pids_new(&s->info, items, IT_COUNT);
-    if (r < 0) {
-        snprintf(err, errlen, "libproc2: procps_pids_new failed: %s", strerror(-r));
-        free(s);
-        return r;
-    }
     s->threads = threads;
     *out = s;
     return 0;
@@ -126,46 +258,68 @@ static int cmp_task(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* "PID/file" for a process, "TGID/task/TID/file" for a thread. */
-static void task_path(char *path, size_t n, bool threads, const struct task_sample *t, const char *file)
+static int cmp_name(const void *a, const void *b)
 {
-    if (threads)
-        snprintf(path, n, "%d/task/%d/%s", (int)t->tgid, (int)t->id, file);
-    else
-        snprintf(path, n, "%d/%s", (int)t->id, file);
+    const struct name_cache *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
-/* The raw name (the kernel keeps at most 15 bytes plus newline) and command line
- * (arguments separated by NULs, shown separated by spaces). */
-static void read_names(int proc_fd, bool threads, struct task_sample *t, const char *fallback)
+/* The user name of uid, as libproc2's pwcache gives it. */
+static const char *user_of(struct procs_src *src, uid_t uid)
 {
-    char path[64], buf[TASK_COMM_MAX];
-    task_path(path, sizeof(path), threads, t, "comm");
-    ssize_t len = read_file_at(proc_fd, path, buf, sizeof(buf));
-    if (len > 0 && buf[len - 1] == '\n')
-        buf[--len] = '\0';
-    str_copy(t->comm, len > 0 ? buf : fallback, sizeof(t->comm));
-
-    char *cl = NULL;
-    snprintf(path, sizeof(path), "%d/cmdline", (int)t->tgid);
-    len = read_file_alloc_at(proc_fd, path, &cl, CMDLINE_MAX);
-    if (len <= 0) {
-        free(cl);
-        t->cmdline = xstrdup("");
-        return;
+    if (src->last_user < src->nusers && src->users[src->last_user].uid == uid)
+        return src->users[src->last_user].name;
+    for (size_t i = 0; i < src->nusers; i++)
+        if (src->users[i].uid == uid) {
+            src->last_user = i;
+            return src->users[i].name;
+        }
+    if (src->nusers == src->users_cap) {
+        src->users_cap = src->users_cap ? 2 * src->users_cap : 16;
+        src->users = xreallocarray(src->users, src->users_cap, sizeof(src->users[0]));
     }
+    struct user_name *u = &src->users[src->nusers];
+    u->uid = uid;
+    const struct passwd *pw = getpwuid(uid);
+    if (pw && strlen(pw->pw_name) < sizeof(u->name))
+        str_copy(u->name, pw->pw_name, sizeof(u->name));
+    else
+        snprintf(u->name, sizeof(u->name), "%u", (unsigned)uid);
+    src->last_user = src->nusers++;
+    return u->name;
+}
+
+static uint64_t hash_comm(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;         /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The command line of process tgid (arguments separated by NULs, shown separated by
+ * spaces), as a new reference; empty_cmdline when it has none or cannot be read. */
+static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
+{
+    if (!src->cmdbuf)
+        src->cmdbuf = xmalloc(CMDLINE_MAX);
+    char path[32];
+    snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);     /* rare: cached */
+    ssize_t len = read_file_at(proc_fd, path, src->cmdbuf, CMDLINE_MAX);
+    char *cl = src->cmdbuf;
     while (len > 0 && cl[len - 1] == '\0')
         len--;
+    if (len <= 0)
+        return empty_cmdline;
+    struct cmdline_ref *h = xmalloc(sizeof(*h) + (size_t)len + 1);
+    h->refs = 1;
     for (ssize_t i = 0; i < len; i++)
-        if (cl[i] == '\0')
-            cl[i] = ' ';
-    cl[len] = '\0';
-    /* read_file_alloc_at reads into 4 KiB and more; keep only what the line needs (two
-     * snapshots of 10,000 tasks held 80 MB of slack otherwise) */
-    t->cmdline = xrealloc(cl, (size_t)len + 1);
+        h->s[i] = cl[i] == '\0' ? ' ' : cl[i];
+    h->s[len] = '\0';
+    return h->s;
 }
 
-static struct name_cache *cache_find(const struct procs_src *src, pid_t id)
+static const struct name_cache *cache_find(const struct procs_src *src, pid_t id)
 {
     size_t lo = 0, hi = src->nnames;
     while (lo < hi) {
@@ -178,97 +332,194 @@ static struct name_cache *cache_find(const struct procs_src *src, pid_t id)
     return lo < src->nnames && src->names[lo].id == id ? &src->names[lo] : NULL;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* t->cmdline, from the cache while still good, else read; recorded in next. */
+static void cmdline_of(struct reap *rp, struct task_sample *t, struct name_cache *next)
 {
-    const struct name_cache *x = a, *y = b;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* The task's name and command line, from the cache when still good, else read; either
- * way recorded in next[]. */
-static void names_of(struct procs_src *src, int proc_fd, struct task_sample *t, const char *lp_comm,
-                     double now, struct name_cache *next)
-{
-    struct name_cache *old = cache_find(src, t->id);
-    if (old && old->cmdline && old->start == t->start_ticks && strcmp(old->lp_comm, lp_comm) == 0 &&
-        now - old->read_at < NAMES_REFRESH_S) {
-        *next = *old;
-        old->cmdline = NULL;         /* moved */
-        str_copy(t->comm, next->comm, sizeof(t->comm));
-        t->cmdline = xstrdup(next->cmdline);
-        return;
-    }
-    read_names(proc_fd, src->threads, t, lp_comm);
+    struct procs_src *src = rp->src;
+    uint64_t h = hash_comm(t->comm);
     next->id = t->id;
     next->start = t->start_ticks;
-    str_copy(next->lp_comm, lp_comm, sizeof(next->lp_comm));
-    str_copy(next->comm, t->comm, sizeof(next->comm));
-    next->cmdline = xstrdup(t->cmdline);
-    next->read_at = now;
+    next->comm_hash = h;
+    if (t->kthread) {                /* no memory, no command line */
+        next->cmdline = empty_cmdline;
+        next->read_at = rp->now;
+        t->cmdline = empty_cmdline;
+        return;
+    }
+    struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
+    if (old && old->cmdline && old->start == t->start_ticks && old->comm_hash == h &&
+        rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at) {
+        next->cmdline = old->cmdline;   /* moved */
+        next->read_at = old->read_at;
+        old->cmdline = NULL;
+    } else if (src->threads && rp->group_cmd) {
+        next->cmdline = cmd_ref(rp->group_cmd);
+        next->read_at = rp->now;
+    } else {
+        next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
+        next->read_at = rp->now;
+        if (src->threads)
+            rp->group_cmd = next->cmdline;
+    }
+    t->cmdline = cmd_ref(next->cmdline);
 }
 
-static void names_free(struct name_cache *v, size_t n)
+/* path holds the task's directory below /proc (len bytes, room for PATH_ROOM): append
+ * "/name" to it. */
+#define PATH_ROOM 64
+static const char *task_file(char *path, size_t len, const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        free(v[i].cmdline);
-    free(v);
+    size_t nl = strlen(name);
+    path[len] = '/';
+    memcpy(path + len + 1, name, nl + 1);
+    return path;
 }
 
-static void read_io(int proc_fd, bool threads, struct task_sample *t)
+static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
 {
-    char path[64], buf[512];
-    task_path(path, sizeof(path), threads, t, "io");
-    ssize_t len = read_file_at(proc_fd, path, buf, sizeof(buf));
-    if (len < 0)
-        t->io_err = (int)len;
-    else if (procio_parse(buf, (size_t)len, &t->io) < 0)
-        t->io_err = len == 0 ? -ESRCH : -EINVAL; /* an empty io file: the task is exiting */
+    char buf[IO_BUF];
+    ssize_t n = read_once_at(proc_fd, task_file(path, len, "io"), buf, sizeof(buf));
+    path[len] = '\0';
+    if (n < 0)
+        t->io_err = (int)n;
+    else if (procio_parse(buf, (size_t)n, &t->io) < 0)
+        t->io_err = n == 0 ? -ESRCH : -EINVAL; /* an empty io file: the task is exiting */
+}
+
+/* One task, whose directory below /proc is path[0, len) ("PID" or "TGID/task/TID"; the
+ * buffer has PATH_ROOM bytes). A task that exited meanwhile is left out. */
+static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t len)
+{
+    struct stat st;
+    if (fstatat(rp->proc_fd, path, &st, 0) != 0)
+        return;
+    char buf[STAT_BUF];
+    ssize_t n = read_once_at(rp->proc_fd, task_file(path, len, "stat"), buf, sizeof(buf));
+    path[len] = '\0';
+    struct proc_stat ps;
+    if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) != 0)
+        return;
+    if (rp->n == rp->cap) {
+        rp->cap = rp->cap ? 2 * rp->cap : 256;
+        rp->out = xreallocarray(rp->out, rp->cap, sizeof(rp->out[0]));
+        rp->next = xreallocarray(rp->next, rp->cap, sizeof(rp->next[0]));
+    }
+    struct task_sample *t = &rp->out[rp->n];
+    memset(t, 0, sizeof(*t));
+    t->id = id;
+    t->tgid = tgid;
+    t->start_ticks = ps.start_ticks;
+    memcpy(t->comm, ps.comm, sizeof(t->comm));
+    t->uid = st.st_uid;
+    str_copy(t->user, user_of(rp->src, st.st_uid), sizeof(t->user));
+    t->nice = ps.nice;
+    t->policy = ps.policy;
+    t->state = ps.state;
+    t->nlwp = rp->src->threads ? 1 : ps.nlwp;
+    t->kthread = (ps.flags & PF_KTHREAD) != 0;
+    cmdline_of(rp, t, &rp->next[rp->n]);
+    if (id < rp->last_id)
+        rp->unsorted = true;
+    rp->last_id = id;
+    rp->n++;
+    read_io(rp->proc_fd, path, len, t);
+    t->ioprio_raw = ioprio_read(id);
+}
+
+/* A /proc entry that is a pid: digits only, no leading zero. */
+static pid_t pid_name(const char *s)
+{
+    if (*s < '1' || *s > '9')
+        return 0;
+    long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000)
+            return 0;
+        v = v * 10 + (*s - '0');
+    }
+    return (pid_t)v;
+}
+
+static void read_threads(struct reap *rp, pid_t tgid, const char *name, const pid_t *only,
+                         size_t nonly)
+{
+    char path[PATH_ROOM];
+    size_t nl = strlen(name);
+    memcpy(path, name, nl);
+    memcpy(path + nl, "/task", sizeof("/task"));
+    size_t base = nl + sizeof("/task") - 1;
+    DIR *d = opendir_at(rp->proc_fd, path);
+    if (!d)
+        return;
+    rp->group_cmd = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t tid = pid_name(e->d_name);
+        if (tid <= 0 || !selected(tid, tgid, only, nonly))
+            continue;
+        size_t tl = strlen(e->d_name);
+        path[base] = '/';
+        memcpy(path + base + 1, e->d_name, tl + 1);
+        read_task(rp, tgid, tid, path, base + 1 + tl);
+    }
+    closedir(d);
+    rp->group_cmd = NULL;
 }
 
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                struct task_sample **tasks, size_t *n)
 {
-    struct pids_fetch *f = procps_pids_reap(src->info,
-                                            src->threads ? PIDS_FETCH_THREADS_TOO : PIDS_FETCH_TASKS_ONLY);
-    if (!f)
-        return -errno ? -errno : -EIO;
-    int total = f->counts->total;
-    struct task_sample *out = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*out));
-    struct name_cache *next = xcalloc((size_t)(total > 0 ? total : 1), sizeof(*next));
-    double now = clock_mono();
-    size_t cnt = 0;
-    for (int i = 0; i < total; i++) {
-        struct pids_stack *st = f->stacks[i];
-        struct pids_result *h = st->head;
-        pid_t tid = h[IT_TID].result.s_int;
-        pid_t tgid = h[IT_TGID].result.s_int;
-        /* libproc2 gives TID == PID for the process entries in tasks-only mode */
-        pid_t id = src->threads ? tid : tgid;
-        if (id <= 0 || !selected(id, tgid, only, nonly))
+    DIR *d = opendir_at(proc_fd, ".");
+    if (!d)
+        return errno ? -errno : -EIO;
+    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = clock_mono() };
+    rp.cap = src->last_count + src->last_count / 16 + 16;
+    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
+    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    struct dirent *e;
+    char path[PATH_ROOM];
+    while ((e = readdir(d))) {
+        pid_t pid = pid_name(e->d_name);     /* at most 9 digits */
+        if (pid <= 0)
             continue;
-        struct task_sample *t = &out[cnt++];
-        t->id = id;
-        t->tgid = tgid;
-        t->start_ticks = h[IT_BEGAN].result.ull_int;
-        names_of(src, proc_fd, t, h[IT_CMD].result.str ? h[IT_CMD].result.str : "", now, &next[cnt - 1]);
-        t->uid = h[IT_EUID].result.u_int;
-        str_copy(t->user, h[IT_EUSER].result.str ? h[IT_EUSER].result.str : "", sizeof(t->user));
-        t->nice = h[IT_NICE].result.s_int;
-        t->policy = h[IT_POLICY].result.s_int;
-        t->state = h[IT_STATE].result.s_ch;
-        t->nlwp = src->threads ? 1 : h[IT_NLWP].result.s_int;
-        t->kthread = (h[IT_FLAGS].result.ul_int & PF_KTHREAD) != 0;
-        read_io(proc_fd, src->threads, t);
-        t->ioprio_raw = ioprio_read(id);
+        if (src->threads) {
+            read_threads(&rp, pid, e->d_name, only, nonly);
+        } else if (selected(pid, pid, only, nonly)) {
+            size_t len = strlen(e->d_name);
+            memcpy(path, e->d_name, len + 1);
+            read_task(&rp, pid, pid, path, len);
+        }
     }
-    qsort(out, cnt, sizeof(*out), cmp_task);
-    qsort(next, cnt, sizeof(*next), cmp_name);
-    names_free(src->names, src->nnames);   /* what was not carried over: exited tasks */
-    src->names = next;
-    src->nnames = cnt;
-    *tasks = out;
-    *n = cnt;
+    closedir(d);
+    /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
+     * below its leader's after the pids wrapped. */
+    if (rp.unsorted) {
+        qsort(rp.out, rp.n, sizeof(rp.out[0]), cmp_task);
+        qsort(rp.next, rp.n, sizeof(rp.next[0]), cmp_name);
+    }
+    if (rp.n + 64 < rp.cap) {        /* give back what the guess over-reserved */
+        rp.out = xreallocarray(rp.out, rp.n ? rp.n : 1, sizeof(rp.out[0]));
+        rp.next = xreallocarray(rp.next, rp.n ? rp.n : 1, sizeof(rp.next[0]));
+    }
+    /* What was not carried over: exited tasks, and the command lines read again. */
+    for (size_t i = 0; i < src->nnames; i++)
+        cmd_unref(src->names[i].cmdline);
+    free(src->names);
+    src->names = rp.next;
+    src->nnames = rp.n;
+    src->last_count = rp.n;
+    *tasks = rp.out;
+    *n = rp.n;
     return 0;
+}
+
+void procs_release(struct task_sample *tasks, size_t n)
+{
+    if (!tasks)
+        return;
+    for (size_t i = 0; i < n; i++)
+        cmd_unref(tasks[i].cmdline);
+    free(tasks);
 }
 
 void procs_free(struct task_sample *tasks, size_t n)
@@ -284,7 +535,10 @@ void procs_close(struct procs_src *src)
 {
     if (!src)
         return;
-    procps_pids_unref(&src->info);
-    names_free(src->names, src->nnames);
+    for (size_t i = 0; i < src->nnames; i++)
+        cmd_unref(src->names[i].cmdline);
+    free(src->names);
+    free(src->users);
+    free(src->cmdbuf);
     free(src);
 }

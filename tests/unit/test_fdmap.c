@@ -876,6 +876,78 @@ static void test_cache_rescans_only_after_the_period(void **state)
     close(sys);
 }
 
+/* With the I/O signature: a process due for its rescan that did no I/O since its last
+ * scan keeps its answer until the idle period; one whose counters moved, or whose counters
+ * are unknown, is rescanned on the usual schedule. The kept answer is the scanned one,
+ * buffered set included (it is stored compactly). */
+static void test_cache_idle_processes_are_not_rescanned(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char file[PATH_MAX];
+    scratch_file(file, sizeof(file), "log");
+    write_text(file, "x");
+    struct open_spec spec = { file, O_WRONLY | O_APPEND };
+    pid_t pid = spawn_holder(&spec, 1);
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    struct fdmap_stats st;
+    struct fd_devs first, r;
+    assert_int_equal(fdmap_new(&m, proc, sys, 10.0, 0), 0);
+    fdmap_set_idle_rescan(m, 30.0);
+
+    fdmap_get_io(m, pid, 42, 100.0, true, 7, &first);
+    assert_int_equal(first.err, 0);
+    assert_true(first.buffered_writer);
+    assert_devs(first.devs, (int)first.ndevs, root_disk);
+    assert_int_equal(first.nbuffered, 1);
+    assert_true(first.buffered_devs[0] == root_disk);
+    /* due (the first rescan comes within the period), but idle: kept */
+    fdmap_get_io(m, pid, 42, 110.0, true, 7, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 1);
+    assert_int_equal(st.idle_skips, 1);
+    assert_memory_equal(&r, &first, sizeof(r));
+    fdmap_get_io(m, pid, 42, 129.9, true, 7, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 1);
+    assert_memory_equal(&r, &first, sizeof(r));
+    /* the idle period is over: rescanned even though still idle */
+    fdmap_get_io(m, pid, 42, 130.0, true, 7, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 2);
+    /* not due yet: the signature moving changes nothing before the period */
+    fdmap_get_io(m, pid, 42, 135.0, true, 8, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 2);
+    /* due and moved since the last scan (7 then): rescanned */
+    fdmap_get_io(m, pid, 42, 140.0, true, 8, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 3);
+    /* due, counters unknown: rescanned */
+    fdmap_get_io(m, pid, 42, 150.0, false, 8, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 4);
+    /* due, known now but unknown at the last scan: rescanned */
+    fdmap_get_io(m, pid, 42, 160.0, true, 8, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 5);
+    /* fdmap_get knows no counters: the usual schedule */
+    fdmap_get(m, pid, 42, 170.0, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 6);
+    assert_memory_equal(&r, &first, sizeof(r));
+    /* another start time behind the same pid: scanned at once, idle or not */
+    fdmap_get_io(m, pid, 43, 170.1, true, 8, &r);
+    fdmap_get_stats(m, &st);
+    assert_int_equal(st.scans, 7);
+
+    fdmap_free(m);
+    reap(pid);
+    close(proc);
+    close(sys);
+}
+
 static void test_cache_prune_and_bound(void **state)
 {
     (void)state;
@@ -1129,6 +1201,7 @@ int main(void)
         cmocka_unit_test(test_live_exited_process_is_enoent),
         cmocka_unit_test(test_live_unprivileged_gets_eacces_for_root_process),
         cmocka_unit_test(test_cache_rescans_only_after_the_period),
+        cmocka_unit_test(test_cache_idle_processes_are_not_rescanned),
         cmocka_unit_test(test_cache_prune_and_bound),
         cmocka_unit_test(test_cache_many_processes_grow_and_shrink),
         cmocka_unit_test(test_cache_device_directory_replaced_or_invalidated),

@@ -34,6 +34,7 @@
 #include "source/ioprio.h"
 #include "source/procs.h"
 #include "source/psi.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
@@ -931,6 +932,92 @@ static void test_blockdev_read_missing_device_is_enoent(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* procstat_parse (/proc/PID/stat)                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A real line (6.18, `cat` from a shell) with the name replaced by NAME. */
+#define STAT_LINE(NAME) "977 (" NAME ") R 975 975 368 0 -1 4194304 99 0 0 0 0 0 0 0 20 0 1 0 " \
+    "969445 3133440 418 18446744073709551615 94896825851904 94896825871785 140729465705920 0 0 " \
+    "0 0 0 0 0 0 0 17 1 0 0 0 0 0 94896825887792 94896825889408 94897135071232 " \
+    "140729465706950 140729465706970 140729465706970 140729465708523 0\n"
+
+static void test_procstat_real_line(void **state)
+{
+    (void)state;
+    static const char line[] = STAT_LINE("cat");
+    struct proc_stat ps;
+    assert_int_equal(procstat_parse(line, sizeof(line) - 1, &ps), 0);
+    assert_string_equal(ps.comm, "cat");
+    assert_int_equal(ps.state, 'R');
+    assert_int_equal(ps.flags, 4194304);
+    assert_int_equal(ps.nice, 0);
+    assert_int_equal(ps.nlwp, 1);
+    assert_int_equal(ps.start_ticks, 969445);
+    assert_int_equal(ps.policy, 0);
+}
+
+static void test_procstat_hostile_names_end_at_the_last_paren(void **state)
+{
+    (void)state;
+    /* A name may hold ") R 1 (", spaces, a newline: only the last ')' ends it. */
+    static const char line[] = STAT_LINE("a) R 1 (b\n c");
+    struct proc_stat ps;
+    assert_int_equal(procstat_parse(line, sizeof(line) - 1, &ps), 0);
+    assert_string_equal(ps.comm, "a) R 1 (b\n c");
+    assert_int_equal(ps.start_ticks, 969445);
+    /* A kernel thread's name may be longer than 15 bytes; it is cut at 63. */
+    static const char lng[] = STAT_LINE("kworker/u8:3-events_unbound-0123456789-0123456789-0123456789-0123456789");
+    assert_int_equal(procstat_parse(lng, sizeof(lng) - 1, &ps), 0);
+    assert_int_equal(strlen(ps.comm), TASK_COMM_MAX - 1);
+    assert_memory_equal(ps.comm, "kworker/u8:3-events_unbound-", 28);
+}
+
+static void test_procstat_negative_nice_and_rt_policy(void **state)
+{
+    (void)state;
+    static const char line[] = "15 (migration/0) S 2 0 0 0 -1 69238848 0 0 0 0 0 0 0 0 -100 -5 1 0 "
+        "3 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 99 1 0 0 0 0 0 0 0 0 0 "
+        "0 0\n";
+    struct proc_stat ps;
+    assert_int_equal(procstat_parse(line, sizeof(line) - 1, &ps), 0);
+    assert_int_equal(ps.nice, -5);
+    assert_int_equal(ps.policy, 1);           /* SCHED_FIFO */
+    assert_true(ps.flags & 0x00200000);       /* PF_KTHREAD */
+    assert_int_equal(ps.state, 'S');
+}
+
+static void test_procstat_cut_or_malformed_is_einval(void **state)
+{
+    (void)state;
+    static const char line[] = STAT_LINE("cat");
+    struct proc_stat ps;
+    /* cut before the policy (field 41): no data */
+    const char *p = line;
+    for (int spaces = 0; spaces < 40; p++)
+        spaces += *p == ' ';
+    assert_int_equal(procstat_parse(line, (size_t)(p - line), &ps), -EINVAL);
+    assert_int_equal(procstat_parse(line, 10, &ps), -EINVAL);
+    assert_int_equal(procstat_parse("", 0, &ps), -EINVAL);
+    assert_int_equal(procstat_parse("977 cat R 1", 11, &ps), -EINVAL);
+    static const char bad[] = "977 (cat) R 975 975 x 0\n";
+    assert_int_equal(procstat_parse(bad, sizeof(bad) - 1, &ps), -EINVAL);
+}
+
+static void test_procstat_live_self(void **state)
+{
+    (void)state;
+    char buf[2048];
+    ssize_t n = read_file_at(AT_FDCWD, "/proc/self/stat", buf, sizeof(buf));
+    assert_true(n > 0);
+    struct proc_stat ps;
+    assert_int_equal(procstat_parse(buf, (size_t)n, &ps), 0);
+    assert_string_equal(ps.comm, "test_sources");
+    assert_int_equal(ps.state, 'R');
+    assert_true(ps.nlwp >= 1);
+    assert_true(ps.start_ticks > 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* procio_parse (/proc/PID/io)                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -1179,6 +1266,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blockdev_read_missing_device_is_enoent,
                                         sys_setup, sys_teardown),
 
+        cmocka_unit_test(test_procstat_real_line),
+        cmocka_unit_test(test_procstat_hostile_names_end_at_the_last_paren),
+        cmocka_unit_test(test_procstat_negative_nice_and_rt_policy),
+        cmocka_unit_test(test_procstat_cut_or_malformed_is_einval),
+        cmocka_unit_test(test_procstat_live_self),
         cmocka_unit_test(test_procio_real_capture),
         cmocka_unit_test(test_procio_cut_mid_number_is_einval),
         cmocka_unit_test(test_procio_cut_before_last_field_is_einval),
