@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "delta.h"
+#include "source/procinfo.h"
 #include "verdict.h"
 
 enum focus { FOCUS_DEVICES, FOCUS_PROCESSES };
@@ -26,7 +27,9 @@ struct thread_info {
     pid_t tid;
     char  comm[64];
     int   ioprio_raw;                /* or -errno */
-    int   nice, policy;              /* -1000 / -1 when unreadable */
+    int   nice, policy;
+    char  state;                     /* R S D ...; '?' unknown */
+    char  wchan[48];                 /* where it sleeps; "" running or unknown */
 };
 
 /* Per-device history, keyed by name: IOPS for the sparkline, and the figures a
@@ -96,6 +99,8 @@ struct view {
     unsigned long long detail_start;
     struct thread_info threads[DETAIL_THREADS_MAX];
     size_t nthreads, threads_total;  /* shown, and found (0 when not read: a replay) */
+    struct procinfo pinfo;           /* the process itself (source/procinfo.h); no threads */
+    bool have_pinfo;
     double delay_s;
     const char *host;
     /* replay: position, count and speed; replay_total 0 when live */

@@ -555,6 +555,30 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
     }
 }
 
+/* What libproc2 says of the process (source/procinfo.h), live only. */
+static void draw_pinfo(struct lines *l, const struct procinfo *p)
+{
+    char up[32] = "-", rss[24] = "-", swp[24] = "-", flt[24] = "-";
+    if (p->elapsed_s >= 0) {
+        long e = (long)p->elapsed_s;
+        if (e >= 86400)
+            snprintf(up, sizeof(up), "%ldd%02ldh", e / 86400, e / 3600 % 24);
+        else if (e >= 3600)
+            snprintf(up, sizeof(up), "%ldh%02ldm", e / 3600, e / 60 % 60);
+        else
+            snprintf(up, sizeof(up), "%ldm%02lds", e / 60, e % 60);
+    }
+    if (p->rss_kb >= 0)
+        fmt_rate(rss, sizeof(rss), (double)p->rss_kb * 1024.0);
+    if (p->swap_kb >= 0)
+        fmt_rate(swp, sizeof(swp), (double)p->swap_kb * 1024.0);
+    if (p->maj_flt >= 0)
+        snprintf(flt, sizeof(flt), "%lld", p->maj_flt);
+    ln(l, "now       %c %s%s   up %s   rss %s   swap %s   major faults %s", p->state ? p->state : '?',
+       p->wchan[0] ? "in " : "", p->wchan[0] ? p->wchan : (p->state == 'R' ? "running" : ""), up, rss, swp, flt);
+    ln_untrusted(l, "cgroup    ", p->cgroup[0] ? p->cgroup : "-", l->vw);
+}
+
 static void draw_process_detail(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
 {
     struct lines l = { 1, h - 1, w, vw };
@@ -577,6 +601,8 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     ln_untrusted(&l, "command   ", s->cmdline, vw);
     ln_untrusted(&l, "user      ", s->user, vw);
     ln(&l, "threads   %d   nice %d   policy %d   state %c", s->nlwp, s->nice, s->policy, s->state ? s->state : '?');
+    if (vw->have_pinfo)
+        draw_pinfo(&l, &vw->pinfo);
     const char *origin = t->prio.source == IOS_EXPLICIT ? "set explicitly (ionice / ioprio_set)"
                          : t->prio.source == IOS_NICE ? "derived from nice: level (nice+20)/5, best-effort"
                                                       : "derived from the scheduling policy";
@@ -629,10 +655,11 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
         ln_heading(&l, title);
         for (size_t i = 0; i < vw->nthreads; i++) {
             const struct thread_info *th = &vw->threads[i];
-            struct ioprio_eff e = ioprio_effective(th->ioprio_raw, th->nice == -1000 ? 0 : th->nice, th->policy);
-            char line[80];
-            snprintf(line, sizeof(line), "  %7d %s/%d%s  nice %3d  ", (int)th->tid, ioprio_class_name(e.cls), e.level,
-                     e.source == IOS_EXPLICIT ? " " : "~", th->nice == -1000 ? 0 : th->nice);
+            struct ioprio_eff e = ioprio_effective(th->ioprio_raw, th->nice, th->policy);
+            char line[120];
+            snprintf(line, sizeof(line), "  %7d %s/%d%s  nice %3d  %c %-22.22s ", (int)th->tid, ioprio_class_name(e.cls),
+                     e.level, e.source == IOS_EXPLICIT ? " " : "~", th->nice, th->state ? th->state : '?',
+                     th->wchan[0] ? th->wchan : "");
             ln_untrusted(&l, line, th->comm, vw);
         }
         if (vw->threads_total > vw->nthreads)

@@ -169,6 +169,7 @@ struct tui {
     struct replay_frame frame;
     bool have_frame;
     struct actions act;
+    struct procinfo_src *pinfo_src;  /* opened with the first process view */
 };
 
 /* What the screen draws from: the live result or the replayed frame. */
@@ -263,40 +264,35 @@ static void move_sel(struct tui *t, long delta, bool absolute)
     *sel = (size_t)v;
 }
 
-/* The threads of the process in the detail view, each with its own priority. */
+/* The process in the detail view and its threads, each with its own priority (libproc2
+ * for what /proc says of them, ioprio_get for the priority). */
 static void read_threads(struct tui *t)
 {
     struct view *vw = &t->vw;
     vw->nthreads = vw->threads_total = 0;
+    vw->have_pinfo = false;
     if (t->rp || vw->mode != MODE_PROCESS)
         return;
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)vw->detail_pid);
-    DIR *d = opendir_at(AT_FDCWD, path);
-    if (!d)
+    if (!t->pinfo_src && procinfo_open(&t->pinfo_src) < 0)
         return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        vw->threads_total++;
-        if (vw->nthreads == DETAIL_THREADS_MAX)
-            continue;
+    struct procinfo pi;
+    if (procinfo_read(t->pinfo_src, vw->detail_pid, DETAIL_THREADS_MAX, &pi) < 0)
+        return;
+    for (size_t i = 0; i < pi.nthreads; i++) {
+        const struct procinfo_thread *p = &pi.threads[i];
         struct thread_info *ti = &vw->threads[vw->nthreads++];
-        ti->tid = (pid_t)atoi(e->d_name);
-        char cpath[400], buf[64];
-        snprintf(cpath, sizeof(cpath), "%s/%s/comm", path, e->d_name);
-        ssize_t l = read_file_at(AT_FDCWD, cpath, buf, sizeof(buf));
-        if (l > 0 && buf[l - 1] == '\n')
-            buf[l - 1] = '\0';
-        str_copy(ti->comm, l > 0 ? buf : "?", sizeof(ti->comm));
-        ti->ioprio_raw = ioprio_read(ti->tid);
-        errno = 0;
-        int nice = getpriority(PRIO_PROCESS, (id_t)ti->tid);
-        ti->nice = errno ? -1000 : nice;
-        ti->policy = sched_getscheduler(ti->tid);
+        ti->tid = p->tid;
+        str_copy(ti->comm, p->comm, sizeof(ti->comm));
+        ti->nice = p->nice;
+        ti->policy = p->policy;
+        ti->state = p->state;
+        str_copy(ti->wchan, p->wchan, sizeof(ti->wchan));
+        ti->ioprio_raw = ioprio_read(p->tid);
     }
-    closedir(d);
+    vw->threads_total = pi.threads_total;
+    procinfo_free(&pi);
+    vw->pinfo = pi;
+    vw->have_pinfo = true;
 }
 
 static void open_detail(struct tui *t)
@@ -724,6 +720,7 @@ int tui_run(const struct tui_opts *o)
     }
     if (t->sampler)
         sampler_close(t->sampler);
+    procinfo_close(t->pinfo_src);
     free(t->vw.sparks);
     free(t);
     return status;
