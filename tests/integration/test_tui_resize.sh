@@ -67,7 +67,12 @@ full_screen() { # full_screen W H
     wait_for '^ +PID USER +PRIO'
     wait_for "^ +$marker .*iotriage-resize-marker"
     wait_gone 'terminal too small|need 30x8'
-    [ "$(screen | grep -c '^q quit')" = 1 ] || { screen; fail "$1x$2: the key bar more than once"; }
+    # (a capture can land in the middle of a redraw on a loaded machine: look again)
+    for i in $(seq 1 20); do
+        [ "$(screen | grep -c '^q quit')" = 1 ] && break
+        sleep 0.1
+    done
+    [ "$(screen | grep -c '^q quit')" = 1 ] || { screen; fail "$1x$2: the key bar not exactly once"; }
     check_screen "$1" "$2" "$1x$2"
 }
 
