@@ -42,17 +42,17 @@ struct psi_rates {
     double some_pct, full_pct;       /* share of the interval stalled, from `total` */
 };
 
-struct task_rates {
+struct task_rates {                  /* fields ordered to leave no padding: one a task */
     const struct task_sample *task;  /* points into cur */
-    bool   is_new;                   /* not in prev (started, or pid reused) */
-    bool   io_valid;
     double read_bps, write_bps, cancelled_write_bps;
-    bool   delay_valid;
     double io_delay_pct, swapin_delay_pct;
-    bool   delay_overcount;          /* the kernel counted more waiting than the wall clock
-                                      * allows (nlwp x interval); the figures are capped */
     double blkio_avg_ms;             /* mean wait per block I/O this interval; NAN when none */
     struct ioprio_eff prio;
+    bool   is_new;                   /* not in prev (started, or pid reused) */
+    bool   io_valid;
+    bool   delay_valid;
+    bool   delay_overcount;          /* the kernel counted more waiting than the wall clock
+                                      * allows (nlwp x interval); the figures are capped */
 };
 
 struct result {

@@ -1,8 +1,13 @@
 /* snapshot.h: one moment of the machine, as every source saw it.
  *
  * The sampler owns long-lived handles (directory fds, the name caches, the netlink
- * socket). sampler_take() fills a new snapshot from them; after that the snapshot is
- * never modified, only read (delta.h, out/) and finally freed with snapshot_free().
+ * socket). sampler_take() fills a new snapshot from them; after that the snapshot is only
+ * read (delta.h, out/) and finally freed with snapshot_free(), with one exception: when
+ * the same sampler takes the next snapshot (into another struct), the one before is
+ * reduced to what delta_compute reads of a previous snapshot (its task array replaced by
+ * `hist`, its tdevs freed), so that two whole task arrays are never alive at once. A
+ * caller keeps the previous snapshot for delta_compute and frees it after; it must not
+ * read its tasks (nor a result computed from it) once the next one is taken.
  * Each source's failure is recorded in the snapshot next to its data, so outputs can say
  * "unavailable, because ..." instead of printing zeros.
  */
@@ -44,6 +49,17 @@ struct task_devs {
 
 enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };
 
+/* What delta_compute reads of a task of the previous snapshot (delta.h), 64 bytes
+ * instead of a whole task_sample. */
+struct task_hist {
+    unsigned long long start_ticks;
+    uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+    uint64_t blkio_delay_ns, swapin_delay_ns, blkio_count;
+    pid_t    id;
+    bool     io_ok;                  /* io_err was 0 */
+    bool     delay_valid;
+};
+
 struct snapshot {
     double mono;                     /* CLOCK_MONOTONIC seconds when taken */
     double wall;                     /* epoch seconds, for the timestamp only */
@@ -61,8 +77,13 @@ struct snapshot {
     struct task_sample *tasks;       /* sorted by id */
     struct task_devs *tdevs;         /* per task, same order; NULL when not attributed */
     size_t ntasks;
-    bool   tasks_shared;             /* tasks from procs_read: their command lines are
-                                      * shared (procs_release); else malloc'd (procs_free) */
+    bool   tasks_shared;             /* tasks from procs_read: their strings are shared
+                                      * (procs_release); else malloc'd (procs_free) */
+    /* Set instead of tasks (NULL, ntasks 0) once the sampler took the next snapshot:
+     * sorted by id like tasks were. */
+    struct task_hist *hist;
+    size_t nhist;
+    unsigned long serial;            /* which sampler_take filled it (0: none) */
 
     enum delayacct_state delayacct;  /* kernel.task_delayacct */
     /* Tasks started at or after this many ticks since boot carry delay data for sure

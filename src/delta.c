@@ -219,7 +219,26 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
     return t->delay.blkio_count > 0 || t->delay.swapin_count > 0;
 }
 
-static void task_delta(const struct snapshot *cur, const struct task_sample *p,
+/* What task_delta reads of a previous task, from a whole one (a snapshot not reduced:
+ * replay, tests). */
+static const struct task_hist *hist_of(const struct task_sample *t, struct task_hist *h)
+{
+    *h = (struct task_hist){
+        .start_ticks = t->start_ticks,
+        .read_bytes = t->io.read_bytes,
+        .write_bytes = t->io.write_bytes,
+        .cancelled_write_bytes = t->io.cancelled_write_bytes,
+        .blkio_delay_ns = t->delay.blkio_delay_ns,
+        .swapin_delay_ns = t->delay.swapin_delay_ns,
+        .blkio_count = t->delay.blkio_count,
+        .id = t->id,
+        .io_ok = t->io_err == 0,
+        .delay_valid = t->delay.valid,
+    };
+    return h;
+}
+
+static void task_delta(const struct snapshot *cur, const struct task_hist *p,
                        const struct task_sample *c, double itv_s, struct task_rates *r)
 {
     memset(r, 0, sizeof(*r));
@@ -230,8 +249,9 @@ static void task_delta(const struct snapshot *cur, const struct task_sample *p,
     r->prio = ioprio_effective(c->ioprio_raw, c->nice, c->policy);
     if (!p || itv_s <= 0)
         return;
-    if (!p->io_err && !c->io_err) {
-        const struct proc_io *a = &p->io, *z = &c->io;
+    if (p->io_ok && !c->io_err) {
+        const struct task_hist *a = p;
+        const struct task_io *z = &c->io;
         /* A decrease is a reset (never a huge rate): the rate stays unknown this interval. */
         if (z->read_bytes >= a->read_bytes && z->write_bytes >= a->write_bytes &&
             z->cancelled_write_bytes >= a->cancelled_write_bytes) {
@@ -241,8 +261,9 @@ static void task_delta(const struct snapshot *cur, const struct task_sample *p,
             r->cancelled_write_bps = (double)(z->cancelled_write_bytes - a->cancelled_write_bytes) / itv_s;
         }
     }
-    if (task_has_delays(cur, c) && p->delay.valid) {
-        const struct delay_sample *a = &p->delay, *z = &c->delay;
+    if (task_has_delays(cur, c) && p->delay_valid) {
+        const struct task_hist *a = p;
+        const struct task_delay *z = &c->delay;
         if (z->blkio_delay_ns >= a->blkio_delay_ns && z->swapin_delay_ns >= a->swapin_delay_ns &&
             z->blkio_count >= a->blkio_count) {
             double ns = itv_s * 1e9;
@@ -281,18 +302,23 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
     for (int k = 0; k < PSI_NRES; k++)
         psi_delta(prev ? &prev->psi[k] : NULL, &cur->psi[k], itv, &out->psi[k]);
 
-    /* Both task arrays are sorted by id: walk them together. Identity is (id, start). */
+    /* Both task arrays are sorted by id: walk them together. Identity is (id, start). The
+     * previous snapshot holds whole tasks, or only their history once reduced (snapshot.h). */
     out->ntasks = cur->ntasks;
     out->tasks = xcalloc(cur->ntasks ? cur->ntasks : 1, sizeof(*out->tasks));
+    const struct task_hist *ph = prev ? prev->hist : NULL;
+    size_t np = !prev ? 0 : ph ? prev->nhist : prev->ntasks;
     size_t j = 0;
     for (size_t i = 0; i < cur->ntasks; i++) {
-        const struct task_sample *c = &cur->tasks[i], *p = NULL;
-        if (prev) {
-            while (j < prev->ntasks && prev->tasks[j].id < c->id)
-                j++;
-            if (j < prev->ntasks && prev->tasks[j].id == c->id &&
-                prev->tasks[j].start_ticks == c->start_ticks)
-                p = &prev->tasks[j];
+        const struct task_sample *c = &cur->tasks[i];
+        const struct task_hist *p = NULL;
+        struct task_hist tmp;
+        while (j < np && (ph ? ph[j].id : prev->tasks[j].id) < c->id)
+            j++;
+        if (j < np) {
+            const struct task_hist *h = ph ? &ph[j] : hist_of(&prev->tasks[j], &tmp);
+            if (h->id == c->id && h->start_ticks == c->start_ticks)
+                p = h;
         }
         task_delta(cur, p, c, itv, &out->tasks[i]);
     }

@@ -26,7 +26,14 @@ struct sampler {
     bool boot_delayacct;             /* "delayacct" on the kernel command line */
     long long da_since;              /* see snapshot.delayacct_since_ticks */
     long clk_tck;
+    struct snapshot *last;           /* the snapshot taken last, to reduce at the next take */
+    unsigned long last_serial;
+    const struct task_sample *last_tasks;
 };
+
+/* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
+ * by someone else no longer carries the one its sampler remembers. */
+static unsigned long snapshot_serial;
 
 static int open_dir(const char *path)
 {
@@ -194,8 +201,14 @@ static void take_delays(struct sampler *s, struct snapshot *out)
                 memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
             return;
         }
-        for (size_t j = 0; j < k; j++)
-            out->tasks[i0 + j].delay = ds[j];
+        for (size_t j = 0; j < k; j++) {
+            struct task_delay *d = &out->tasks[i0 + j].delay;
+            d->valid = ds[j].valid;
+            d->blkio_count = ds[j].blkio_count;
+            d->blkio_delay_ns = ds[j].blkio_delay_ns;
+            d->swapin_count = ds[j].swapin_count;
+            d->swapin_delay_ns = ds[j].swapin_delay_ns;
+        }
     }
 }
 
@@ -236,9 +249,9 @@ static uint64_t mix64(uint64_t x)
 /* A value that changes whenever one of the task's I/O counters does. */
 static uint64_t io_sig(const struct task_sample *t)
 {
-    const struct proc_io *io = &t->io;
-    const uint64_t v[] = { io->rchar, io->wchar, io->syscr, io->syscw, io->read_bytes,
-                           io->write_bytes, io->cancelled_write_bytes };
+    const struct task_io *io = &t->io;      /* other_sig: rchar, wchar, syscr, syscw */
+    const uint64_t v[] = { io->other_sig, io->read_bytes, io->write_bytes,
+                           io->cancelled_write_bytes };
     uint64_t h = mix64((uint64_t)(uint32_t)t->id);
     for (size_t i = 0; i < ARRAY_SIZE(v); i++)
         h = mix64(h ^ v[i]);
@@ -328,9 +341,46 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
     fdmap_prune(s->fdmap, out->mono, 0);
 }
 
+/* The previous snapshot, once the next one is being taken: only what delta_compute reads
+ * of it stays (snapshot.h). */
+static void reduce_prev(struct snapshot *p)
+{
+    if (!p->tasks)
+        return;
+    struct task_hist *h = xreallocarray(NULL, p->ntasks ? p->ntasks : 1, sizeof(*h));
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const struct task_sample *t = &p->tasks[i];
+        h[i] = (struct task_hist){
+            .start_ticks = t->start_ticks,
+            .read_bytes = t->io.read_bytes,
+            .write_bytes = t->io.write_bytes,
+            .cancelled_write_bytes = t->io.cancelled_write_bytes,
+            .blkio_delay_ns = t->delay.blkio_delay_ns,
+            .swapin_delay_ns = t->delay.swapin_delay_ns,
+            .blkio_count = t->delay.blkio_count,
+            .id = t->id,
+            .io_ok = t->io_err == 0,
+            .delay_valid = t->delay.valid,
+        };
+    }
+    procs_release(p->tasks, p->ntasks);
+    free(p->tdevs);
+    p->hist = h;
+    p->nhist = p->ntasks;
+    p->tasks = NULL;
+    p->tdevs = NULL;
+    p->ntasks = 0;
+}
+
 void sampler_take(struct sampler *s, struct snapshot *out)
 {
+    /* Still the snapshot this sampler filled last (not freed, not filled again): the
+     * caller keeps it only for the deltas. */
+    if (s->last && s->last != out && s->last->serial == s->last_serial &&
+        s->last->tasks == s->last_tasks && s->last->tasks_shared)
+        reduce_prev(s->last);
     memset(out, 0, sizeof(*out));
+    out->serial = ++snapshot_serial;
     out->threads = s->opts.threads;
     out->clk_tck = s->clk_tck;
     out->mono = clock_mono();
@@ -346,6 +396,9 @@ void sampler_take(struct sampler *s, struct snapshot *out)
         take_delays(s, out);
         take_task_devs(s, out);
     }
+    s->last = out;
+    s->last_serial = out->serial;
+    s->last_tasks = out->tasks;
 }
 
 void snapshot_free(struct snapshot *snap)
@@ -356,6 +409,7 @@ void snapshot_free(struct snapshot *snap)
     else
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
+    free(snap->hist);
     memset(snap, 0, sizeof(*snap));
 }
 

@@ -35,25 +35,45 @@ struct proc_io {
     uint64_t read_bytes, write_bytes, cancelled_write_bytes;
 };
 
+/* A task's I/O counters as kept: the three the rates need, and the other four of
+ * /proc/PID/io (rchar, wchar, syscr, syscw), which nothing shows, only as a hash that
+ * changes when one of them does (snapshot.c: did the process do I/O since its open files
+ * were scanned). */
+struct task_io {
+    uint64_t read_bytes, write_bytes, cancelled_write_bytes;
+    uint64_t other_sig;
+};
+
+/* The delay counters delta.h reads, from taskstats (source/taskstats.h: struct
+ * delay_sample, of which the CPU delay, version and error are not kept). */
+struct task_delay {
+    uint64_t blkio_count, blkio_delay_ns;    /* synchronous block I/O waits */
+    uint64_t swapin_count, swapin_delay_ns;
+    bool     valid;                          /* a reply arrived and passed the checks */
+};
+
+/* One task. The strings are never NULL. From procs_read they are shared, reference
+ * counted, between the sampler's caches and every snapshot that lists the task (names
+ * repeat: 10,000 forks of one program hold one "comm", one command line, one user), and
+ * released by procs_release; elsewhere (replay) each is malloc'd, freed by procs_free.
+ * They are read only. */
 struct task_sample {
     pid_t    id;                 /* pid, or tid in threads mode */
     pid_t    tgid;
     unsigned long long start_ticks;
-    char     comm[TASK_COMM_MAX];
-    char    *cmdline;            /* "" for kernel threads. From procs_read: shared between
-                                  * snapshots, reference-counted, released by procs_release;
-                                  * elsewhere (replay) malloc'd, freed by procs_free */
+    const char *comm;            /* at most TASK_COMM_MAX - 1 bytes */
+    const char *cmdline;         /* "" for kernel threads */
+    const char *user;            /* at most TASK_USER_MAX - 1 bytes; "" when unknown (replay) */
     uid_t    uid;
-    char     user[TASK_USER_MAX];
     int      nice;
     int      policy;             /* SCHED_* */
-    char     state;
     int      nlwp;               /* threads in the process (1 in threads mode) */
-    bool     kthread;            /* a kernel thread (PF_KTHREAD): no files, no fd scan */
     int      io_err;             /* 0, or -errno reading the io file (counters unknown) */
-    struct proc_io io;
     int      ioprio_raw;         /* ioprio_get value, or -errno */
-    struct delay_sample delay;   /* filled by the snapshot from taskstats */
+    char     state;
+    bool     kthread;            /* a kernel thread (PF_KTHREAD): no files, no fd scan */
+    struct task_io io;
+    struct task_delay delay;     /* filled by the snapshot from taskstats */
 };
 
 /* The fields of /proc/PID/stat we use. */
@@ -93,7 +113,7 @@ int  procs_open(struct procs_src **out, bool threads, char *err, size_t errlen);
 #define PROCS_NAMES_REFRESH_S 10.0
 int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                 struct task_sample **tasks, size_t *n);
-/* Tasks from procs_read: drop their references to the shared command lines. */
+/* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);
 /* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */
 void procs_free(struct task_sample *tasks, size_t n);

@@ -19,53 +19,139 @@
 #define STAT_BUF    2048         /* /proc/PID/stat: 52 numbers and a name of at most 64 bytes */
 #define IO_BUF      512          /* /proc/PID/io: 7 short lines */
 
-/* A command line shared by the name cache and every snapshot that lists the task. The
- * sampler is single-threaded, so the count needs no atomics. Kernel threads and tasks
- * without one point at empty_cmdline, which is never counted. */
-struct cmdline_ref {
-    unsigned refs;
+/* Strings shared by the caches and every snapshot that lists a task: names, command
+ * lines, user names, one copy of each distinct text. The sampler is single-threaded, so
+ * the counts need no atomics. A string knows its pool, so that the last reference, which
+ * may be dropped after procs_close (a snapshot freed after its sampler), takes it out and
+ * frees a closed pool with its last string. empty_str ("") is never counted. */
+struct pstr {
+    struct strpool *pool;
+    uint32_t refs;
+    uint32_t hash;
     char s[];
 };
-static char empty_cmdline[1];
 
-static struct cmdline_ref *cmd_hdr(char *s)
+struct strpool {
+    struct pstr **slot;              /* open addressing, linear probing; cap a power of 2 */
+    size_t cap, n;
+    bool closed;                     /* procs_close ran: free the pool with its last string */
+};
+
+static char empty_str[1];
+
+static struct pstr *str_hdr(const char *s)
 {
-    return (struct cmdline_ref *)(void *)(s - offsetof(struct cmdline_ref, s));
+    return (struct pstr *)(uintptr_t)(s - offsetof(struct pstr, s));
 }
 
-static char *cmd_ref(char *s)
+static uint32_t hash_bytes(const char *s, size_t len)
 {
-    if (s != empty_cmdline)
-        cmd_hdr(s)->refs++;
+    uint64_t h = 0xcbf29ce484222325ull;         /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static void pool_grow(struct strpool *p)
+{
+    size_t cap = p->cap ? 2 * p->cap : 256;
+    struct pstr **slot = xcalloc(cap, sizeof(*slot));
+    for (size_t i = 0; i < p->cap; i++) {
+        struct pstr *e = p->slot[i];
+        if (!e)
+            continue;
+        size_t h = e->hash & (cap - 1);
+        while (slot[h])
+            h = (h + 1) & (cap - 1);
+        slot[h] = e;
+    }
+    free(p->slot);
+    p->slot = slot;
+    p->cap = cap;
+}
+
+/* s[0, len) (no NUL inside) as a shared string: a new reference. */
+static char *pool_get(struct strpool *p, const char *s, size_t len)
+{
+    if (len == 0)
+        return empty_str;
+    if (2 * (p->n + 1) > p->cap)
+        pool_grow(p);
+    uint32_t hash = hash_bytes(s, len);
+    size_t h = hash & (p->cap - 1);
+    for (struct pstr *e; (e = p->slot[h]); h = (h + 1) & (p->cap - 1))
+        if (e->hash == hash && memcmp(e->s, s, len) == 0 && e->s[len] == '\0') {
+            e->refs++;
+            return e->s;
+        }
+    struct pstr *e = xmalloc(sizeof(*e) + len + 1);
+    e->pool = p;
+    e->refs = 1;
+    e->hash = hash;
+    memcpy(e->s, s, len);
+    e->s[len] = '\0';
+    p->slot[h] = e;
+    p->n++;
+    return e->s;
+}
+
+static char *str_ref(char *s)
+{
+    if (s != empty_str)
+        str_hdr(s)->refs++;
     return s;
 }
 
-static void cmd_unref(char *s)
+static void pool_free(struct strpool *p)
 {
-    if (!s || s == empty_cmdline)
-        return;
-    struct cmdline_ref *h = cmd_hdr(s);
-    if (--h->refs == 0)
-        free(h);
+    free(p->slot);
+    free(p);
 }
 
-/* A task's command line as last read, by (id, start). The name it had then is kept as a
- * hash: a different name means an exec, and a new command line. */
+static void str_unref(const char *s)
+{
+    if (!s || s == empty_str)
+        return;
+    struct pstr *e = str_hdr(s);
+    if (--e->refs)
+        return;
+    struct strpool *p = e->pool;
+    size_t mask = p->cap - 1, i = e->hash & mask;
+    while (p->slot[i] != e)
+        i = (i + 1) & mask;
+    /* backward-shift deletion: move up every later entry of the run that may sit here */
+    for (size_t j = (i + 1) & mask; p->slot[j]; j = (j + 1) & mask) {
+        size_t home = p->slot[j]->hash & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            p->slot[i] = p->slot[j];
+            i = j;
+        }
+    }
+    p->slot[i] = NULL;
+    p->n--;
+    free(e);
+    if (p->closed && p->n == 0)
+        pool_free(p);
+}
+
+/* A task's command line as last read, by (id, start), and the name it had then: a
+ * different name means an exec, and a new command line. Both are references. */
 struct name_cache {
     pid_t id;
     unsigned long long start;
-    uint64_t comm_hash;
-    char *cmdline;                   /* one reference */
+    char *comm;
+    char *cmdline;
     double read_at;
 };
 
 struct user_name {
     uid_t uid;
-    char name[TASK_USER_MAX];
+    char *name;                      /* one reference */
 };
 
 struct procs_src {
     bool threads;
+    struct strpool *pool;
     struct name_cache *names;        /* the last refresh's, sorted by id */
     size_t nnames;
     struct user_name *users;         /* every uid seen, never expired (like libproc2) */
@@ -238,6 +324,7 @@ int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
     (void)errlen;
     struct procs_src *s = xcalloc(1, sizeof(*s));
     s->threads = threads;
+    s->pool = xcalloc(1, sizeof(*s->pool));
     *out = s;
     return 0;
 }
@@ -265,7 +352,7 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* The user name of uid, as libproc2's pwcache gives it. */
-static const char *user_of(struct procs_src *src, uid_t uid)
+static char *user_of(struct procs_src *src, uid_t uid)
 {
     if (src->last_user < src->nusers && src->users[src->last_user].uid == uid)
         return src->users[src->last_user].name;
@@ -281,24 +368,19 @@ static const char *user_of(struct procs_src *src, uid_t uid)
     struct user_name *u = &src->users[src->nusers];
     u->uid = uid;
     const struct passwd *pw = getpwuid(uid);
-    if (pw && strlen(pw->pw_name) < sizeof(u->name))
-        str_copy(u->name, pw->pw_name, sizeof(u->name));
+    char num[TASK_USER_MAX];
+    const char *name = num;
+    if (pw && strlen(pw->pw_name) < TASK_USER_MAX)
+        name = pw->pw_name;
     else
-        snprintf(u->name, sizeof(u->name), "%u", (unsigned)uid);
+        snprintf(num, sizeof(num), "%u", (unsigned)uid);
+    u->name = pool_get(src->pool, name, strlen(name));
     src->last_user = src->nusers++;
     return u->name;
 }
 
-static uint64_t hash_comm(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;         /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
 /* The command line of process tgid (arguments separated by NULs, shown separated by
- * spaces), as a new reference; empty_cmdline when it has none or cannot be read. */
+ * spaces), as a new reference; empty_str when it has none or cannot be read. */
 static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
 {
     if (!src->cmdbuf)
@@ -310,13 +392,11 @@ static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
     while (len > 0 && cl[len - 1] == '\0')
         len--;
     if (len <= 0)
-        return empty_cmdline;
-    struct cmdline_ref *h = xmalloc(sizeof(*h) + (size_t)len + 1);
-    h->refs = 1;
+        return empty_str;
     for (ssize_t i = 0; i < len; i++)
-        h->s[i] = cl[i] == '\0' ? ' ' : cl[i];
-    h->s[len] = '\0';
-    return h->s;
+        if (cl[i] == '\0')
+            cl[i] = ' ';
+    return pool_get(src->pool, cl, (size_t)len);
 }
 
 static const struct name_cache *cache_find(const struct procs_src *src, pid_t id)
@@ -332,28 +412,36 @@ static const struct name_cache *cache_find(const struct procs_src *src, pid_t id
     return lo < src->nnames && src->names[lo].id == id ? &src->names[lo] : NULL;
 }
 
-/* t->cmdline, from the cache while still good, else read; recorded in next. */
-static void cmdline_of(struct reap *rp, struct task_sample *t, struct name_cache *next)
+/* t->comm (comm: the name just parsed) and t->cmdline, from the cache while still good,
+ * else shared from the pool or read; recorded in next. */
+static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
+                     struct name_cache *next)
 {
     struct procs_src *src = rp->src;
-    uint64_t h = hash_comm(t->comm);
+    struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
+    bool same = old && old->comm && old->start == t->start_ticks && strcmp(old->comm, comm) == 0;
     next->id = t->id;
     next->start = t->start_ticks;
-    next->comm_hash = h;
+    if (same) {
+        next->comm = old->comm;         /* moved */
+        old->comm = NULL;
+    } else {
+        next->comm = pool_get(src->pool, comm, strlen(comm));
+    }
+    t->comm = str_ref(next->comm);
     if (t->kthread) {                /* no memory, no command line */
-        next->cmdline = empty_cmdline;
+        next->cmdline = empty_str;
         next->read_at = rp->now;
-        t->cmdline = empty_cmdline;
+        t->cmdline = empty_str;
         return;
     }
-    struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
-    if (old && old->cmdline && old->start == t->start_ticks && old->comm_hash == h &&
-        rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at) {
+    if (same && old->cmdline && rp->now - old->read_at < PROCS_NAMES_REFRESH_S &&
+        rp->now >= old->read_at) {
         next->cmdline = old->cmdline;   /* moved */
         next->read_at = old->read_at;
         old->cmdline = NULL;
     } else if (src->threads && rp->group_cmd) {
-        next->cmdline = cmd_ref(rp->group_cmd);
+        next->cmdline = str_ref(rp->group_cmd);
         next->read_at = rp->now;
     } else {
         next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
@@ -361,7 +449,7 @@ static void cmdline_of(struct reap *rp, struct task_sample *t, struct name_cache
         if (src->threads)
             rp->group_cmd = next->cmdline;
     }
-    t->cmdline = cmd_ref(next->cmdline);
+    t->cmdline = str_ref(next->cmdline);
 }
 
 /* path holds the task's directory below /proc (len bytes, room for PATH_ROOM): append
@@ -375,15 +463,31 @@ static const char *task_file(char *path, size_t len, const char *name)
     return path;
 }
 
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;                    /* splitmix64's finalizer */
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
 {
     char buf[IO_BUF];
     ssize_t n = read_once_at(proc_fd, task_file(path, len, "io"), buf, sizeof(buf));
     path[len] = '\0';
-    if (n < 0)
+    struct proc_io io;
+    if (n < 0) {
         t->io_err = (int)n;
-    else if (procio_parse(buf, (size_t)n, &t->io) < 0)
+    } else if (procio_parse(buf, (size_t)n, &io) < 0) {
         t->io_err = n == 0 ? -ESRCH : -EINVAL; /* an empty io file: the task is exiting */
+    } else {
+        t->io.read_bytes = io.read_bytes;
+        t->io.write_bytes = io.write_bytes;
+        t->io.cancelled_write_bytes = io.cancelled_write_bytes;
+        t->io.other_sig = mix64(mix64(mix64(mix64(io.rchar) ^ io.wchar) ^ io.syscr) ^ io.syscw);
+    }
 }
 
 /* One task, whose directory below /proc is path[0, len) ("PID" or "TGID/task/TID"; the
@@ -409,15 +513,14 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->id = id;
     t->tgid = tgid;
     t->start_ticks = ps.start_ticks;
-    memcpy(t->comm, ps.comm, sizeof(t->comm));
     t->uid = st.st_uid;
-    str_copy(t->user, user_of(rp->src, st.st_uid), sizeof(t->user));
+    t->user = str_ref(user_of(rp->src, st.st_uid));
     t->nice = ps.nice;
     t->policy = ps.policy;
     t->state = ps.state;
     t->nlwp = rp->src->threads ? 1 : ps.nlwp;
     t->kthread = (ps.flags & PF_KTHREAD) != 0;
-    cmdline_of(rp, t, &rp->next[rp->n]);
+    names_of(rp, t, ps.comm, &rp->next[rp->n]);
     if (id < rp->last_id)
         rp->unsorted = true;
     rp->last_id = id;
@@ -501,9 +604,11 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
         rp.out = xreallocarray(rp.out, rp.n ? rp.n : 1, sizeof(rp.out[0]));
         rp.next = xreallocarray(rp.next, rp.n ? rp.n : 1, sizeof(rp.next[0]));
     }
-    /* What was not carried over: exited tasks, and the command lines read again. */
-    for (size_t i = 0; i < src->nnames; i++)
-        cmd_unref(src->names[i].cmdline);
+    /* What was not carried over: exited tasks, and the names and command lines read again. */
+    for (size_t i = 0; i < src->nnames; i++) {
+        str_unref(src->names[i].comm);
+        str_unref(src->names[i].cmdline);
+    }
     free(src->names);
     src->names = rp.next;
     src->nnames = rp.n;
@@ -517,8 +622,11 @@ void procs_release(struct task_sample *tasks, size_t n)
 {
     if (!tasks)
         return;
-    for (size_t i = 0; i < n; i++)
-        cmd_unref(tasks[i].cmdline);
+    for (size_t i = 0; i < n; i++) {
+        str_unref(tasks[i].comm);
+        str_unref(tasks[i].cmdline);
+        str_unref(tasks[i].user);
+    }
     free(tasks);
 }
 
@@ -526,8 +634,11 @@ void procs_free(struct task_sample *tasks, size_t n)
 {
     if (!tasks)
         return;
-    for (size_t i = 0; i < n; i++)
-        free(tasks[i].cmdline);
+    for (size_t i = 0; i < n; i++) {   /* malloc'd: not the pool's, ours to free */
+        free((char *)(uintptr_t)tasks[i].comm);
+        free((char *)(uintptr_t)tasks[i].cmdline);
+        free((char *)(uintptr_t)tasks[i].user);
+    }
     free(tasks);
 }
 
@@ -535,10 +646,19 @@ void procs_close(struct procs_src *src)
 {
     if (!src)
         return;
-    for (size_t i = 0; i < src->nnames; i++)
-        cmd_unref(src->names[i].cmdline);
+    for (size_t i = 0; i < src->nnames; i++) {
+        str_unref(src->names[i].comm);
+        str_unref(src->names[i].cmdline);
+    }
     free(src->names);
+    for (size_t i = 0; i < src->nusers; i++)
+        str_unref(src->users[i].name);
     free(src->users);
+    /* Snapshots may outlive the sampler: the pool goes with the last string they hold. */
+    if (src->pool->n == 0)
+        pool_free(src->pool);
+    else
+        src->pool->closed = true;
     free(src->cmdbuf);
     free(src);
 }

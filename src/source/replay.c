@@ -849,8 +849,11 @@ struct ptasks {
 
 static void ptasks_free(struct ptasks *p)
 {
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i].s.cmdline);
+    for (size_t i = 0; i < p->n; i++) {
+        free((char *)(uintptr_t)p->v[i].s.comm);
+        free((char *)(uintptr_t)p->v[i].s.user);
+        free((char *)(uintptr_t)p->v[i].s.cmdline);
+    }
     free(p->v);
     memset(p, 0, sizeof(*p));
 }
@@ -952,13 +955,14 @@ static int decode_task_ident(struct dec *d, const struct json_value *o, bool thr
 {
     int64_t pid, tgid, uid, nice, start;
     int policy, rc;
+    char comm[TASK_COMM_MAX], user[TASK_USER_MAX];
     if ((rc = get_int(d, o, "pid", 0, INT_MAX, &pid)))
         return rc;
     tgid = pid;                      /* written with -P only; a process is its own group */
     if ((threads || json_get(o, "tgid")) && (rc = get_int(d, o, "tgid", 0, INT_MAX, &tgid)))
         return rc;
-    if ((rc = get_fixed(d, o, "comm", false, FIT_CUT, s->comm, sizeof(s->comm))) ||
-        (rc = get_fixed(d, o, "user", true, FIT_CUT, s->user, sizeof(s->user))) ||
+    if ((rc = get_fixed(d, o, "comm", false, FIT_CUT, comm, sizeof(comm))) ||
+        (rc = get_fixed(d, o, "user", true, FIT_CUT, user, sizeof(user))) ||
         (rc = get_int(d, o, "uid", 0, UINT32_MAX, &uid)) ||
         (rc = get_int(d, o, "nice", -20, 19, &nice)) ||
         (rc = get_name(d, o, "policy", false, policy_lookup, "scheduling policy", &policy)) ||
@@ -971,6 +975,8 @@ static int decode_task_ident(struct dec *d, const struct json_value *o, bool thr
     s->policy = policy;
     s->start_ticks = (unsigned long long)start;
     s->nlwp = threads ? 1 : 0;       /* not recorded for processes: 0 says unknown */
+    s->comm = xstrdup(comm);         /* freed with the task (procs_free, ptasks_free) */
+    s->user = xstrdup(user);
     return 0;
 }
 
@@ -1028,8 +1034,11 @@ static int decode_processes(struct dec *d, const struct json_value *root, bool t
     for (size_t i = 0; !rc && i < json_len(list); i++) {
         size_t old = at_push(d, "processes[%zu]", i);
         rc = decode_task(d, json_at(list, i), threads, ix, ptasks_add(pt));
-        if (rc)
-            pt->n--;                 /* nothing of it was allocated */
+        if (rc) {                    /* of it only its names may have been allocated */
+            struct ptask *p = &pt->v[--pt->n];
+            free((char *)(uintptr_t)p->s.comm);
+            free((char *)(uintptr_t)p->s.user);
+        }
         at_pop(d, old);
     }
     return rc;
@@ -1090,7 +1099,8 @@ static void add_stub(struct ptasks *pt, pid_t pid, const char *comm, bool thread
     struct ptask *p = ptasks_add(pt);
     p->stub = true;
     p->s.id = p->s.tgid = pid;      /* a thread's group is not known either */
-    str_copy(p->s.comm, comm, sizeof(p->s.comm));
+    p->s.comm = xstrdup(comm);
+    p->s.user = xstrdup("");
     p->s.cmdline = xstrdup("");
     p->s.uid = (uid_t)-1;
     p->s.policy = -1;
@@ -1161,7 +1171,7 @@ static void layout_tasks(struct replay_frame *f, struct ptasks *pt)
     if (f->nunlisted)
         f->unlisted = xcalloc(n, sizeof(*f->unlisted));
     for (size_t i = 0; i < n; i++) {
-        f->snap.tasks[i] = pt->v[i].s;   /* cmdline changes owner */
+        f->snap.tasks[i] = pt->v[i].s;   /* the strings change owner */
         f->snap.tdevs[i] = pt->v[i].td;
         f->res.tasks[i] = pt->v[i].r;
         f->res.tasks[i].task = &f->snap.tasks[i];

@@ -65,7 +65,7 @@ static void set_task(struct task_sample *t, pid_t id, unsigned long long start)
     t->id = id;
     t->tgid = id;
     t->start_ticks = start;
-    snprintf(t->comm, sizeof(t->comm), "task%d", (int)id);
+    t->comm = t->cmdline = t->user = "";
     t->policy = SCHED_OTHER;
 }
 
@@ -816,6 +816,73 @@ static void test_task_io_rates_by_identity(void **state)
     result_free(&res);
 }
 
+/* A previous snapshot the sampler reduced to its history (snapshot.h: hist instead of
+ * tasks) gives the same rates, identities and unknowns as the whole one. */
+static void test_task_reduced_prev_same_as_whole(void **state)
+{
+    (void)state;
+    struct task_sample pt[5], ct[5];
+    struct task_hist ph[5];
+    set_task(&pt[0], 10, 100);
+    set_task(&pt[1], 20, 200);
+    set_task(&pt[2], 30, 300);
+    set_task(&pt[3], 40, 400);
+    set_task(&pt[4], 50, 500);
+    set_task(&ct[0], 5, 900);              /* new */
+    set_task(&ct[1], 20, 200);             /* I/O and delays */
+    set_task(&ct[2], 30, 300);             /* io unreadable before */
+    set_task(&ct[3], 40, 450);             /* pid reused */
+    set_task(&ct[4], 50, 500);             /* counter went down */
+    pt[1].io.read_bytes = 1000;
+    ct[1].io.read_bytes = 5096;
+    ct[1].io.write_bytes = 8192;
+    pt[1].delay.valid = ct[1].delay.valid = true;
+    pt[1].delay.blkio_delay_ns = 100000000;
+    ct[1].delay.blkio_delay_ns = 350000000;
+    pt[1].delay.blkio_count = 10;
+    ct[1].delay.blkio_count = 15;
+    pt[2].io_err = -EACCES;
+    ct[2].io.read_bytes = 1;
+    pt[4].io.write_bytes = 1 << 20;
+    for (size_t i = 0; i < 5; i++)
+        ph[i] = (struct task_hist){
+            .start_ticks = pt[i].start_ticks, .read_bytes = pt[i].io.read_bytes,
+            .write_bytes = pt[i].io.write_bytes,
+            .cancelled_write_bytes = pt[i].io.cancelled_write_bytes,
+            .blkio_delay_ns = pt[i].delay.blkio_delay_ns,
+            .swapin_delay_ns = pt[i].delay.swapin_delay_ns,
+            .blkio_count = pt[i].delay.blkio_count, .id = pt[i].id,
+            .io_ok = pt[i].io_err == 0, .delay_valid = pt[i].delay.valid,
+        };
+    struct snapshot whole, reduced, cur;
+    set_snap(&whole, 1.0, NULL, 0);
+    set_snap(&reduced, 1.0, NULL, 0);
+    set_snap(&cur, 2.0, NULL, 0);
+    cur.delayacct = DA_ON;
+    cur.delayacct_since_ticks = 0;
+    whole.tasks = pt;
+    whole.ntasks = 5;
+    reduced.hist = ph;
+    reduced.nhist = 5;
+    cur.tasks = ct;
+    cur.ntasks = 5;
+    struct result a, b;
+    compute(&whole, &cur, &a);
+    compute(&reduced, &cur, &b);
+    assert_int_equal(a.ntasks, 5);
+    assert_int_equal(b.ntasks, 5);
+    assert_memory_equal(a.tasks, b.tasks, 5 * sizeof(*a.tasks));
+    assert_true(b.tasks[0].is_new);
+    assert_double_eq(b.tasks[1].read_bps, 4096.0);
+    assert_double_eq(b.tasks[1].io_delay_pct, 25.0);
+    assert_double_eq(b.tasks[1].blkio_avg_ms, 50.0);
+    assert_nan(b.tasks[2].read_bps);
+    assert_true(b.tasks[3].is_new);
+    assert_nan(b.tasks[4].write_bps);
+    result_free(&a);
+    result_free(&b);
+}
+
 static void test_task_reused_pid_is_new(void **state)
 {
     (void)state;
@@ -909,7 +976,6 @@ static void delay_pair(struct task_sample *p, struct task_sample *c, struct snap
     set_task(p, 7, 500);
     set_task(c, 7, 500);
     p->delay.valid = c->delay.valid = true;
-    p->delay.version = c->delay.version = 16;
     set_snap(prev, 10.0, NULL, 0);
     set_snap(cur, 11.0, NULL, 0);
     prev->tasks = p;
@@ -1139,6 +1205,7 @@ int main(void)
 
         cmocka_unit_test(test_task_io_rates_by_identity),
         cmocka_unit_test(test_task_reused_pid_is_new),
+        cmocka_unit_test(test_task_reduced_prev_same_as_whole),
         cmocka_unit_test(test_task_counter_going_down_is_unknown_not_huge),
         cmocka_unit_test(test_task_io_error_in_either_sample_is_unknown),
         cmocka_unit_test(test_task_delays_as_share_of_interval),

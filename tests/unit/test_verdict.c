@@ -110,7 +110,7 @@ static int w_task(struct world *w, pid_t pid, const char *comm, struct ioprio_ef
     int i = (int)w->snap.ntasks++;
     struct task_sample *t = &w->ts[i];
     t->id = t->tgid = pid;
-    snprintf(t->comm, sizeof(t->comm), "%s", comm);
+    t->comm = comm;                     /* a literal: outlives the world */
     struct task_rates *r = &w->tr[i];
     r->task = t;
     r->prio = prio;
