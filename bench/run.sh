@@ -97,33 +97,41 @@ print_table() {
         }
     }
     END {
-        hdr = "%-16s %6s %-10s %8s %7s %8s %7s %6s %6s %8s %7s %7s\n"
+        hdr = "%-16s %6s %-10s %8s %7s %8s %7s %6s %6s %8s %7s %7s %7s %8s\n"
         printf hdr, "population", "tasks", "program", "CPU/ref", "us/task", "1-ref", "peakRSS",
-            "slab+", "slab+", "x", "x", "x"
-        printf hdr, "", "", "", "ms", "", "CPU ms", "MB", "warm", "cold", "iotop-c", "floor", "floor-k"
+            "slab+", "slab+", "x", "x", "x", "steady", "x iotop-c"
+        printf hdr, "", "", "", "ms", "", "CPU ms", "MB", "warm", "cold", "iotop-c", "floor", "floor-k",
+            "ms/ref", "steady"
         for (i = 1; i <= nsc; i++) {
             sc = order[i]
             delete c
+            delete st
             for (j = 1; j <= np; j++) {
                 k = sc SUBSEP progs[j]
                 if (cnt[k SUBSEP "cpu"]) c[progs[j]] = median(k SUBSEP "cpu")
+                # steady: what one more refresh costs, start-up and first sample taken out
+                if (cnt[k SUBSEP "cpu"] && cnt[k SUBSEP "start"] && refreshes > 1)
+                    st[progs[j]] = (c[progs[j]] * refreshes - median(k SUBSEP "start")) / (refreshes - 1)
             }
             for (j = 1; j <= np; j++) {
                 p = progs[j]; k = sc SUBSEP p
                 if (!(p in c)) { printf "%-16s %6d %-10s  (did not run)\n", sc, tasks[sc], p; missing++; continue }
-                r1 = r2 = r3 = ""
+                r1 = r2 = r3 = r4 = ""
                 if (p == "iotriage" || p == "floor-lazy") {
+                    r4 = st["iotop-c"] > 0 && (p in st) ? sprintf("%.2f", st[p] / st["iotop-c"]) : "-"
                     r1 = c["iotop-c"] > 0 ? sprintf("%.2f", c[p] / c["iotop-c"]) : "-"
                     r2 = c["floor"] > 0 ? sprintf("%.2f", c[p] / c["floor"]) : "-"
                     r3 = c["floor-k"] > 0 ? sprintf("%.2f", c[p] / c["floor-k"]) : "-"
                 }
-                printf "%-16s %6d %-10s %8.2f %7.2f %8s %7.1f %6.1f %6s %8s %7s %7s\n", sc, tasks[sc], p,
+                printf "%-16s %6d %-10s %8.2f %7.2f %8s %7.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
                     c[p] * 1000, c[p] * 1e6 / tasks[sc], fmt(k SUBSEP "start", 1000, "%.2f"),
-                    rss[k] / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3
+                    rss[k] / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
+                    (p in st) ? sprintf("%.2f", st[p] * 1000) : "-", r4
             }
         }
         printf "\nCPU/ref: user + sys of a whole run (wait4) / its %d refreshes, median of the rounds.\n", refreshes
         print "1-ref: CPU of a whole run with one refresh (start-up and two samples). peakRSS: ru_maxrss."
+        printf "steady: (CPU of the %d-refresh run - 1-ref) / %d: one more refresh once running.\n", refreshes, refreshes - 1
         print "slab+: /proc/meminfo Slab, highest during a run minus just before it, MB; warm: the"
         print "smallest of the rounds; cold: a 1-refresh run right after drop_caches=2."
         if ((getline t < (outdir "/callgrind.tasks")) > 0) {

@@ -178,38 +178,40 @@ static void take_delayacct(struct sampler *s, struct snapshot *out)
 
 /* In chunks, so that the request and reply arrays stay small next to the task array
  * (64 bytes a task for the replies: 640 KB at 10,000 tasks otherwise). */
-#define DELAY_CHUNK 512
 
-static void take_delays(struct sampler *s, struct snapshot *out)
+/* procs_read's taskstats: each chunk of listed tasks asked at once. A failure of the whole
+ * query leaves that chunk without delays and is recorded; take_tasks then drops every
+ * task's delays, as if all had been asked at once. */
+struct stats_ctx {
+    struct sampler *s;
+    struct snapshot *out;
+};
+
+static void ask_stats(void *ctx, const pid_t *ids, size_t n, struct delay_sample *ds)
 {
+    struct stats_ctx *c = ctx;
+    int rc = taskstats_query(c->s->ts, ids, n, !c->out->threads, ds, c->out->taskstats_msg,
+                             sizeof(c->out->taskstats_msg));
+    if (rc != 0) {
+        memset(ds, 0, n * sizeof(*ds));
+        if (!c->out->taskstats_err)
+            c->out->taskstats_err = rc;
+    }
+}
+
+static void take_tasks(struct sampler *s, struct snapshot *out)
+{
+    struct stats_ctx c = { s, out };
     if (!s->ts) {
         out->taskstats_err = s->ts_open_err ? s->ts_open_err : -ENOSYS;
         str_copy(out->taskstats_msg, s->ts_open_msg, sizeof(out->taskstats_msg));
-        return;
     }
-    pid_t ids[DELAY_CHUNK];
-    struct delay_sample ds[DELAY_CHUNK];
-    for (size_t i0 = 0; i0 < out->ntasks; i0 += DELAY_CHUNK) {
-        size_t k = out->ntasks - i0 < DELAY_CHUNK ? out->ntasks - i0 : DELAY_CHUNK;
-        for (size_t j = 0; j < k; j++)
-            ids[j] = out->tasks[i0 + j].id;
-        out->taskstats_err = taskstats_query(s->ts, ids, k, !out->threads, ds,
-                                             out->taskstats_msg, sizeof(out->taskstats_msg));
-        if (out->taskstats_err != 0) {
-            /* a failure of the whole query: no task has delays, as if asked at once */
-            for (size_t i = 0; i < out->ntasks; i++)
-                memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
-            return;
-        }
-        for (size_t j = 0; j < k; j++) {
-            struct task_delay *d = &out->tasks[i0 + j].delay;
-            d->valid = ds[j].valid;
-            d->blkio_count = ds[j].blkio_count;
-            d->blkio_delay_ns = ds[j].blkio_delay_ns;
-            d->swapin_count = ds[j].swapin_count;
-            d->swapin_delay_ns = ds[j].swapin_delay_ns;
-        }
-    }
+    out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids, s->ts ? ask_stats : NULL, &c,
+                                &out->tasks, &out->ntasks);
+    out->tasks_shared = true;
+    if (out->taskstats_err)
+        for (size_t i = 0; i < out->ntasks; i++)
+            memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
 }
 
 /* Index of the device major:minor in the snapshot, or -1. */
@@ -390,10 +392,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
     take_delayacct(s, out);
     if (s->procs) {
-        out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids,
-                                    &out->tasks, &out->ntasks);
-        out->tasks_shared = true;
-        take_delays(s, out);
+        take_tasks(s, out);
         take_task_devs(s, out);
     }
     s->last = out;

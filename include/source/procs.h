@@ -111,8 +111,18 @@ int  procs_open(struct procs_src **out, bool threads, char *err, size_t errlen);
  * changes (an exec) or after PROCS_NAMES_REFRESH_S; the string is shared by the cache
  * and every snapshot holding the task. Kernel threads have none and are not asked. */
 #define PROCS_NAMES_REFRESH_S 10.0
+/* stats (may be NULL) asks taskstats for a chunk of the listed tasks: out[i] for ids[i]
+ * (a TGID reply for processes, a PID reply for threads; invalid entries when the kernel
+ * would not say). Each task's delay counters come from it, and it is the gate: a task
+ * whose run time (struct delay_sample.run_ns) is the one of its last full read has not
+ * run since, so nothing that stat, io or its owner say can have changed, and it is
+ * taken from the cache without opening a file; its nice, policy and I/O priority, which
+ * others can change, are asked again with system calls. */
+typedef void (*procs_stats_fn)(void *ctx, const pid_t *ids, size_t n, struct delay_sample *out);
 int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                struct task_sample **tasks, size_t *n);
+                procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n);
+/* Tasks the last procs_read took from the cache (for the tests and the benchmark). */
+size_t procs_last_carried(const struct procs_src *src);
 /* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);
 /* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */

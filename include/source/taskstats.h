@@ -45,6 +45,11 @@ struct delay_sample {
     uint64_t cpu_count, cpu_delay_ns;
     uint64_t blkio_count, blkio_delay_ns;    /* synchronous block I/O waits */
     uint64_t swapin_count, swapin_delay_ns;
+    /* cpu_run_virtual_total: the task's exact run time (se.sum_exec_runtime, ns, summed
+     * over the threads for a TGID reply). Filled with or without delay accounting; it
+     * moves whenever the task runs, so a task whose run time did not move did no I/O. */
+    uint64_t run_ns;
+    bool     has_run;          /* the reply carried it (the v2..v14 and v16+ layouts) */
 };
 
 /* Pure: check and decode the payload of one TASKSTATS_TYPE_STATS attribute.

@@ -2,12 +2,15 @@
  * /proc/PID, I/O counters from /proc/PID/io; every parser pure. */
 #include "source/procs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,6 +145,16 @@ struct name_cache {
     char *comm;
     char *cmdline;
     double read_at;
+    /* What the last full read found, to stand for it while the task does not run (see
+     * procs_read: the run-time gate). */
+    uint64_t run_ns;
+    struct task_io io;
+    uid_t uid;
+    int  io_err;
+    int  nlwp;
+    char state;
+    bool kthread;
+    bool has_run;                    /* run_ns is the task's run time at that read */
 };
 
 struct user_name {
@@ -157,6 +170,7 @@ struct procs_src {
     struct user_name *users;         /* every uid seen, never expired (like libproc2) */
     size_t nusers, users_cap, last_user;
     size_t last_count;               /* tasks in the last refresh: the next one's guess */
+    size_t last_carried;             /* of which taken from the cache */
     char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
 };
 
@@ -169,6 +183,7 @@ struct reap {
     struct name_cache *next;
     size_t n, cap;
     char *group_cmd;                 /* threads: the process's command line read this refresh */
+    size_t carried;                  /* tasks taken from the cache: they did not run */
     pid_t last_id;
     bool unsorted;                   /* ids did not come in ascending order */
 };
@@ -543,57 +558,175 @@ static pid_t pid_name(const char *s)
     return (pid_t)v;
 }
 
-static void read_threads(struct reap *rp, pid_t tgid, const char *name, const pid_t *only,
-                         size_t nonly)
+/* A task listed by the readdir, before it is read. */
+struct listed {
+    pid_t id, tgid;
+};
+
+struct list {
+    struct listed *v;
+    size_t n, cap;
+};
+
+static void list_push(struct list *l, pid_t tgid, pid_t id)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
+    }
+    l->v[l->n].id = id;
+    l->v[l->n].tgid = tgid;
+    l->n++;
+}
+
+static void list_threads(struct list *l, int proc_fd, pid_t tgid, const pid_t *only, size_t nonly)
 {
     char path[PATH_ROOM];
-    size_t nl = strlen(name);
-    memcpy(path, name, nl);
-    memcpy(path + nl, "/task", sizeof("/task"));
-    size_t base = nl + sizeof("/task") - 1;
-    DIR *d = opendir_at(rp->proc_fd, path);
+    snprintf(path, sizeof(path), "%d/task", (int)tgid);
+    DIR *d = opendir_at(proc_fd, path);
     if (!d)
         return;
-    rp->group_cmd = NULL;
     struct dirent *e;
     while ((e = readdir(d))) {
         pid_t tid = pid_name(e->d_name);
-        if (tid <= 0 || !selected(tid, tgid, only, nonly))
-            continue;
-        size_t tl = strlen(e->d_name);
-        path[base] = '/';
-        memcpy(path + base + 1, e->d_name, tl + 1);
-        read_task(rp, tgid, tid, path, base + 1 + tl);
+        if (tid > 0 && selected(tid, tgid, only, nonly))
+            list_push(l, tgid, tid);
     }
     closedir(d);
-    rp->group_cmd = NULL;
 }
 
+/* The task as its last full read left it, when the kernel says it has not run since: a
+ * task that did not run changed none of what stat, io and the owner of its directory
+ * say (its counters move only in its own context; a new thread, an exec, a setuid, a
+ * prctl name are its own doing). Nice, policy and the I/O priority can be changed by
+ * others without it running: those are asked again (three cheap system calls).
+ * Returns false when the task is gone or the cache cannot stand for it. */
+static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache *old)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)id);
+    if (errno)
+        return false;
+    int policy = sched_getscheduler(id);
+    if (policy < 0)
+        return false;
+    if (rp->n == rp->cap) {
+        rp->cap = rp->cap ? 2 * rp->cap : 256;
+        rp->out = xreallocarray(rp->out, rp->cap, sizeof(rp->out[0]));
+        rp->next = xreallocarray(rp->next, rp->cap, sizeof(rp->next[0]));
+    }
+    struct task_sample *t = &rp->out[rp->n];
+    struct name_cache *next = &rp->next[rp->n];
+    memset(t, 0, sizeof(*t));
+    *next = *old;                    /* the strings move to next */
+    old->comm = old->cmdline = NULL;
+    t->id = id;
+    t->tgid = tgid;
+    t->start_ticks = next->start;
+    t->uid = next->uid;
+    t->user = str_ref(user_of(rp->src, next->uid));
+    t->nice = nice;
+    t->policy = policy & ~SCHED_RESET_ON_FORK;
+    t->state = next->state;
+    t->nlwp = next->nlwp;
+    t->kthread = next->kthread;
+    t->io = next->io;
+    t->io_err = next->io_err;
+    t->comm = str_ref(next->comm);
+    t->cmdline = str_ref(next->cmdline);
+    t->ioprio_raw = ioprio_read(id);
+    if (id < rp->last_id)
+        rp->unsorted = true;
+    rp->last_id = id;
+    rp->n++;
+    rp->carried++;
+    return true;
+}
+
+/* Remember in the cache what the full read of out[k] found. */
+static void note_full(struct reap *rp, size_t k)
+{
+    const struct task_sample *t = &rp->out[k];
+    struct name_cache *c = &rp->next[k];
+    c->uid = t->uid;
+    c->io = t->io;
+    c->io_err = t->io_err;
+    c->nlwp = t->nlwp;
+    c->state = t->state;
+    c->kthread = t->kthread;
+    c->has_run = false;
+}
+
+#define GATE_CHUNK 512
+
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-               struct task_sample **tasks, size_t *n)
+               procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n)
 {
     DIR *d = opendir_at(proc_fd, ".");
     if (!d)
         return errno ? -errno : -EIO;
-    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = clock_mono() };
-    rp.cap = src->last_count + src->last_count / 16 + 16;
-    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
-    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    struct list l = { 0 };
     struct dirent *e;
-    char path[PATH_ROOM];
     while ((e = readdir(d))) {
         pid_t pid = pid_name(e->d_name);     /* at most 9 digits */
         if (pid <= 0)
             continue;
-        if (src->threads) {
-            read_threads(&rp, pid, e->d_name, only, nonly);
-        } else if (selected(pid, pid, only, nonly)) {
-            size_t len = strlen(e->d_name);
-            memcpy(path, e->d_name, len + 1);
-            read_task(&rp, pid, pid, path, len);
-        }
+        if (src->threads)
+            list_threads(&l, proc_fd, pid, only, nonly);
+        else if (selected(pid, pid, only, nonly))
+            list_push(&l, pid, pid);
     }
     closedir(d);
+
+    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = clock_mono() };
+    rp.cap = src->last_count + src->last_count / 16 + 16;
+    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
+    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    pid_t ids[GATE_CHUNK];
+    struct delay_sample ds[GATE_CHUNK];
+    char path[PATH_ROOM];
+    for (size_t i0 = 0; i0 < l.n; i0 += GATE_CHUNK) {
+        size_t k = l.n - i0 < GATE_CHUNK ? l.n - i0 : GATE_CHUNK;
+        if (stats) {
+            for (size_t j = 0; j < k; j++)
+                ids[j] = l.v[i0 + j].id;
+            stats(ctx, ids, k, ds);
+        }
+        for (size_t j = 0; j < k; j++) {
+            const struct listed *x = &l.v[i0 + j];
+            const struct delay_sample *r = stats ? &ds[j] : NULL;
+            size_t before = rp.n;
+            struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, x->id);
+            /* run_ns 0: a kernel that fills it only with delay accounting, or a task not
+             * yet run: never a reason to skip */
+            bool carried = r && r->valid && r->has_run && r->run_ns != 0 && old && old->has_run &&
+                           old->comm && old->run_ns == r->run_ns && carry_task(&rp, x->tgid, x->id, old);
+            if (!carried) {
+                if (src->threads && (j == 0 ? true : l.v[i0 + j - 1].tgid != x->tgid))
+                    rp.group_cmd = NULL;     /* a new process: its command line not read yet */
+                if (src->threads)
+                    snprintf(path, sizeof(path), "%d/task/%d", (int)x->tgid, (int)x->id);
+                else
+                    snprintf(path, sizeof(path), "%d", (int)x->id);
+                read_task(&rp, x->tgid, x->id, path, strlen(path));
+                if (rp.n > before)
+                    note_full(&rp, before);
+            }
+            if (rp.n == before)
+                continue;                    /* gone */
+            struct task_sample *t = &rp.out[before];
+            if (r) {
+                t->delay.valid = r->valid;
+                t->delay.blkio_count = r->blkio_count;
+                t->delay.blkio_delay_ns = r->blkio_delay_ns;
+                t->delay.swapin_count = r->swapin_count;
+                t->delay.swapin_delay_ns = r->swapin_delay_ns;
+                rp.next[before].run_ns = r->run_ns;
+                rp.next[before].has_run = r->valid && r->has_run;
+            }
+        }
+    }
+    free(l.v);
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
      * below its leader's after the pids wrapped. */
     if (rp.unsorted) {
@@ -613,9 +746,15 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     src->names = rp.next;
     src->nnames = rp.n;
     src->last_count = rp.n;
+    src->last_carried = rp.carried;
     *tasks = rp.out;
     *n = rp.n;
     return 0;
+}
+
+size_t procs_last_carried(const struct procs_src *src)
+{
+    return src->last_carried;
 }
 
 void procs_release(struct task_sample *tasks, size_t n)

@@ -100,6 +100,9 @@ static_assert(offsetof(struct ts_head_v15, swapin_delay_total) == 88, "v15 swapi
 static_assert(sizeof(struct ts_head_v15) == 112, "v15 head size");
 
 /* The installed header (older than the kernel) must agree on the shared prefix. */
+static_assert(offsetof(struct taskstats, cpu_run_virtual_total) ==
+              offsetof(struct ts_head, swapin_delay_total) + 2 * sizeof(uint64_t),
+              "cpu_run_virtual_total follows cpu_run_real_total after the delays");
 static_assert(offsetof(struct taskstats, cpu_count) == offsetof(struct ts_head, cpu_count),
               "system header cpu_count");
 static_assert(offsetof(struct taskstats, blkio_delay_total) ==
@@ -143,7 +146,7 @@ int taskstats_parse(const void *payload, size_t len, struct delay_sample *out)
 {
     const unsigned char *p = payload;
     uint16_t version;
-    size_t known = 0;
+    size_t known = 0, run_off = 0;
 
     memset(out, 0, sizeof *out);
     if (p == NULL || len < sizeof version)
@@ -191,6 +194,13 @@ int taskstats_parse(const void *payload, size_t len, struct delay_sample *out)
         out->blkio_delay_ns  = rd_u64(p, offsetof(struct ts_head, blkio_delay_total));
         out->swapin_count    = rd_u64(p, offsetof(struct ts_head, swapin_count));
         out->swapin_delay_ns = rd_u64(p, offsetof(struct ts_head, swapin_delay_total));
+        run_off = TS_NEED(struct ts_head) + sizeof(uint64_t);    /* after cpu_run_real_total */
+    }
+    /* The run time, where the layout is the v2..v14 one (v15 moved it): what lets the
+     * refresh skip a task that did not run. */
+    if (run_off && len >= run_off + sizeof(uint64_t)) {
+        out->run_ns = rd_u64(p, run_off);
+        out->has_run = true;
     }
     if (len < known) {
         uint16_t v = out->version;
