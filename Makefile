@@ -3,6 +3,8 @@
 
 CC      ?= cc
 PKGS    := ncursesw libproc2 libnl-3.0 libnl-genl-3.0
+# libproc2 is not linked: source/procinfo.c loads it when the process view opens.
+LIBPKGS := ncursesw libnl-3.0 libnl-genl-3.0
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 \
            -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes \
@@ -13,7 +15,7 @@ ifneq ($(findstring clang,$(shell $(CC) --version 2>/dev/null)),)
 WARN    += -Wno-unknown-warning-option
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(LIBPKGS) 2>/dev/null)
 CFLAGS  ?= $(OPT) -g
 # READ_ONLY=1 builds an iotriage that never changes anything, whatever its options say
 # (for shared boxes): every action is refused, as with --read-only.

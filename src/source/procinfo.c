@@ -1,6 +1,11 @@
-/* source/procinfo.c: one process and its threads in depth, through libproc2. */
+/* source/procinfo.c: one process and its threads in depth, through libproc2.
+ *
+ * libproc2 is loaded with dlopen when the process view first opens: linked, it and the
+ * libraries it pulls in (libsystemd and its compressors) cost about 1.1 MB of resident
+ * memory in every run, batch ones included (docs/performance.md). */
 #include "source/procinfo.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +30,41 @@ struct procinfo_src {
     struct pids_info *info;
 };
 
+/* The three libproc2 functions used, from the library loaded at first use. */
+static struct {
+    void *lib;
+    int (*pids_new)(struct pids_info **, enum pids_item *, int);
+    struct pids_fetch *(*pids_select)(struct pids_info *, unsigned *, int, enum pids_select_type);
+    int (*pids_unref)(struct pids_info **);
+} lp;
+
+static int load_libproc2(void)
+{
+    if (lp.lib)
+        return 0;
+    void *h = dlopen("libproc2.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -ENOENT;
+    /* POSIX: a function pointer is stored through its object representation */
+    *(void **)&lp.pids_new = dlsym(h, "procps_pids_new");
+    *(void **)&lp.pids_select = dlsym(h, "procps_pids_select");
+    *(void **)&lp.pids_unref = dlsym(h, "procps_pids_unref");
+    if (!lp.pids_new || !lp.pids_select || !lp.pids_unref) {
+        dlclose(h);
+        memset(&lp, 0, sizeof(lp));
+        return -ENOSYS;
+    }
+    lp.lib = h;
+    return 0;
+}
+
 int procinfo_open(struct procinfo_src **out)
 {
+    int r = load_libproc2();
+    if (r < 0)
+        return r;
     struct procinfo_src *s = xcalloc(1, sizeof(*s));
-    int r = procps_pids_new(&s->info, items, IT_COUNT);
+    r = lp.pids_new(&s->info, items, IT_COUNT);
     if (r < 0) {
         free(s);
         return r;
@@ -41,7 +77,7 @@ void procinfo_close(struct procinfo_src *s)
 {
     if (!s)
         return;
-    procps_pids_unref(&s->info);
+    lp.pids_unref(&s->info);
     free(s);
 }
 
@@ -72,7 +108,7 @@ int procinfo_read(struct procinfo_src *s, pid_t pid, size_t max_threads, struct 
     out->maj_flt = -1;
     out->elapsed_s = -1;
     unsigned want = (unsigned)pid;
-    struct pids_fetch *f = procps_pids_select(s->info, &want, 1, PIDS_SELECT_PID_THREADS);
+    struct pids_fetch *f = lp.pids_select(s->info, &want, 1, PIDS_SELECT_PID_THREADS);
     if (!f) {
         out->err = errno ? -errno : -EIO;
         return out->err;
