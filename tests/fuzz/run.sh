@@ -43,6 +43,8 @@ prepare() {
     diskstats) seed_from "$c" '' tests/fixtures/diskstats/* tests/fixtures/root1/proc/diskstats ;;
     psi)       seed_from "$c" '' tests/fixtures/psi/* tests/fixtures/root1/proc/pressure/* ;;
     procio)    seed_from "$c" '' tests/fixtures/root1/proc/self/io ;;
+    procstat)  mapfile -t fs < <(find tests/fixtures -type f -name stat -path '*/proc/*')
+               seed_from "$c" '' "${fs[@]}" ;;
     sched)     mapfile -t fs < <(find tests/fixtures -type f -name scheduler)
                seed_from "$c" '' "${fs[@]}" ;;
     inflight)  mapfile -t fs < <(find tests/fixtures -type f -name inflight)
