@@ -2,6 +2,21 @@
 # Screen tests: the real binary in a tmux server of the test's own (set SOCK first),
 # keys sent with send-keys, the screen read with capture-pane. Source after lib.sh.
 T() { tmux -L "$SOCK" "$@"; }
+
+# Every server the test started ($SOCK as first set, or $SOCK-anything after it) is
+# killed and its socket file removed when the test cleans up, whatever path it took:
+# it_cleanup (lib.sh), which every test's EXIT trap calls, does this first.
+SOCK_BASE=$SOCK
+tmux_cleanup() {
+    local s
+    for s in "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK_BASE" "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK_BASE"-*; do
+        [ -S "$s" ] || continue
+        tmux -S "$s" kill-server 2>/dev/null
+        rm -f "$s"
+    done
+}
+eval "$(declare -f it_cleanup | sed '1s/^it_cleanup/_it_cleanup_files/')"
+it_cleanup() { tmux_cleanup; _it_cleanup_files; }
 screen() { T capture-pane -p -t ui; }
 # wait_for PATTERN [SECONDS]: until the screen shows PATTERN (a grep -E expression)
 wait_for() {
