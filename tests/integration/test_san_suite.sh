@@ -99,7 +99,10 @@ run audit-empty "0 1 2" "$SIOT" audit --json --root "$TMP/empty"
 if command -v tmux >/dev/null; then
     SOCK=iotriage-san-$$
     T() { tmux -L "$SOCK" "$@"; }
-    trap 'T kill-server 2>/dev/null; it_cleanup' EXIT
+    tmux_gone() { T kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; }
+    machine() { cat /sys/block/*/queue/scheduler /sys/block/*/queue/nr_requests /proc/sys/kernel/task_delayacct 2>/dev/null; }
+    before=$(machine)
+    trap 'tmux_gone; it_cleanup' EXIT
     T new-session -d -s ui -x 120 -y 40 \
         "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS ${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS} \
          '$SIOT' -d 0.2 2>'$TMP/tui.err'; echo \$? >'$TMP/tui.rc'; sleep 30"
@@ -111,19 +114,25 @@ if command -v tmux >/dev/null; then
     for k in P / p w n e d Enter / C-u Enter h Escape p p Space End Home NPage PPage; do
         T send-keys -t ui "$k"; sleep 0.1
     done
+    # the action dialogs, opened and cancelled (n, Esc): nothing is ever confirmed here
+    for k in Escape Tab Home s Down Enter n s Escape u Tab i Down Enter n i Escape A n; do
+        T send-keys -t ui "$k"; sleep 0.15
+    done
     T resize-window -t ui -x 60 -y 15 2>/dev/null; sleep 0.5
     T resize-window -t ui -x 200 -y 50 2>/dev/null; sleep 0.5
     T send-keys -t ui q
     for _ in $(seq 50); do [ -s "$TMP/tui.rc" ] && break; sleep 0.1; done
-    T kill-server 2>/dev/null
+    tmux_gone
     if [ ! -s "$TMP/tui.rc" ]; then
         bad tui "the screen did not quit on q"
+    elif [ "$(machine)" != "$before" ]; then
+        bad tui "a cancelled dialog changed a scheduler, nr_requests or task_delayacct"
     elif san_report "$TMP/tui.err"; then
         bad tui "sanitizer report: $(san_excerpt "$TMP/tui.err")"
     elif [ "$(cat "$TMP/tui.rc")" != 0 ]; then
         bad tui "exit $(cat "$TMP/tui.rc"): $(tail -n 5 "$TMP/tui.err")"
     else
-        ok "tui: views, toggles, filter, resize, quit: exit 0, no report"
+        ok "tui: views, toggles, filter, action dialogs cancelled, resize, quit: exit 0, no report"
     fi
 else
     echo "note: tmux not installed: the screen is left out"
