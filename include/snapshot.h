@@ -59,6 +59,8 @@ struct task_hist {
     bool     io_ok;                  /* io_err was 0 */
     bool     delay_valid;
 };
+/* What task_delta reads of one task. */
+struct task_hist task_hist_of(const struct task_sample *t);
 
 struct snapshot {
     double mono;                     /* CLOCK_MONOTONIC seconds when taken */

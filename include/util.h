@@ -29,6 +29,10 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap);
  * NUL-terminated. Returns its length or -errno. */
 ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit);
 
+/* A small file holding one decimal number (sysfs attributes): the number, or -1 when the
+ * file cannot be read or does not start with one. */
+long read_long_at(int dirfd, const char *path);
+
 /* Open directory path relative to dirfd for readdir. NULL with errno set on failure (the
  * fd is never leaked). */
 DIR *opendir_at(int dirfd, const char *path);

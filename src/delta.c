@@ -219,25 +219,6 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
     return t->delay.blkio_count > 0 || t->delay.swapin_count > 0;
 }
 
-/* What task_delta reads of a previous task, from a whole one (a snapshot not reduced:
- * replay, tests). */
-static const struct task_hist *hist_of(const struct task_sample *t, struct task_hist *h)
-{
-    *h = (struct task_hist){
-        .start_ticks = t->start_ticks,
-        .read_bytes = t->io.read_bytes,
-        .write_bytes = t->io.write_bytes,
-        .cancelled_write_bytes = t->io.cancelled_write_bytes,
-        .blkio_delay_ns = t->delay.blkio_delay_ns,
-        .swapin_delay_ns = t->delay.swapin_delay_ns,
-        .blkio_count = t->delay.blkio_count,
-        .id = t->id,
-        .io_ok = t->io_err == 0,
-        .delay_valid = t->delay.valid,
-    };
-    return h;
-}
-
 static void task_delta(const struct snapshot *cur, const struct task_hist *p,
                        const struct task_sample *c, double itv_s, struct task_rates *r)
 {
@@ -316,7 +297,9 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         while (j < np && (ph ? ph[j].id : prev->tasks[j].id) < c->id)
             j++;
         if (j < np) {
-            const struct task_hist *h = ph ? &ph[j] : hist_of(&prev->tasks[j], &tmp);
+            if (!ph)
+                tmp = task_hist_of(&prev->tasks[j]);
+            const struct task_hist *h = ph ? &ph[j] : &tmp;
             if (h->id == c->id && h->start_ticks == c->start_ticks)
                 p = h;
         }

@@ -343,6 +343,22 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
     fdmap_prune(s->fdmap, out->mono, 0);
 }
 
+struct task_hist task_hist_of(const struct task_sample *t)
+{
+    return (struct task_hist){
+        .start_ticks = t->start_ticks,
+        .read_bytes = t->io.read_bytes,
+        .write_bytes = t->io.write_bytes,
+        .cancelled_write_bytes = t->io.cancelled_write_bytes,
+        .blkio_delay_ns = t->delay.blkio_delay_ns,
+        .swapin_delay_ns = t->delay.swapin_delay_ns,
+        .blkio_count = t->delay.blkio_count,
+        .id = t->id,
+        .io_ok = t->io_err == 0,
+        .delay_valid = t->delay.valid,
+    };
+}
+
 /* The previous snapshot, once the next one is being taken: only what delta_compute reads
  * of it stays (snapshot.h). */
 static void reduce_prev(struct snapshot *p)
@@ -351,19 +367,7 @@ static void reduce_prev(struct snapshot *p)
         return;
     struct task_hist *h = xreallocarray(NULL, p->ntasks ? p->ntasks : 1, sizeof(*h));
     for (size_t i = 0; i < p->ntasks; i++) {
-        const struct task_sample *t = &p->tasks[i];
-        h[i] = (struct task_hist){
-            .start_ticks = t->start_ticks,
-            .read_bytes = t->io.read_bytes,
-            .write_bytes = t->io.write_bytes,
-            .cancelled_write_bytes = t->io.cancelled_write_bytes,
-            .blkio_delay_ns = t->delay.blkio_delay_ns,
-            .swapin_delay_ns = t->delay.swapin_delay_ns,
-            .blkio_count = t->delay.blkio_count,
-            .id = t->id,
-            .io_ok = t->io_err == 0,
-            .delay_valid = t->delay.valid,
-        };
+        h[i] = task_hist_of(&p->tasks[i]);
     }
     procs_release(p->tasks, p->ntasks);
     free(p->tdevs);

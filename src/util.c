@@ -112,6 +112,19 @@ ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit
     return (ssize_t)len;
 }
 
+long read_long_at(int dirfd, const char *path)
+{
+    char buf[64];
+    if (read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (end == buf || errno)
+        return -1;
+    return v;
+}
+
 DIR *opendir_at(int dirfd, const char *path)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
+#include "source/procs.h"
 #include "util.h"
 
 #define IOPRIO_WHO_PROCESS 1
@@ -27,29 +28,18 @@ static int sys_ioprio_set(pid_t tid, int raw)
     return syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, (int)tid, raw) < 0 ? -errno : 0;
 }
 
-/* Field 22 of /proc/PID/stat, after the parenthesised name (which may hold anything). */
+/* The start time of pid, from /proc/PID/stat as the sampler parses it. */
 static int start_ticks_of(int proc_fd, pid_t pid, unsigned long long *out)
 {
-    char path[32], buf[1024];
+    char path[32], buf[2048];
     snprintf(path, sizeof(path), "%d/stat", (int)pid);
     ssize_t l = read_file_at(proc_fd, path, buf, sizeof(buf));
     if (l < 0)
         return (int)l;
-    char *p = strrchr(buf, ')');
-    if (!p)
+    struct proc_stat ps;
+    if (procstat_parse(buf, (size_t)l, &ps) != 0)
         return -EINVAL;
-    p++;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
-            return -EINVAL;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p + 1, &end, 10);
-    if (end == p + 1 || errno)
-        return -EINVAL;
-    *out = v;
+    *out = ps.start_ticks;
     return 0;
 }
 

@@ -22,42 +22,30 @@ static int open_queue_dir(const char *sys_root, const char *disk, const char *su
     return fd < 0 ? -errno : fd;
 }
 
-static long read_long(int dirfd, const char *path)
-{
-    char buf[64];
-    if (read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(buf, &end, 10);
-    return end == buf || errno || v < 0 ? -1 : v;
-}
-
 int sched_read(const char *sys_root, const char *disk, struct sched_state *out)
 {
     memset(out, 0, sizeof(*out));
     out->nr_requests = out->queue_depth = -1;
-    int qfd = open_queue_dir(sys_root, disk, "queue");
-    if (qfd < 0)
-        return qfd;
-    char buf[512];
-    ssize_t l = read_file_at(qfd, "scheduler", buf, sizeof(buf));
-    if (l < 0) {
-        close(qfd);
-        return (int)l;
+    if (!disk[0] || strchr(disk, '/') || strcmp(disk, ".") == 0 || strcmp(disk, "..") == 0)
+        return -EINVAL;
+    int sys_fd = open(sys_root ? sys_root : "/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sys_fd < 0)
+        return -errno;
+    struct blockdev_info b;
+    int rc = blockdev_read(sys_fd, disk, &b);
+    if (rc == 0 && !b.has_queue)
+        rc = -ENOENT;
+    if (rc == 0) {
+        str_copy(out->sched, b.scheduler, sizeof(out->sched));
+        memcpy(out->list, b.schedulers, sizeof(out->list));
+        out->nsched = b.nsched;
+        out->nr_requests = b.nr_requests;
+        char path[BD_NAME_MAX + 32];
+        snprintf(path, sizeof(path), "class/block/%s/mq/0/nr_tags", disk);
+        out->queue_depth = read_long_at(sys_fd, path);
     }
-    int n = blockdev_parse_scheduler(buf, out->sched, out->list);
-    out->nsched = n > 0 ? (unsigned)n : 0;
-    if (!out->sched[0] && out->nsched == 1 && strcmp(out->list[0], "none") == 0)
-        str_copy(out->sched, "none", sizeof(out->sched));
-    out->nr_requests = read_long(qfd, "nr_requests");
-    close(qfd);
-    int mfd = open_queue_dir(sys_root, disk, "mq/0");
-    if (mfd >= 0) {
-        out->queue_depth = read_long(mfd, "nr_tags");
-        close(mfd);
-    }
-    return 0;
+    close(sys_fd);
+    return rc;
 }
 
 static bool is_none(const char *sched)

@@ -58,19 +58,6 @@ int blockdev_parse_inflight(const char *buf, long *r, long *w)
     return 0;
 }
 
-static long read_long_at(int dirfd, const char *path)
-{
-    char buf[64];
-    if (read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(buf, &end, 10);
-    if (end == buf || errno)
-        return -1;
-    return v;
-}
-
 static int count_entries(int dirfd, const char *path)
 {
     DIR *d = opendir_at(dirfd, path);
