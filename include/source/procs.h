@@ -2,7 +2,8 @@
  *
  * Read straight from procfs, the way libproc2 4.0 reads the same fields but without its
  * generic machinery (docs/performance.md: "libproc2, measured"): the task list from a
- * readdir of /proc (and of /proc/PID/task for threads); per task one read of
+ * readdir of /proc (and of /proc/PID/task for threads), or from the last list and the
+ * pids allocated since (procs_last_listing below); per task one read of
  * /proc/PID/stat (state, flags, nice, threads, start time, policy, and the raw name: the
  * bytes between the first '(' and the last ')' are what /proc/PID/comm holds), the owner
  * of the /proc/PID directory, which procfs gives as the task's effective uid even for a
@@ -123,6 +124,28 @@ int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t no
                 procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n);
 /* Tasks the last procs_read took from the cache (for the tests and the benchmark). */
 size_t procs_last_carried(const struct procs_src *src);
+
+/* How tasks are listed. A readdir of /proc costs about 1 us per process in the kernel
+ * (a dcache lookup for each), a sixth of a refresh at 1,000 processes, to learn of the
+ * few that are new. The kernel hands out pids upwards from the last one it gave
+ * (kernel/pid.c: alloc_pid, idr_alloc_cyclic), and says which that was in the last field
+ * of /proc/loadavg. So between two refreshes every new task has a pid in
+ * (last then, last now], and /proc's readdir can start at any pid (its directory position
+ * is the pid plus a constant, learnt from the positions readdir gives): the processes of
+ * that range are read from there, and the rest of the list is the last one. A task that
+ * exited is dropped when it cannot be read; a pid of the range that the last list held
+ * was freed before it was given again, so the range's listing stands for it.
+ * /proc is listed whole when the pids wrapped (last now below last then), in threads
+ * mode whenever any pid was allocated (a new thread's process is not in its name), when
+ * /proc/loadavg cannot be trusted (not our pid namespace's /proc, or a fixture tree),
+ * and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid through
+ * clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
+#define PROCS_FULL_LIST_S 10.0
+struct procs_listing {
+    bool   whole;                /* /proc was listed whole */
+    size_t entries;              /* /proc entries read (of the range only, otherwise) */
+};
+struct procs_listing procs_last_listing(const struct procs_src *src);
 /* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);
 /* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */

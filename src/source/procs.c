@@ -152,6 +152,7 @@ struct name_cache {
     uid_t uid;
     int  io_err;
     int  nlwp;
+    pid_t tgid;
     char state;
     bool kthread;
     bool has_run;                    /* run_ns is the task's run time at that read */
@@ -172,6 +173,15 @@ struct procs_src {
     size_t last_count;               /* tasks in the last refresh: the next one's guess */
     size_t last_carried;             /* of which taken from the cache */
     char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
+    /* The listing (see procs.h: how tasks are listed). */
+    int loadavg_fd;                  /* /proc/loadavg, kept open; -1: not ours to trust */
+    bool ns_checked;                 /* whether loadavg_fd can be opened was decided */
+    pid_t last_pid;                  /* the kernel's last allocated pid when the list was
+                                      * last made; 0: unknown */
+    long tgid_offset;                /* /proc's directory position of process p is
+                                      * p + tgid_offset; 0: not learnt */
+    double full_at;                  /* when /proc was last listed whole */
+    struct procs_listing listing;    /* how the last list was made */
 };
 
 /* The refresh being assembled. */
@@ -340,6 +350,7 @@ int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
     struct procs_src *s = xcalloc(1, sizeof(*s));
     s->threads = threads;
     s->pool = xcalloc(1, sizeof(*s->pool));
+    s->loadavg_fd = -1;
     *out = s;
     return 0;
 }
@@ -436,6 +447,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
     struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
     bool same = old && old->comm && old->start == t->start_ticks && strcmp(old->comm, comm) == 0;
     next->id = t->id;
+    next->tgid = t->tgid;
     next->start = t->start_ticks;
     if (same) {
         next->comm = old->comm;         /* moved */
@@ -595,6 +607,137 @@ static void list_threads(struct list *l, int proc_fd, pid_t tgid, const pid_t *o
     closedir(d);
 }
 
+/* The pid the kernel allocated last, from the last field of /proc/loadavg ("0.10 0.20
+ * 0.30 2/123 4567"), or -1 when unknown. It counts in the reader's pid namespace, so it
+ * is trusted only for a /proc whose "self" is our own pid (not a fixture tree, not the
+ * /proc of another namespace). */
+static pid_t last_pid_now(struct procs_src *src, int proc_fd)
+{
+    if (!src->ns_checked) {
+        src->ns_checked = true;
+        char self[32];
+        ssize_t l = readlinkat(proc_fd, "self", self, sizeof(self) - 1);
+        if (l > 0) {
+            self[l] = '\0';
+            if (pid_name(self) == getpid())
+                src->loadavg_fd = openat(proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
+        }
+    }
+    if (src->loadavg_fd < 0)
+        return -1;
+    char buf[128];
+    ssize_t n = pread(src->loadavg_fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return -1;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = '\0';
+    const char *sp = strrchr(buf, ' ');
+    pid_t p = sp ? pid_name(sp + 1) : 0;
+    return p > 0 ? p : -1;
+}
+
+/* Every process (or thread) below proc_fd. Learns tgid_offset on the way: readdir gives
+ * each entry the position of the next one, which for /proc is the next pid plus a
+ * constant (fs/proc/base.c: TGID_OFFSET); it must be the same for every pair. */
+static int list_all(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
+                    struct list *l)
+{
+    DIR *d = opendir_at(proc_fd, ".");
+    if (!d)
+        return errno ? -errno : -EIO;
+    struct dirent *e;
+    pid_t prev = 0;
+    long prev_off = 0, offset = 0;
+    bool steady = true;
+    while ((e = readdir(d))) {
+        pid_t pid = pid_name(e->d_name);     /* at most 9 digits */
+        if (pid <= 0)
+            continue;
+        if (prev > 0) {
+            long o = prev_off - (long)pid;
+            if (offset == 0)
+                offset = o;
+            else if (o != offset)
+                steady = false;
+        }
+        prev = pid;
+        prev_off = (long)e->d_off;
+        if (src->threads)
+            list_threads(l, proc_fd, pid, only, nonly);
+        else if (selected(pid, pid, only, nonly))
+            list_push(l, pid, pid);
+    }
+    closedir(d);
+    src->tgid_offset = steady && offset > 0 ? offset : 0;
+    src->listing.entries += l->n;
+    return 0;
+}
+
+/* The processes with a pid in [from, to]: a readdir of /proc from the position of pid
+ * `from` on, which the kernel starts at the first process at or above it. Returns false
+ * when /proc did not answer as expected (then the caller lists it whole). */
+static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
+                       const pid_t *only, size_t nonly, struct list *l)
+{
+    DIR *d = opendir_at(proc_fd, ".");
+    if (!d)
+        return false;
+    seekdir(d, (long)from + src->tgid_offset);
+    struct dirent *e;
+    bool ok = true;
+    while ((e = readdir(d))) {
+        pid_t pid = pid_name(e->d_name);
+        if (pid < from) {                    /* not a pid, or the position meant otherwise */
+            ok = false;
+            break;
+        }
+        if (pid > to)
+            break;
+        src->listing.entries++;
+        if (selected(pid, pid, only, nonly))
+            list_push(l, pid, pid);
+    }
+    closedir(d);
+    return ok;
+}
+
+/* The tasks to read this refresh (procs.h: how tasks are listed). */
+static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
+                     double now, struct list *l)
+{
+    pid_t last = last_pid_now(src, proc_fd), prev = src->last_pid;
+    memset(&src->listing, 0, sizeof(src->listing));
+    src->last_pid = last > 0 ? last : 0;
+    bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 ||
+                 !(now - src->full_at < PROCS_FULL_LIST_S) || (src->threads && last != prev);
+    struct list fresh = { 0 };
+    if (!whole && last != prev && !list_range(src, proc_fd, prev + 1, last, only, nonly, &fresh)) {
+        free(fresh.v);
+        fresh = (struct list){ 0 };
+        whole = true;
+    }
+    if (whole) {
+        src->listing.whole = true;
+        src->full_at = now;
+        return list_all(src, proc_fd, only, nonly, l);
+    }
+    /* The last list, with what was allocated since in place of what it held in that range:
+     * a pid there was free when it was allocated, so whatever the list had there is gone.
+     * Tasks that exited elsewhere fall out when they cannot be read. */
+    size_t i = 0;
+    for (; i < src->nnames && src->names[i].id <= prev; i++)
+        if (selected(src->names[i].id, src->names[i].tgid, only, nonly))
+            list_push(l, src->names[i].tgid, src->names[i].id);
+    for (size_t k = 0; k < fresh.n; k++)
+        list_push(l, fresh.v[k].tgid, fresh.v[k].id);
+    for (; i < src->nnames; i++)
+        if (src->names[i].id > last && selected(src->names[i].id, src->names[i].tgid, only, nonly))
+            list_push(l, src->names[i].tgid, src->names[i].id);
+    free(fresh.v);
+    return 0;
+}
+
 /* The task as its last full read left it, when the kernel says it has not run since: a
  * task that did not run changed none of what stat, io and the owner of its directory
  * say (its counters move only in its own context; a new thread, an exec, a setuid, a
@@ -662,23 +805,13 @@ static void note_full(struct reap *rp, size_t k)
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n)
 {
-    DIR *d = opendir_at(proc_fd, ".");
-    if (!d)
-        return errno ? -errno : -EIO;
+    double now = clock_mono();
     struct list l = { 0 };
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t pid = pid_name(e->d_name);     /* at most 9 digits */
-        if (pid <= 0)
-            continue;
-        if (src->threads)
-            list_threads(&l, proc_fd, pid, only, nonly);
-        else if (selected(pid, pid, only, nonly))
-            list_push(&l, pid, pid);
-    }
-    closedir(d);
+    int rc = make_list(src, proc_fd, only, nonly, now, &l);
+    if (rc < 0)
+        return rc;
 
-    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = clock_mono() };
+    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
     rp.cap = src->last_count + src->last_count / 16 + 16;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
@@ -757,6 +890,11 @@ size_t procs_last_carried(const struct procs_src *src)
     return src->last_carried;
 }
 
+struct procs_listing procs_last_listing(const struct procs_src *src)
+{
+    return src->listing;
+}
+
 void procs_release(struct task_sample *tasks, size_t n)
 {
     if (!tasks)
@@ -799,5 +937,7 @@ void procs_close(struct procs_src *src)
     else
         src->pool->closed = true;
     free(src->cmdbuf);
+    if (src->loadavg_fd >= 0)
+        close(src->loadavg_fd);
     free(src);
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# How tasks are listed (source/procs.h, "How tasks are listed"): /proc is read whole once,
+# then only from the pid the kernel allocated last, the rest of the list carried over.
+# Nothing may be missed or kept: a process started between two samples is in the first
+# sample taken after it, one that exited is gone from the first sample after its exit, and
+# the processes that were there all along are in every sample. And the saving must be
+# real: after the first sample, the readdirs of /proc return fewer entries in all than
+# one whole listing does.
+. "$(dirname "$0")/lib.sh"
+need strace
+
+# Enough processes that a whole listing and a range listing cannot be confused.
+N=300
+olds=()
+for _ in $(seq "$N"); do bg sleep 600; olds+=("$BG"); done
+
+strace -qq -f -y --seccomp-bpf -e trace=getdents64 -o "$TMP/trace" \
+    "$IOT" --json -d 0.3 -n 14 >"$TMP/l.json" 2>"$TMP/err" &
+iot=$!
+# Paced by the samples written, not by the clock: start-up takes longer on a slow machine.
+samples() { wc -l <"$TMP/l.json"; }
+until_samples() {
+    local i
+    for i in $(seq 300); do [ "$(samples)" -ge "$1" ] && return; sleep 0.05; done
+    fail "iotriage wrote $(samples) samples in 15 s"
+}
+until_samples 2
+news=()
+for _ in 1 2 3 4 5; do bg sleep 600; news+=("$BG"); done
+t_new=$(date +%s.%N)
+until_samples 6
+kill "${news[0]}" "${news[1]}"
+wait "${news[0]}" "${news[1]}" 2>/dev/null
+t_gone=$(date +%s.%N)
+wait "$iot" || fail "iotriage failed: $(cat "$TMP/err")"
+echo "started at $t_new, killed at $t_gone; samples at $(jq -r .ts "$TMP/l.json" | tr '\n' ' ')"
+
+[ "$(wc -l <"$TMP/l.json")" = 14 ] || fail "$(wc -l <"$TMP/l.json") samples, not 14"
+has() { # has SAMPLE_LINE PID -> 0 when the sample lists the pid
+    sed -n "${1}p" "$TMP/l.json" | jq -e --argjson p "$2" 'any(.processes[]; .pid == $p)' >/dev/null
+}
+after_new=0 after_gone=0
+for i in $(seq 14); do
+    ts=$(sed -n "${i}p" "$TMP/l.json" | jq -r .ts)
+    for p in "${olds[0]}" "${olds[$((N / 2))]}" "${olds[$((N - 1))]}"; do
+        has "$i" "$p" || fail "sample $i lacks $p, a sleeper there all along"
+    done
+    present=$(sed -n "${i}p" "$TMP/l.json" | jq --argjson o "$(printf '%s\n' "${olds[@]}" | jq -s .)" \
+        '[.processes[].pid] as $ps | [$o[] | select(. as $x | $ps | index($x))] | length')
+    [ "$present" = "$N" ] || fail "sample $i lists $present of the $N sleepers"
+    if between "$ts" "$t_new" 1e12; then
+        after_new=$((after_new + 1))
+        for p in "${news[2]}" "${news[3]}" "${news[4]}"; do
+            has "$i" "$p" || fail "sample $i (ts $ts) lacks $p, started at $t_new"
+        done
+    fi
+    if between "$ts" "$t_gone" 1e12; then
+        after_gone=$((after_gone + 1))
+        for p in "${news[0]}" "${news[1]}"; do
+            has "$i" "$p" && fail "sample $i (ts $ts) still lists $p, gone at $t_gone"
+        done
+    fi
+done
+[ "$after_new" -ge 3 ] && [ "$after_gone" -ge 3 ] ||
+    fail "too few samples after the changes ($after_new, $after_gone): the timing went wrong"
+ok "$N sleepers in all 14 samples; 5 new ones in the $after_new samples after their start, 2 killed ones absent from the $after_gone after their exit"
+
+# Entries each readdir of /proc itself returned, in order (strace -y names the fd).
+grep -F '</proc>,' "$TMP/trace" | sed -n 's|.*/\* \([0-9]*\) entries \*/.*|\1|p' >"$TMP/counts"
+first=$(awk '{ s += $1 } s > 0 && $1 == 0 { print s; exit }' "$TMP/counts")
+total=$(awk '{ s += $1 } END { print s }' "$TMP/counts")
+[ -n "$first" ] && [ "$first" -gt "$N" ] || fail "the first listing returned ${first:-no} entries"
+rest=$((total - first))
+[ "$rest" -lt "$first" ] ||
+    fail "13 later samples read $rest /proc entries, one whole listing $first: /proc is read whole each time"
+ok "/proc entries read: $first for the first sample, $rest for the 13 after it"
