@@ -181,6 +181,7 @@ struct procs_src {
     long tgid_offset;                /* /proc's directory position of process p is
                                       * p + tgid_offset; 0: not learnt */
     double full_at;                  /* when /proc was last listed whole */
+    uint64_t only_sig;               /* the `only` filter the last list was made with */
     struct procs_listing listing;    /* how the last list was made */
 };
 
@@ -709,7 +710,12 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
     pid_t last = last_pid_now(src, proc_fd), prev = src->last_pid;
     memset(&src->listing, 0, sizeof(src->listing));
     src->last_pid = last > 0 ? last : 0;
-    bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 ||
+    uint64_t sig = nonly;            /* the last list holds only what the filter then chose */
+    for (size_t i = 0; i < nonly; i++)
+        sig = mix64(sig ^ (uint64_t)only[i]);
+    bool refiltered = sig != src->only_sig;
+    src->only_sig = sig;
+    bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 || refiltered ||
                  !(now - src->full_at < PROCS_FULL_LIST_S) || (src->threads && last != prev);
     struct list fresh = { 0 };
     if (!whole && last != prev && !list_range(src, proc_fd, prev + 1, last, only, nonly, &fresh)) {
