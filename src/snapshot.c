@@ -26,6 +26,9 @@ struct sampler {
     bool boot_delayacct;             /* "delayacct" on the kernel command line */
     long long da_since;              /* see snapshot.delayacct_since_ticks */
     long clk_tck;
+    struct dev_handle *devh;         /* each listed device's open sysfs files, in the order
+                                      * /proc/diskstats listed them last */
+    size_t ndevh;
     struct snapshot *last;           /* the snapshot taken last, to reduce at the next take */
     unsigned long last_serial;
     const struct task_sample *last_tasks;
@@ -34,6 +37,11 @@ struct sampler {
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
  * by someone else no longer carries the one its sampler remembers. */
 static unsigned long snapshot_serial;
+
+struct dev_handle {
+    char name[BD_NAME_MAX];
+    struct blockdev_handle *h;
+};
 
 static int open_dir(const char *path)
 {
@@ -113,6 +121,9 @@ void sampler_close(struct sampler *s)
         close(s->proc_fd);
     if (s->sys_fd >= 0)
         close(s->sys_fd);
+    for (size_t i = 0; i < s->ndevh; i++)
+        blockdev_handle_free(s->devh[i].h);
+    free(s->devh);
     free(s->pids);
     free(s);
 }
@@ -125,12 +136,31 @@ static void take_devices(struct sampler *s, struct snapshot *out)
     if (out->diskstats_err < 0)
         return;
     out->devs = xcalloc(n ? n : 1, sizeof(*out->devs));
+    /* The handles follow the rows: taken over by name (diskstats keeps its order, so
+     * the same index first), the rest closed. */
+    struct dev_handle *devh = xcalloc(n ? n : 1, sizeof(*devh));
+    for (size_t i = 0; i < n; i++) {
+        str_copy(devh[i].name, rows[i].name, sizeof(devh[i].name));
+        for (size_t j = 0; j < s->ndevh; j++) {
+            size_t o = (i + j) % s->ndevh;
+            if (s->devh[o].h && strcmp(s->devh[o].name, rows[i].name) == 0) {
+                devh[i].h = s->devh[o].h;
+                s->devh[o].h = NULL;
+                break;
+            }
+        }
+    }
+    for (size_t j = 0; j < s->ndevh; j++)
+        blockdev_handle_free(s->devh[j].h);
+    free(s->devh);
+    s->devh = devh;
+    s->ndevh = n;
     int real_sysfs = -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         struct dev_sample *d = &out->devs[k];
         d->ds = rows[i];
-        d->bd_err = blockdev_read(s->sys_fd, rows[i].name, &d->bd);
+        d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h, &d->bd);
         /* Listed by /proc/diskstats, unknown to sysfs a moment later: deleted between the
          * two reads (a partition deleted with BLKPG while we sample: 11 of 125 sightings of
          * a partition made and deleted back to back, at -d 0.05). Without its sysfs entry

@@ -60,4 +60,15 @@ int blockdev_parse_inflight(const char *buf, long *r, long *w);
  * for a device never found); missing attributes are left at -1/empty. */
 int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
 
+/* The same, for a device read every refresh: its files stay open in *h (NULL at first)
+ * and are read again with pread, a fifth of the system calls and no path walk. A handle
+ * stands for one registration of the device: once it is removed, reads of its files fail
+ * (ENODEV), and a change of scheduler replaces the iosched directory; either way the
+ * device is read from scratch with blockdev_read and its files opened anew. Free *h
+ * with blockdev_handle_free when the device is no longer listed. */
+struct blockdev_handle;
+int  blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **h,
+                      struct blockdev_info *out);
+void blockdev_handle_free(struct blockdev_handle *h);
+
 #endif

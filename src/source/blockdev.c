@@ -166,3 +166,157 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     close(qfd);
     return 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* A device read every refresh                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+struct blockdev_handle {
+    struct blockdev_info info;       /* as first read; the changing fields are read again */
+    int inflight_fd, sched_fd, nr_fd, rot_fd;
+    DIR *mq;
+    int tun_fd[BD_NTUNABLES];
+};
+
+void blockdev_handle_free(struct blockdev_handle *h)
+{
+    if (!h)
+        return;
+    int *fds[] = { &h->inflight_fd, &h->sched_fd, &h->nr_fd, &h->rot_fd };
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+    for (unsigned i = 0; i < h->info.ntunables; i++)
+        if (h->tun_fd[i] >= 0)
+            close(h->tun_fd[i]);
+    if (h->mq)
+        closedir(h->mq);
+    free(h);
+}
+
+/* One attribute, read again from its start: sysfs shows it anew for a read at offset 0.
+ * Returns its length, or -1 (the device or the attribute went away: ENODEV). */
+static ssize_t pread_attr(int fd, char *buf, size_t cap)
+{
+    ssize_t r;
+    do
+        r = pread(fd, buf, cap - 1, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -1;
+    buf[r] = '\0';
+    return r;
+}
+
+static bool pread_long(int fd, long *out)
+{
+    char buf[64], *end;
+    if (pread_attr(fd, buf, sizeof(buf)) <= 0)
+        return false;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (end == buf || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int open_attr(int sys_fd, const char *dev, const char *attr)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "class/block/%s/%s", dev, attr);
+    return openat(sys_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+/* The files of a device just read by blockdev_read, kept open. NULL when its inflight file
+ * cannot be (without it nothing would tell a device re-registered under the same name). */
+static struct blockdev_handle *handle_open(int sys_fd, const char *name, const struct blockdev_info *b)
+{
+    struct blockdev_handle *h = xcalloc(1, sizeof(*h));
+    h->info = *b;
+    h->sched_fd = h->nr_fd = h->rot_fd = -1;
+    for (unsigned i = 0; i < BD_NTUNABLES; i++)
+        h->tun_fd[i] = -1;
+    h->inflight_fd = open_attr(sys_fd, name, "inflight");
+    if (h->inflight_fd < 0) {
+        blockdev_handle_free(h);
+        return NULL;
+    }
+    if (b->has_queue) {
+        h->sched_fd = open_attr(sys_fd, b->disk, "queue/scheduler");
+        h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
+        h->rot_fd = open_attr(sys_fd, b->disk, "queue/rotational");
+        for (unsigned i = 0; i < b->ntunables; i++) {
+            char attr[64];
+            snprintf(attr, sizeof(attr), "queue/iosched/%s", b->tunables[i].name);
+            h->tun_fd[i] = open_attr(sys_fd, b->disk, attr);
+        }
+    }
+    if (b->hw_queues > 0) {
+        char path[256];
+        snprintf(path, sizeof(path), "class/block/%s/mq", b->disk);
+        h->mq = opendir_at(sys_fd, path);
+    }
+    return h;
+}
+
+/* Read what changes through the open files. Returns false when the device is not the one
+ * the handle was opened on any more, or its scheduler changed (the iosched directory is
+ * made anew): then it is read from scratch. */
+static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
+{
+    char buf[512];
+    *out = h->info;
+    if (pread_attr(h->inflight_fd, buf, sizeof(buf)) < 0)
+        return false;
+    out->inflight_r = out->inflight_w = -1;
+    blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
+    if (h->sched_fd >= 0) {
+        char active[BD_SCHED_MAX], list[BD_NSCHED][BD_SCHED_MAX];
+        if (pread_attr(h->sched_fd, buf, sizeof(buf)) < 0)
+            return false;
+        int n = blockdev_parse_scheduler(buf, active, list);
+        if (n < 0 || (unsigned)n != h->info.nsched ||
+            (active[0] && strcmp(active, h->info.scheduler) != 0))
+            return false;
+        for (int i = 0; i < n && i < BD_NSCHED; i++)
+            if (strcmp(list[i], h->info.schedulers[i]) != 0)
+                return false;
+    }
+    if (h->nr_fd >= 0 && !pread_long(h->nr_fd, &out->nr_requests))
+        out->nr_requests = -1;
+    long rot;
+    if (h->rot_fd >= 0)
+        out->rotational = pread_long(h->rot_fd, &rot) ? (int)rot : -1;
+    for (unsigned i = 0; i < h->info.ntunables; i++) {
+        if (h->tun_fd[i] < 0 || pread_attr(h->tun_fd[i], buf, sizeof(buf)) < 0)
+            return false;
+        str_copy(out->tunables[i].value, str_chomp(buf), sizeof(out->tunables[i].value));
+    }
+    if (h->mq) {
+        rewinddir(h->mq);
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(h->mq)))
+            if (e->d_name[0] != '.')
+                n++;
+        out->hw_queues = n;
+    }
+    h->info = *out;
+    return true;
+}
+
+int blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **hp,
+                     struct blockdev_info *out)
+{
+    if (*hp) {
+        if (handle_read(*hp, out))
+            return 0;
+        blockdev_handle_free(*hp);
+        *hp = NULL;
+    }
+    int rc = blockdev_read(sys_fd, name, out);
+    if (rc == 0)
+        *hp = handle_open(sys_fd, name, out);
+    return rc;
+}
