@@ -30,6 +30,11 @@ struct out_opts {
 /* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
 bool task_is_active(const struct task_rates *t);
 
+/* printf's "%.*f" of v (the same text), without its machinery for prec 0 to 3 and
+ * |v| x 10^prec below 1e15: the batch output formats a dozen numbers per task per refresh. Returns
+ * the length written (buf holds at least 24 bytes for the fast path). */
+size_t fmt_fixed(char *buf, size_t n, double v, int prec);
+
 /* Bytes per second the iotop way: 512B, 4.00K, 12.3M ("-" when unknown). */
 void fmt_rate(char *buf, size_t n, double bps);
 

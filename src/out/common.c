@@ -8,6 +8,43 @@
 #include "out/output.h"
 #include "util.h"
 
+size_t fmt_fixed(char *buf, size_t n, double v, int prec)
+{
+    static const double scale[] = { 1, 10, 100, 1000 };
+    /* Below 1e15 (2^50) the product keeps halves exact. It is correctly rounded, so it
+     * lands on a tie whenever the exact product is at or across one: those are left to
+     * printf, which rounds the exact binary value. */
+    double t = prec >= 0 && prec <= 3 ? fabs(v) * scale[prec] : (double)NAN;
+    if (!(t < 1e15) || n < 24) {
+        int w = snprintf(buf, n, "%.*f", prec, v);
+        return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n ? n - 1 : 0;
+    }
+    double fl = floor(t);
+    if (t - fl == 0.5) {
+        int w = snprintf(buf, n, "%.*f", prec, v);
+        return w < 0 ? 0 : (size_t)w;
+    }
+    unsigned long long x = (unsigned long long)fl + (t - fl > 0.5);
+    char digits[24];
+    int k = 0;
+    do {
+        digits[k++] = (char)('0' + x % 10);
+        x /= 10;
+    } while (x || k <= prec);
+    size_t o = 0;
+    if (signbit(v))
+        buf[o++] = '-';
+    while (k > prec)
+        buf[o++] = digits[--k];
+    if (prec) {
+        buf[o++] = '.';
+        while (k > 0)
+            buf[o++] = digits[--k];
+    }
+    buf[o] = '\0';
+    return o;
+}
+
 void fmt_rate(char *buf, size_t n, double bps)
 {
     static const char units[] = "BKMGT";
@@ -20,10 +57,16 @@ void fmt_rate(char *buf, size_t n, double bps)
         bps /= 1024.0;
         u++;
     }
-    if (u == 0)
-        snprintf(buf, n, "%.0fB", bps);
-    else
-        snprintf(buf, n, "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
+    if (n < 26) {                    /* the fast path below wants room for any number */
+        if (u == 0)
+            snprintf(buf, n, "%.0fB", bps);
+        else
+            snprintf(buf, n, "%.*f%c", bps < 10 ? 2 : bps < 100 ? 1 : 0, bps, units[u]);
+        return;
+    }
+    size_t o = fmt_fixed(buf, n - 1, bps, u == 0 ? 0 : bps < 10 ? 2 : bps < 100 ? 1 : 0);
+    buf[o++] = units[u];
+    buf[o] = '\0';
 }
 
 void fmt_task_devs(char *buf, size_t n, const struct result *r, size_t ti, const char *unknown)

@@ -68,7 +68,13 @@ size_t esc_display(char *dst, size_t cap, const char *src, size_t srclen, bool u
     const unsigned char *s = (const unsigned char *)src;
     if (cap == 0)
         return 0;
-    for (size_t i = 0; i < srclen;) {
+    /* Most names are plain ASCII: copied as they are, up to the first byte to look at. */
+    size_t i = 0;
+    while (i < srclen && i + 1 < cap && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+        i++;
+    memcpy(dst, src, i);
+    o = i;
+    while (i < srclen) {
         char tmp[16];
         size_t tl = 0, adv = 1;
         unsigned cp;
