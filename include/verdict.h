@@ -79,6 +79,7 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define LOTTERY_FULL        0.90  /* aqu-sz at this share of nr_requests: the queue is full */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
+#define HIDDEN_TAGS_USED    0.5   /* ... while aqu-sz is at least this share of nr_requests */
 
 struct verdicts {
     struct warning *w;               /* most severe first, then by device, then by pid */

@@ -233,6 +233,12 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
     const struct snapshot *s = r->cur;
     if (!s->tdevs || isnan(d->r_await) || isnan(d->rareq_sz) || d->rareq_sz <= 0)
         return false;
+    /* A wait for a tag needs the tags in use: the requests holding one are what aqu-sz
+     * counts. Without that, a reader's longer wait is for something else: an O_DIRECT
+     * read first waits for the writeback of dirty pages in its range, for instance, and
+     * that is a wait on writes, not on a hidden queue. */
+    if (b->nr_requests <= 0 || isnan(d->aqu_sz) || d->aqu_sz < HIDDEN_TAGS_USED * (double)b->nr_requests)
+        return false;
     double wait_ms = 0, reads = 0;
     for (size_t ti = 0; ti < r->ntasks; ti++) {
         const struct task_rates *t = &r->tasks[ti];

@@ -293,6 +293,22 @@ static void test_hidden_queue_when_processes_wait_longer_than_await(void **state
     assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 1);
     assert_non_null(strstr(w.v.w[0].text, "8.3 ms per read"));
     verdicts_free(&w.v);
+    /* the same waits with most tags free (aqu-sz 1.9 of 4: below half): nothing waits for
+     * a tag; the readers wait on something else (O_DIRECT reads behind the writeback of a
+     * buffered writer to the same range, seen on vda with nr_requests 256) */
+    w.dr[dev].aqu_sz = 1.9;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 0);
+    verdicts_free(&w.v);
+    w.dr[dev].aqu_sz = NAN;          /* unknown: no claim */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 0);
+    verdicts_free(&w.v);
+    w.dr[dev].aqu_sz = 2.0;          /* half the tags in use: enough */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_HIDDEN_QUEUE, dev, -1), 1);
+    verdicts_free(&w.v);
+    w.dr[dev].aqu_sz = 3.9;
     /* the other disk reading as much: the waiting cannot be laid at loop0's door */
     w.dr[other].rkb_s = 2000;
     verdict_compute(&w.res, &w.v);
