@@ -135,15 +135,18 @@ size_t procs_last_carried(const struct procs_src *src);
  * that range are read from there, and the rest of the list is the last one. A task that
  * exited is dropped when it cannot be read; a pid of the range that the last list held
  * was freed before it was given again, so the range's listing stands for it.
- * /proc is listed whole when the pids wrapped (last now below last then), in threads
- * mode whenever any pid was allocated (a new thread's process is not in its name), when
- * /proc/loadavg cannot be trusted (not our pid namespace's /proc, or a fixture tree),
- * and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid through
- * clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
+ * In threads mode readdir of /proc shows no thread, so each id of the range is asked
+ * for its thread group (/proc/ID/status, Tgid), when the range is at most 64 ids or a
+ * sixteenth of the list. /proc is listed whole (and each /proc/PID/task in threads mode)
+ * when the range is wider than that, when the pids wrapped (last now below last then),
+ * when /proc/loadavg cannot be trusted (not our pid namespace's /proc, or a fixture
+ * tree), and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid
+ * through clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
 #define PROCS_FULL_LIST_S 10.0
 struct procs_listing {
     bool   whole;                /* /proc was listed whole */
-    size_t entries;              /* /proc entries read (of the range only, otherwise) */
+    size_t entries;              /* /proc entries read (of the range only, otherwise; in
+                                  * threads mode the ids of the range asked) */
 };
 struct procs_listing procs_last_listing(const struct procs_src *src);
 /* Tasks from procs_read: drop their references to the shared strings. */

@@ -703,6 +703,31 @@ static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
     return ok;
 }
 
+/* Threads mode: the tasks with an id in [from, to], each asked for its thread group in
+ * ID/status (readdir of /proc lists no thread but a thread's directory opens all the
+ * same; status escapes a newline in the name, so "\nTgid:" is the field). A pid of the
+ * range that fails to open exited, or was never a task. Returns false when the range is
+ * too wide for one read per pid to be the cheaper way. */
+#define PROBE_MAX 64
+static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
+                        const pid_t *only, size_t nonly, struct list *l)
+{
+    size_t width = (size_t)(to - from) + 1;
+    if (width > PROBE_MAX && width > src->nnames / 16)
+        return false;
+    char path[PATH_ROOM], buf[1024];
+    for (pid_t p = from; p <= to; p++) {
+        snprintf(path, sizeof(path), "%d/status", (int)p);
+        ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
+        src->listing.entries++;
+        const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
+        long tgid = f ? strtol(f + 6, NULL, 10) : 0;
+        if (tgid > 0 && tgid <= p && selected(p, (pid_t)tgid, only, nonly))
+            list_push(l, (pid_t)tgid, p);
+    }
+    return true;
+}
+
 /* The tasks to read this refresh (procs.h: how tasks are listed). */
 static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                      double now, struct list *l)
@@ -716,9 +741,11 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
     bool refiltered = sig != src->only_sig;
     src->only_sig = sig;
     bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 || refiltered ||
-                 !(now - src->full_at < PROCS_FULL_LIST_S) || (src->threads && last != prev);
+                 !(now - src->full_at < PROCS_FULL_LIST_S);
     struct list fresh = { 0 };
-    if (!whole && last != prev && !list_range(src, proc_fd, prev + 1, last, only, nonly, &fresh)) {
+    if (!whole && last != prev &&
+        !(src->threads ? probe_range(src, proc_fd, prev + 1, last, only, nonly, &fresh)
+                       : list_range(src, proc_fd, prev + 1, last, only, nonly, &fresh))) {
         free(fresh.v);
         fresh = (struct list){ 0 };
         whole = true;

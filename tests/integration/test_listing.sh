@@ -5,7 +5,8 @@
 # sample taken after it, one that exited is gone from the first sample after its exit, and
 # the processes that were there all along are in every sample. And the saving must be
 # real: after the first sample, the readdirs of /proc return fewer entries in all than
-# one whole listing does.
+# one whole listing does. In threads mode the same for a new thread, found by asking the
+# new ids for their thread group, and the task directories are not read every time.
 . "$(dirname "$0")/lib.sh"
 need strace
 
@@ -18,7 +19,8 @@ strace -qq -f -y --seccomp-bpf -e trace=getdents64 -o "$TMP/trace" \
     "$IOT" --json -d 0.3 -n 14 >"$TMP/l.json" 2>"$TMP/err" &
 iot=$!
 # Paced by the samples written, not by the clock: start-up takes longer on a slow machine.
-samples() { wc -l <"$TMP/l.json"; }
+OUT=$TMP/l.json
+samples() { wc -l <"$OUT"; }
 until_samples() {
     local i
     for i in $(seq 300); do [ "$(samples)" -ge "$1" ] && return; sleep 0.05; done
@@ -74,3 +76,40 @@ rest=$((total - first))
 [ "$rest" -lt "$first" ] ||
     fail "13 later samples read $rest /proc entries, one whole listing $first: /proc is read whole each time"
 ok "/proc entries read: $first for the first sample, $rest for the 13 after it"
+
+# Threads mode: a process of 6 threads started between samples is listed whole (all 6
+# tids) in every sample after it; the threads of the sleepers are not read again.
+OUT=$TMP/t.json
+strace -qq -f -y --seccomp-bpf -e trace=getdents64 -o "$TMP/ttrace" \
+    "$IOT" --json -P -d 0.3 -n 10 >"$OUT" 2>"$TMP/err" &
+iot=$!
+until_samples 2
+bg "$HELPER" threads 6 600; th=$BG
+for _ in $(seq 100); do [ "$(ls "/proc/$th/task" 2>/dev/null | wc -l)" = 6 ] && break; sleep 0.02; done
+tids=$(ls "/proc/$th/task" | sort -n | tr '\n' ' ')
+[ "$(echo $tids | wc -w)" = 6 ] || fail "the helper has threads $tids"
+t_th=$(date +%s.%N)
+wait "$iot" || fail "iotriage -P failed: $(cat "$TMP/err")"
+[ "$(samples)" = 10 ] || fail "$(samples) samples in threads mode, not 10"
+after=0
+for i in $(seq 10); do
+    line=$(sed -n "${i}p" "$OUT")
+    ts=$(jq -r .ts <<<"$line")
+    between "$ts" "$t_th" 1e12 || continue
+    after=$((after + 1))
+    got=$(jq -r --argjson p "$th" '[.processes[] | select(.tgid == $p) | .pid] | sort | map(tostring) | join(" ")' <<<"$line")
+    [ "$got " = "$tids" ] || fail "sample $i (ts $ts) lists threads [$got] of $th, which has [$tids]"
+    present=$(jq '[.processes[] | select(.tgid == .pid)] | length' <<<"$line")
+    [ "$present" -gt "$N" ] || fail "sample $i lists $present processes"
+done
+[ "$after" -ge 3 ] || fail "only $after samples after the threads started"
+# Task directories read: every process's in the first sample, few or none after it.
+# (getdents64 lines of /proc/PID/task; the first whole listing ends with the first empty
+# getdents64 of /proc itself)
+total_dirs=$(grep -cE '</proc/[0-9]+/task>,' "$TMP/ttrace")
+first_dirs=$(awk '/<\/proc>,/ && / 0 entries/ { exit } /<\/proc\/[0-9]+\/task>,/ { n++ } END { print n + 0 }' "$TMP/ttrace")
+rest_dirs=$((total_dirs - first_dirs))
+[ "$first_dirs" -gt "$N" ] || fail "the first threads-mode listing read $first_dirs task directories"
+[ "$rest_dirs" -lt "$first_dirs" ] ||
+    fail "9 later samples read $rest_dirs task directories, the first $first_dirs: listed whole each time"
+ok "threads: the 6 tids of a new process in the $after samples after its start; task directories read $first_dirs times for the first sample, $rest_dirs after"
