@@ -43,6 +43,12 @@ struct dev_handle {
     struct blockdev_handle *h;
 };
 
+/* Files the device handles may hold open in all (about six a device under none, up to
+ * BD_HANDLE_FILES_MAX with a scheduler's tunables): the rest of the fd table, whose soft
+ * limit is often 1,024, stays for /proc. Devices past the budget (a machine of a hundred
+ * disks and more) are read from scratch every refresh, as before. */
+#define DEV_FILES_MAX 512
+
 static int open_dir(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -156,11 +162,13 @@ static void take_devices(struct sampler *s, struct snapshot *out)
     s->devh = devh;
     s->ndevh = n;
     int real_sysfs = -1;
-    size_t k = 0;
+    size_t k = 0, held = 0;
     for (size_t i = 0; i < n; i++) {
         struct dev_sample *d = &out->devs[k];
         d->ds = rows[i];
-        d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h, &d->bd);
+        d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h,
+                                     held + BD_HANDLE_FILES_MAX <= DEV_FILES_MAX, &d->bd);
+        held += blockdev_handle_files(devh[i].h);
         /* Listed by /proc/diskstats, unknown to sysfs a moment later: deleted between the
          * two reads (a partition deleted with BLKPG while we sample: 11 of 125 sightings of
          * a partition made and deleted back to back, at -d 0.05). Without its sysfs entry

@@ -64,11 +64,14 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
  * and are read again with pread, a fifth of the system calls and no path walk. A handle
  * stands for one registration of the device: once it is removed, reads of its files fail
  * (ENODEV), and a change of scheduler replaces the iosched directory; either way the
- * device is read from scratch with blockdev_read and its files opened anew. Free *h
- * with blockdev_handle_free when the device is no longer listed. */
+ * device is read from scratch with blockdev_read and its files opened anew (only when
+ * may_open: the caller keeps the files it holds within a budget). Free *h with
+ * blockdev_handle_free when the device is no longer listed. */
 struct blockdev_handle;
-int  blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **h,
-                      struct blockdev_info *out);
-void blockdev_handle_free(struct blockdev_handle *h);
+#define BD_HANDLE_FILES_MAX (5 + BD_NTUNABLES)
+int    blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **h, bool may_open,
+                        struct blockdev_info *out);
+size_t blockdev_handle_files(const struct blockdev_handle *h);   /* files it holds open */
+void   blockdev_handle_free(struct blockdev_handle *h);
 
 #endif

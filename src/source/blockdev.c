@@ -306,7 +306,7 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
     return true;
 }
 
-int blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **hp,
+int blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **hp, bool may_open,
                      struct blockdev_info *out)
 {
     if (*hp) {
@@ -316,7 +316,18 @@ int blockdev_refresh(int sys_fd, const char *name, struct blockdev_handle **hp,
         *hp = NULL;
     }
     int rc = blockdev_read(sys_fd, name, out);
-    if (rc == 0)
+    if (rc == 0 && may_open)
         *hp = handle_open(sys_fd, name, out);
     return rc;
+}
+
+size_t blockdev_handle_files(const struct blockdev_handle *h)
+{
+    if (!h)
+        return 0;
+    size_t n = (h->inflight_fd >= 0) + (h->sched_fd >= 0) + (h->nr_fd >= 0) + (h->rot_fd >= 0) +
+               (h->mq != NULL);
+    for (unsigned i = 0; i < h->info.ntunables; i++)
+        n += h->tun_fd[i] >= 0;
+    return n;
 }
