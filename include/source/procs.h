@@ -3,7 +3,7 @@
  * Read straight from procfs, the way libproc2 4.0 reads the same fields but without its
  * generic machinery (docs/performance.md: "libproc2, measured"): the task list from a
  * readdir of /proc (and of /proc/PID/task for threads), or from the last list and the
- * pids allocated since (procs_last_listing below); per task one read of
+ * pids allocated since ("How tasks are listed" below); per task one read of
  * /proc/PID/stat (state, flags, nice, threads, start time, policy, and the raw name: the
  * bytes between the first '(' and the last ')' are what /proc/PID/comm holds), the owner
  * of the /proc/PID directory, which procfs gives as the task's effective uid even for a
@@ -122,9 +122,6 @@ int  procs_open(struct procs_src **out, bool threads, char *err, size_t errlen);
 typedef void (*procs_stats_fn)(void *ctx, const pid_t *ids, size_t n, struct delay_sample *out);
 int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                 procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n);
-/* Tasks the last procs_read took from the cache (for the tests and the benchmark). */
-size_t procs_last_carried(const struct procs_src *src);
-
 /* How tasks are listed. A readdir of /proc costs about 1 us per process in the kernel
  * (a dcache lookup for each), a sixth of a refresh at 1,000 processes, to learn of the
  * few that are new. The kernel hands out pids upwards from the last one it gave
@@ -143,12 +140,6 @@ size_t procs_last_carried(const struct procs_src *src);
  * tree), and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid
  * through clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
 #define PROCS_FULL_LIST_S 10.0
-struct procs_listing {
-    bool   whole;                /* /proc was listed whole */
-    size_t entries;              /* /proc entries read (of the range only, otherwise; in
-                                  * threads mode the ids of the range asked) */
-};
-struct procs_listing procs_last_listing(const struct procs_src *src);
 /* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);
 /* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */

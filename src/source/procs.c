@@ -171,7 +171,6 @@ struct procs_src {
     struct user_name *users;         /* every uid seen, never expired (like libproc2) */
     size_t nusers, users_cap, last_user;
     size_t last_count;               /* tasks in the last refresh: the next one's guess */
-    size_t last_carried;             /* of which taken from the cache */
     char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
     /* The listing (see procs.h: how tasks are listed). */
     int loadavg_fd;                  /* /proc/loadavg, kept open; -1: not ours to trust */
@@ -182,7 +181,6 @@ struct procs_src {
                                       * p + tgid_offset; 0: not learnt */
     double full_at;                  /* when /proc was last listed whole */
     uint64_t only_sig;               /* the `only` filter the last list was made with */
-    struct procs_listing listing;    /* how the last list was made */
 };
 
 /* The refresh being assembled. */
@@ -194,7 +192,6 @@ struct reap {
     struct name_cache *next;
     size_t n, cap;
     char *group_cmd;                 /* threads: the process's command line read this refresh */
-    size_t carried;                  /* tasks taken from the cache: they did not run */
     pid_t last_id;
     bool unsorted;                   /* ids did not come in ascending order */
 };
@@ -671,7 +668,6 @@ static int list_all(struct procs_src *src, int proc_fd, const pid_t *only, size_
     }
     closedir(d);
     src->tgid_offset = steady && offset > 0 ? offset : 0;
-    src->listing.entries += l->n;
     return 0;
 }
 
@@ -695,7 +691,6 @@ static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
         }
         if (pid > to)
             break;
-        src->listing.entries++;
         if (selected(pid, pid, only, nonly))
             list_push(l, pid, pid);
     }
@@ -719,7 +714,6 @@ static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to
     for (pid_t p = from; p <= to; p++) {
         snprintf(path, sizeof(path), "%d/status", (int)p);
         ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
-        src->listing.entries++;
         const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
         long tgid = f ? strtol(f + 6, NULL, 10) : 0;
         if (tgid > 0 && tgid <= p && selected(p, (pid_t)tgid, only, nonly))
@@ -733,7 +727,6 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
                      double now, struct list *l)
 {
     pid_t last = last_pid_now(src, proc_fd), prev = src->last_pid;
-    memset(&src->listing, 0, sizeof(src->listing));
     src->last_pid = last > 0 ? last : 0;
     uint64_t sig = nonly;            /* the last list holds only what the filter then chose */
     for (size_t i = 0; i < nonly; i++)
@@ -751,7 +744,6 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
         whole = true;
     }
     if (whole) {
-        src->listing.whole = true;
         src->full_at = now;
         return list_all(src, proc_fd, only, nonly, l);
     }
@@ -815,7 +807,6 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
         rp->unsorted = true;
     rp->last_id = id;
     rp->n++;
-    rp->carried++;
     return true;
 }
 
@@ -912,20 +903,9 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     src->names = rp.next;
     src->nnames = rp.n;
     src->last_count = rp.n;
-    src->last_carried = rp.carried;
     *tasks = rp.out;
     *n = rp.n;
     return 0;
-}
-
-size_t procs_last_carried(const struct procs_src *src)
-{
-    return src->last_carried;
-}
-
-struct procs_listing procs_last_listing(const struct procs_src *src)
-{
-    return src->listing;
 }
 
 void procs_release(struct task_sample *tasks, size_t n)
