@@ -33,9 +33,10 @@ struct dev_sample {
 #define FDMAP_RESCAN_S 5.0           /* seconds between two scans of a process's fds */
 /* The same for a process whose I/O counters have not moved since its last scan
  * (source/fdmap.h): it read and wrote nothing through any file, so what it opened since
- * changes none of its rates and no role; once it reads or writes, its counters move and
- * it is due again after FDMAP_RESCAN_S. Until then only its DEV column, and an ioprio
- * warning about a device it has not used yet, may be late. At 30 s, 10,000 idle processes
+ * changes none of its rates; once it reads or writes, its counters move and it is due
+ * again after FDMAP_RESCAN_S. Until then its DEV column, an ioprio warning about a device
+ * it has not used yet, and the devices its waiting is laid at (a task blocked on a read
+ * that has not returned has not counted it yet) may be late. At 30 s, 10,000 idle processes
  * cost 8 ms of scans a second, more than a refresh's other work for them. */
 #define FDMAP_IDLE_RESCAN_S 300.0
 

@@ -129,15 +129,19 @@ int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t no
  * of /proc/loadavg. So between two refreshes every new task has a pid in
  * (last then, last now], and /proc's readdir can start at any pid (its directory position
  * is the pid plus a constant, learnt from the positions readdir gives): the processes of
- * that range are read from there, and the rest of the list is the last one. A task that
- * exited is dropped when it cannot be read; a pid of the range that the last list held
- * was freed before it was given again, so the range's listing stands for it.
+ * that range are read from there, and the rest of the list is the last one. A pid is
+ * handed out a little before its task can be found (copy_process attaches it after
+ * cgroup_can_fork), so each range reaches back over the refresh before it (and 32 pids
+ * back after a whole listing): every pid is looked for twice. A task that exited is
+ * dropped when it cannot be read; a pid of the range that the last list held was freed
+ * before it was given again, so the range's listing stands for it.
  * In threads mode readdir of /proc shows no thread, so each id of the range is asked
  * for its thread group (/proc/ID/status, Tgid), when the range is at most 64 ids or a
  * sixteenth of the list. /proc is listed whole (and each /proc/PID/task in threads mode)
  * when the range is wider than that, when the pids wrapped (last now below last then),
- * when /proc/loadavg cannot be trusted (not our pid namespace's /proc, or a fixture
- * tree), and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid
+ * when /proc/loadavg cannot be trusted (not our pid namespace's /proc, a fixture tree, or
+ * a loadavg not served by procfs, as lxcfs's in a container), after a listing that failed,
+ * and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid
  * through clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
 #define PROCS_FULL_LIST_S 10.0
 /* Tasks from procs_read: drop their references to the shared strings. */

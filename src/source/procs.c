@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "source/ioprio.h"
@@ -179,6 +182,8 @@ struct procs_src {
                                       * last made; 0: unknown */
     long tgid_offset;                /* /proc's directory position of process p is
                                       * p + tgid_offset; 0: not learnt */
+    pid_t range_from;                /* where the next range starts: the start of the last
+                                      * refresh's own allocations; 0: unknown */
     double full_at;                  /* when /proc was last listed whole */
     uint64_t only_sig;               /* the `only` filter the last list was made with */
 };
@@ -191,7 +196,8 @@ struct reap {
     struct task_sample *out;
     struct name_cache *next;
     size_t n, cap;
-    char *group_cmd;                 /* threads: the process's command line read this refresh */
+    char *group_cmd;                 /* threads: the command line read last this refresh, */
+    pid_t group_tgid;                /* ... of this process */
     pid_t last_id;
     bool unsorted;                   /* ids did not come in ascending order */
 };
@@ -465,14 +471,16 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         next->cmdline = old->cmdline;   /* moved */
         next->read_at = old->read_at;
         old->cmdline = NULL;
-    } else if (src->threads && rp->group_cmd) {
+    } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
         next->cmdline = str_ref(rp->group_cmd);
         next->read_at = rp->now;
     } else {
         next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
         next->read_at = rp->now;
-        if (src->threads)
+        if (src->threads) {
             rp->group_cmd = next->cmdline;
+            rp->group_tgid = t->tgid;
+        }
     }
     t->cmdline = str_ref(next->cmdline);
 }
@@ -608,7 +616,7 @@ static void list_threads(struct list *l, int proc_fd, pid_t tgid, const pid_t *o
 /* The pid the kernel allocated last, from the last field of /proc/loadavg ("0.10 0.20
  * 0.30 2/123 4567"), or -1 when unknown. It counts in the reader's pid namespace, so it
  * is trusted only for a /proc whose "self" is our own pid (not a fixture tree, not the
- * /proc of another namespace). */
+ * /proc of another namespace) and whose loadavg procfs itself serves. */
 static pid_t last_pid_now(struct procs_src *src, int proc_fd)
 {
     if (!src->ns_checked) {
@@ -619,6 +627,13 @@ static pid_t last_pid_now(struct procs_src *src, int proc_fd)
             self[l] = '\0';
             if (pid_name(self) == getpid())
                 src->loadavg_fd = openat(proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
+            /* lxcfs (FUSE) can stand in for it in a container, with a field of its own */
+            struct statfs fs;
+            if (src->loadavg_fd >= 0 &&
+                (fstatfs(src->loadavg_fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
+                close(src->loadavg_fd);
+                src->loadavg_fd = -1;
+            }
         }
     }
     if (src->loadavg_fd < 0)
@@ -704,6 +719,8 @@ static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
  * range that fails to open exited, or was never a task. Returns false when the range is
  * too wide for one read per pid to be the cheaper way. */
 #define PROBE_MAX 64
+#define RANGE_BACK 32                /* pids before the counter looked at again after a
+                                      * whole listing */
 static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
                         const pid_t *only, size_t nonly, struct list *l)
 {
@@ -716,7 +733,7 @@ static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to
         ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
         const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
         long tgid = f ? strtol(f + 6, NULL, 10) : 0;
-        if (tgid > 0 && tgid <= p && selected(p, (pid_t)tgid, only, nonly))
+        if (tgid > 0 && tgid <= INT_MAX && selected(p, (pid_t)tgid, only, nonly))
             list_push(l, (pid_t)tgid, p);
     }
     return true;
@@ -727,7 +744,11 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
                      double now, struct list *l)
 {
     pid_t last = last_pid_now(src, proc_fd), prev = src->last_pid;
-    src->last_pid = last > 0 ? last : 0;
+    /* A pid is handed out (the counter moves) a little before its task can be found
+     * (kernel/fork.c: copy_process attaches it after cgroup_can_fork): a fork under way
+     * when the counter was read shows only later. So each range starts where the one
+     * before the last started: every pid is looked for in two refreshes. */
+    pid_t from = src->range_from > 0 ? src->range_from : prev + 1;
     uint64_t sig = nonly;            /* the last list holds only what the filter then chose */
     for (size_t i = 0; i < nonly; i++)
         sig = mix64(sig ^ (uint64_t)only[i]);
@@ -736,22 +757,29 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
     bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 || refiltered ||
                  !(now - src->full_at < PROCS_FULL_LIST_S);
     struct list fresh = { 0 };
-    if (!whole && last != prev &&
-        !(src->threads ? probe_range(src, proc_fd, prev + 1, last, only, nonly, &fresh)
-                       : list_range(src, proc_fd, prev + 1, last, only, nonly, &fresh))) {
+    if (!whole && from <= last &&
+        !(src->threads ? probe_range(src, proc_fd, from, last, only, nonly, &fresh)
+                       : list_range(src, proc_fd, from, last, only, nonly, &fresh))) {
         free(fresh.v);
         fresh = (struct list){ 0 };
         whole = true;
     }
+    src->last_pid = 0;               /* until this listing has worked */
     if (whole) {
+        int rc = list_all(src, proc_fd, only, nonly, l);
+        if (rc < 0)
+            return rc;
         src->full_at = now;
-        return list_all(src, proc_fd, only, nonly, l);
+        /* a fork under way during this listing: looked for again next time */
+        src->range_from = last > RANGE_BACK ? last - RANGE_BACK : 1;
+        src->last_pid = last > 0 ? last : 0;
+        return 0;
     }
     /* The last list, with what was allocated since in place of what it held in that range:
      * a pid there was free when it was allocated, so whatever the list had there is gone.
      * Tasks that exited elsewhere fall out when they cannot be read. */
     size_t i = 0;
-    for (; i < src->nnames && src->names[i].id <= prev; i++)
+    for (; i < src->nnames && src->names[i].id < from; i++)
         if (selected(src->names[i].id, src->names[i].tgid, only, nonly))
             list_push(l, src->names[i].tgid, src->names[i].id);
     for (size_t k = 0; k < fresh.n; k++)
@@ -760,6 +788,8 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
         if (src->names[i].id > last && selected(src->names[i].id, src->names[i].tgid, only, nonly))
             list_push(l, src->names[i].tgid, src->names[i].id);
     free(fresh.v);
+    src->range_from = prev + 1;
+    src->last_pid = last;
     return 0;
 }
 
@@ -859,8 +889,6 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
             bool carried = r && r->valid && r->has_run && r->run_ns != 0 && old && old->has_run &&
                            old->comm && old->run_ns == r->run_ns && carry_task(&rp, x->tgid, x->id, old);
             if (!carried) {
-                if (src->threads && (j == 0 ? true : l.v[i0 + j - 1].tgid != x->tgid))
-                    rp.group_cmd = NULL;     /* a new process: its command line not read yet */
                 if (src->threads)
                     snprintf(path, sizeof(path), "%d/task/%d", (int)x->tgid, (int)x->id);
                 else
