@@ -163,12 +163,15 @@ static void take_devices(struct sampler *s, struct snapshot *out)
     s->ndevh = n;
     int real_sysfs = -1;
     size_t k = 0, held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += blockdev_handle_files(devh[i].h);
     for (size_t i = 0; i < n; i++) {
         struct dev_sample *d = &out->devs[k];
         d->ds = rows[i];
+        size_t had = blockdev_handle_files(devh[i].h);   /* a handle opened anew counts again */
         d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h,
-                                     held + BD_HANDLE_FILES_MAX <= DEV_FILES_MAX, &d->bd);
-        held += blockdev_handle_files(devh[i].h);
+                                     held - had + BD_HANDLE_FILES_MAX <= DEV_FILES_MAX, &d->bd);
+        held = held - had + blockdev_handle_files(devh[i].h);
         /* Listed by /proc/diskstats, unknown to sysfs a moment later: deleted between the
          * two reads (a partition deleted with BLKPG while we sample: 11 of 125 sightings of
          * a partition made and deleted back to back, at -d 0.05). Without its sysfs entry

@@ -194,7 +194,7 @@ static void put_str(struct line *l, int width, bool left, const char *s)
 /* " %*.*f" */
 static void put_fixed(struct line *l, int width, int prec, double v)
 {
-    char buf[64];
+    char buf[330];                   /* printf's %.3f of DBL_MAX: 313 characters */
     size_t len = fmt_fixed(buf, sizeof(buf), v, prec);
     put_ch(l, ' ');
     put_pad(l, width, false, buf, len);
@@ -260,7 +260,7 @@ static void task_block(FILE *f, const struct result *r, const struct verdicts *v
             put_fixed(&l, 7, 1, t->io_delay_pct);
             put_ch(&l, '%');
             put_ch(&l, t->delay_overcount ? '!' : ' ');
-            char d[64];
+            char d[330];
             size_t dl = fmt_fixed(d, sizeof(d), t->swapin_delay_pct, 1);
             put_pad(&l, 6, false, d, dl);
             put_ch(&l, '%');

@@ -228,34 +228,51 @@ static int open_attr(int sys_fd, const char *dev, const char *attr)
     return openat(sys_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 }
 
-/* The files of a device just read by blockdev_read, kept open. NULL when its inflight file
- * cannot be (without it nothing would tell a device re-registered under the same name). */
+/* The files of a device just read by blockdev_read, kept open. NULL when any cannot be,
+ * when the device is not the registration just read (removed and added again in
+ * between: its directory has another inode), or when it has no request queue with
+ * hardware queues yet (a disk is listed in diskstats before its queue/ and mq/ are
+ * made): such a device is read from scratch until its files can stand for it. */
 static struct blockdev_handle *handle_open(int sys_fd, const char *name, const struct blockdev_info *b)
 {
+    if (!b->has_queue || b->hw_queues <= 0 || b->ident == 0)
+        return NULL;
+    char path[256];
+    snprintf(path, sizeof(path), "class/block/%s", name);
+    int dfd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(dfd, &st) != 0 || (unsigned long long)st.st_ino != b->ident) {
+        close(dfd);
+        return NULL;
+    }
     struct blockdev_handle *h = xcalloc(1, sizeof(*h));
     h->info = *b;
     h->sched_fd = h->nr_fd = h->rot_fd = -1;
     for (unsigned i = 0; i < BD_NTUNABLES; i++)
         h->tun_fd[i] = -1;
-    h->inflight_fd = open_attr(sys_fd, name, "inflight");
-    if (h->inflight_fd < 0) {
-        blockdev_handle_free(h);
-        return NULL;
+    h->inflight_fd = openat(dfd, "inflight", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    close(dfd);
+    bool ok = h->inflight_fd >= 0;
+    h->sched_fd = open_attr(sys_fd, b->disk, "queue/scheduler");
+    h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
+    h->rot_fd = open_attr(sys_fd, b->disk, "queue/rotational");
+    ok = ok && h->sched_fd >= 0 && h->nr_fd >= 0 && h->rot_fd >= 0;
+    for (unsigned i = 0; ok && i < b->ntunables; i++) {
+        char attr[64];
+        snprintf(attr, sizeof(attr), "queue/iosched/%s", b->tunables[i].name);
+        h->tun_fd[i] = open_attr(sys_fd, b->disk, attr);
+        ok = h->tun_fd[i] >= 0;
     }
-    if (b->has_queue) {
-        h->sched_fd = open_attr(sys_fd, b->disk, "queue/scheduler");
-        h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
-        h->rot_fd = open_attr(sys_fd, b->disk, "queue/rotational");
-        for (unsigned i = 0; i < b->ntunables; i++) {
-            char attr[64];
-            snprintf(attr, sizeof(attr), "queue/iosched/%s", b->tunables[i].name);
-            h->tun_fd[i] = open_attr(sys_fd, b->disk, attr);
-        }
-    }
-    if (b->hw_queues > 0) {
-        char path[256];
+    if (ok) {
         snprintf(path, sizeof(path), "class/block/%s/mq", b->disk);
         h->mq = opendir_at(sys_fd, path);
+        ok = h->mq != NULL;
+    }
+    if (!ok) {
+        blockdev_handle_free(h);
+        return NULL;
     }
     return h;
 }
@@ -271,7 +288,7 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
         return false;
     out->inflight_r = out->inflight_w = -1;
     blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
-    if (h->sched_fd >= 0) {
+    {
         char active[BD_SCHED_MAX], list[BD_NSCHED][BD_SCHED_MAX];
         if (pread_attr(h->sched_fd, buf, sizeof(buf)) < 0)
             return false;
@@ -283,25 +300,22 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
             if (strcmp(list[i], h->info.schedulers[i]) != 0)
                 return false;
     }
-    if (h->nr_fd >= 0 && !pread_long(h->nr_fd, &out->nr_requests))
+    if (!pread_long(h->nr_fd, &out->nr_requests))
         out->nr_requests = -1;
     long rot;
-    if (h->rot_fd >= 0)
-        out->rotational = pread_long(h->rot_fd, &rot) ? (int)rot : -1;
+    out->rotational = pread_long(h->rot_fd, &rot) ? (int)rot : -1;
     for (unsigned i = 0; i < h->info.ntunables; i++) {
-        if (h->tun_fd[i] < 0 || pread_attr(h->tun_fd[i], buf, sizeof(buf)) < 0)
+        if (pread_attr(h->tun_fd[i], buf, sizeof(buf)) < 0)
             return false;
         str_copy(out->tunables[i].value, str_chomp(buf), sizeof(out->tunables[i].value));
     }
-    if (h->mq) {
-        rewinddir(h->mq);
-        int n = 0;
-        struct dirent *e;
-        while ((e = readdir(h->mq)))
-            if (e->d_name[0] != '.')
-                n++;
-        out->hw_queues = n;
-    }
+    rewinddir(h->mq);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(h->mq)))
+        if (e->d_name[0] != '.')
+            n++;
+    out->hw_queues = n;
     h->info = *out;
     return true;
 }
