@@ -116,6 +116,15 @@ void esc_json(FILE *f, const char *src, size_t srclen)
     const unsigned char *s = (const unsigned char *)src;
     putc('"', f);
     for (size_t i = 0; i < srclen;) {
+        /* A run of plain ASCII goes out in one write: a key, a name, most command lines. */
+        size_t run = i;
+        while (run < srclen && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+            run++;
+        if (run > i) {
+            fwrite(s + i, 1, run - i, f);
+            i = run;
+            continue;
+        }
         unsigned cp;
         size_t l = utf8_decode(s + i, srclen - i, &cp);
         if (l == 0) {

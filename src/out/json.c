@@ -50,19 +50,36 @@ static void jw_key(struct jw *w, const char *key)
     }
 }
 
+/* Numbers without printf's machinery: a dozen per task per sample (out/output.h). */
+static void put_ll(FILE *f, long long v)
+{
+    char buf[24];
+    size_t n = sizeof(buf);
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        buf[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[--n] = '-';
+    fwrite(buf + n, 1, sizeof(buf) - n, f);
+}
+
 static void jw_num(struct jw *w, const char *key, double v)
 {
     jw_key(w, key);
-    if (isnan(v) || isinf(v))
+    if (isnan(v) || isinf(v)) {
         fputs("null", w->f);
-    else
-        fprintf(w->f, "%.3f", v);
+    } else {
+        char buf[330];               /* %.3f of DBL_MAX: 313 characters */
+        fwrite(buf, 1, fmt_fixed(buf, sizeof(buf), v, 3), w->f);
+    }
 }
 
 static void jw_int(struct jw *w, const char *key, long long v)
 {
     jw_key(w, key);
-    fprintf(w->f, "%lld", v);
+    put_ll(w->f, v);
 }
 
 /* -1 (sysfs did not say) becomes null */
@@ -72,7 +89,7 @@ static void jw_known(struct jw *w, const char *key, long long v)
     if (v < 0)
         fputs("null", w->f);
     else
-        fprintf(w->f, "%lld", v);
+        put_ll(w->f, v);
 }
 
 static void jw_bool(struct jw *w, const char *key, int v)   /* v < 0: null */
