@@ -35,6 +35,9 @@ bool task_is_active(const struct task_rates *t);
  * the length written (buf holds at least 24 bytes for the fast path). */
 size_t fmt_fixed(char *buf, size_t n, double v, int prec);
 
+/* printf's "%lld" of v into buf (at most 20 characters and a NUL). Returns the length. */
+size_t fmt_int(char buf[24], long long v);
+
 /* Bytes per second the iotop way: 512B, 4.00K, 12.3M ("-" when unknown). */
 void fmt_rate(char *buf, size_t n, double bps);
 

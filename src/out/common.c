@@ -45,6 +45,23 @@ size_t fmt_fixed(char *buf, size_t n, double v, int prec)
     return o;
 }
 
+size_t fmt_int(char buf[24], long long v)
+{
+    char tmp[24];
+    size_t k = sizeof(tmp);
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--k] = '-';
+    size_t n = sizeof(tmp) - k;
+    memcpy(buf, tmp + k, n);
+    buf[n] = '\0';
+    return n;
+}
+
 void fmt_rate(char *buf, size_t n, double bps)
 {
     static const char units[] = "BKMGT";

@@ -54,15 +54,7 @@ static void jw_key(struct jw *w, const char *key)
 static void put_ll(FILE *f, long long v)
 {
     char buf[24];
-    size_t n = sizeof(buf);
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do {
-        buf[--n] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        buf[--n] = '-';
-    fwrite(buf + n, 1, sizeof(buf) - n, f);
+    fwrite(buf, 1, fmt_int(buf, v), f);
 }
 
 static void jw_num(struct jw *w, const char *key, double v)

@@ -211,8 +211,7 @@ static void put_rate(struct line *l, int width, double bps)
 static void put_int(struct line *l, int width, long v)
 {
     char buf[24];
-    int k = snprintf(buf, sizeof(buf), "%ld", v);
-    put_pad(l, width, false, buf, k > 0 ? (size_t)k : 0);
+    put_pad(l, width, false, buf, fmt_int(buf, v));
 }
 
 static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
@@ -232,7 +231,7 @@ static void task_block(FILE *f, const struct result *r, const struct verdicts *v
     for (size_t i = 0; i < n; i++) {
         const struct task_rates *t = order[i];
         const struct task_sample *s = t->task;
-        char user[64], cmd[512], num[24];
+        char user[64], cmd[512];
         l.n = 0;
         put_int(&l, 7, (long)s->id);
         put_ch(&l, ' ');
@@ -242,16 +241,11 @@ static void task_block(FILE *f, const struct result *r, const struct verdicts *v
         else
             put_pad(&l, 9, true, user, ul < 9 ? ul : 9);         /* %-9.9s */
         put_ch(&l, ' ');
-        const char *cls = ioprio_class_name(t->prio.cls);
-        size_t cl = strlen(cls);
-        int nl = snprintf(num, sizeof(num), "%d", t->prio.level);
-        char prio[48];
-        memcpy(prio, cls, cl < 32 ? cl : 32);
-        prio[cl < 32 ? cl : 32] = '/';
-        size_t pl = (cl < 32 ? cl : 32) + 1;
-        memcpy(prio + pl, num, nl > 0 ? (size_t)nl : 0);
-        pl += nl > 0 ? (size_t)nl : 0;
-        put_pad(&l, 7, true, prio, pl < 15 ? pl : 15);           /* prio[16] before */
+        struct line prio = { .n = 0 };                             /* "%s/%d", at most 15 */
+        put_str(&prio, 0, true, ioprio_class_name(t->prio.cls));
+        put_ch(&prio, '/');
+        put_int(&prio, 0, t->prio.level);
+        put_pad(&l, 7, true, prio.b, prio.n < 15 ? prio.n : 15);
         put_ch(&l, ' ');
         put_str(&l, 6, true, t->prio.source == IOS_EXPLICIT ? "set" : ioprio_source_name(t->prio.source));
         put_rate(&l, 9, t->read_bps);

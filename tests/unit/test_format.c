@@ -1,6 +1,6 @@
 /* Tests for the number formatting of out/common.c: fmt_fixed must give printf's "%.*f"
- * text exactly (the batch output swapped one for the other), and fmt_rate the iotop-style
- * rates it gave with printf.
+ * text exactly (the batch output swapped one for the other), fmt_int its "%lld", and
+ * fmt_rate the iotop-style rates it gave with printf.
  *
  * The reference is snprintf itself, over values chosen to hurt: ties at every precision
  * (0.125, 2.5), values a hair either side of a tie, negative zero and tiny negatives
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,12 +123,27 @@ static void test_rate(void **state)
     assert_string_equal(small, want);
 }
 
+static void test_int(void **state)
+{
+    (void)state;
+    static const long long vals[] = { 0, 1, -1, 9, 10, -10, 99, 100, 123456789, -987654321,
+                                      INT_MAX, INT_MIN, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1 };
+    char want[32], got[24];
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        snprintf(want, sizeof(want), "%lld", vals[i]);
+        size_t n = fmt_int(got, vals[i]);
+        assert_string_equal(got, want);
+        assert_int_equal(n, strlen(want));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_edges),
         cmocka_unit_test(test_fixed_random),
         cmocka_unit_test(test_rate),
+        cmocka_unit_test(test_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
