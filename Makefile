@@ -23,6 +23,10 @@ READ_ONLY ?= 0
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -DIOTRIAGE_READ_ONLY=$(READ_ONLY) $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
 
+# Each lens or service that needs its own libraries or generated files keeps its rules in
+# mk/NAME.mk (PKGS/LIBPKGS additions, generated headers); they are read here.
+-include $(sort $(wildcard mk/*.mk))
+
 BUILD   ?= build
 SRCS    := $(sort $(wildcard src/*.c src/*/*.c))
 LIBSRCS := $(filter-out src/main.c,$(SRCS))
