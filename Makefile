@@ -36,19 +36,25 @@ LIBOBJS := $(LIBSRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run check unit lab deps deps-test clean clang tidy san readonly
+.PHONY: all run check unit lab deps deps-test clean clang tidy san readonly layers
 all: iotriage
 
-iotriage: $(OBJS)
+# One link rule for every variant of the program: the default build, the sanitized and
+# clang builds and the read-only one differ only in their BUILD directory and flags.
+iotriage $(BUILD)/iotriage $(BUILD)/iotriage-clang $(BUILD)/iotriage-ro: $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/*/*.h) Makefile
+# Header dependencies come from the compiler (-MMD -MP): a changed header rebuilds exactly
+# the objects that include it.
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d $(BUILD)/tests/*.d)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIBOBJS) $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -Itests/unit -o $@ $< $(LIBOBJS) $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
 
 $(BUILD)/tests/slowfs: tests/lab/slowfs.c
 	@mkdir -p $(dir $@)
@@ -81,18 +87,18 @@ unit: $(UNIT_BINS)
 clang:
 	$(MAKE) CC=clang BUILD=build/clang build/clang/iotriage-clang
 
-$(BUILD)/iotriage-clang: $(OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
-
 # The build-time read-only variant, in its own directory (tests/integration/test_actions_ro.sh).
 readonly:
 	$(MAKE) READ_ONLY=1 BUILD=build/ro build/ro/iotriage-ro
 
-$(BUILD)/iotriage-ro: $(OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
 
 clean:
 	rm -rf build iotriage
+
+# The include graph against the layer order in README.md (part of `make check` through
+# tests/integration/test_layers.sh).
+layers:
+	@scripts/layers.sh
 
 # ---- Reliability: fuzzing, sanitizers, soak (docs/reliability.md) ----------------------
 # fuzz-smoke and the sanitizer build are driven by `make check` through
@@ -110,9 +116,9 @@ fuzz-build:
 	    $(FUZZ_NAMES:%=build/fuzz/fuzz/fuzz_%)
 
 # The parsers and what they call: nothing else of the program is linked in.
-FUZZ_SRCS    := src/util.c src/out/escape.c $(addprefix src/source/,$(addsuffix .c, \
-                blockdev diskstats fdmap ioprio procs psi taskstats units replay)) \
-                src/json.c src/out/json.c src/out/common.c src/verdict.c src/delta.c src/snapshot.c
+FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c $(addprefix src/source/,$(addsuffix .c, \
+                blockdev diskstats fdmap ioprio procs psi taskstats units)) src/record/replay.c \
+                src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
@@ -130,9 +136,6 @@ san:
 	$(MAKE) BUILD=build/san EXTRA_CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
 	    build/san/iotriage $(UNIT_SRCS:tests/unit/%.c=build/san/tests/%) \
 	    build/san/tests/churn build/san/tests/loopctl
-
-$(BUILD)/iotriage: $(OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS_ALL)
 
 # Helpers of the soak and device tests (tests/soak/).
 $(BUILD)/tests/churn: tests/soak/churn.c

@@ -102,4 +102,7 @@ double delta_u32(uint64_t prev, uint64_t cur);
 /* quiet_await: learned (NAN: none); ceiling: the lifetime mean await (NAN: none). */
 int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await, double ceiling);
 
+/* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
+bool task_is_active(const struct task_rates *t);
+
 #endif

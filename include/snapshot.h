@@ -2,12 +2,10 @@
  *
  * The sampler owns long-lived handles (directory fds, the name caches, the netlink
  * socket). sampler_take() fills a new snapshot from them; after that the snapshot is only
- * read (delta.h, out/) and finally freed with snapshot_free(), with one exception: when
- * the same sampler takes the next snapshot (into another struct), the one before is
- * reduced to what delta_compute reads of a previous snapshot (its task array replaced by
- * `hist`, its tdevs freed), so that two whole task arrays are never alive at once. A
- * caller keeps the previous snapshot for delta_compute and frees it after; it must not
- * read its tasks (nor a result computed from it) once the next one is taken.
+ * read (delta.h, out/) and finally freed with snapshot_free(). snapshot_reduce() cuts a
+ * snapshot down to what delta_compute reads of a previous one (its task array replaced by
+ * `hist`, its tdevs freed): the pipeline (pipeline.h) does that before it takes the next
+ * one, so that two whole task arrays are never alive at once.
  * Each source's failure is recorded in the snapshot next to its data, so outputs can say
  * "unavailable, because ..." instead of printing zeros.
  */
@@ -91,7 +89,6 @@ struct snapshot {
      * sorted by id like tasks were. */
     struct task_hist *hist;
     size_t nhist;
-    unsigned long serial;            /* which sampler_take filled it (0: none) */
 
     enum delayacct_state delayacct;  /* kernel.task_delayacct */
     /* Tasks started at or after this many ticks since boot carry delay data for sure
@@ -119,6 +116,9 @@ void sampler_take(struct sampler *s, struct snapshot *out);
 void sampler_close(struct sampler *s);
 
 void snapshot_free(struct snapshot *snap);
+/* Keep only what delta_compute reads of a previous snapshot; nothing of its tasks (nor of
+ * a result computed from it) may be read after. */
+void snapshot_reduce(struct snapshot *snap);
 
 /* Find a device by name; NULL when absent. */
 const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,5 +56,9 @@ int parse_udouble(const char **p, const char *end, double *out);
 double clock_mono(void);
 /* Wall-clock seconds since the epoch, for timestamps only. */
 double clock_wall(void);
+
+/* Flush a stream and say whether everything written to it since it was opened arrived:
+ * 0, or -errno (the flush's errno, or -EIO for a write that failed earlier). */
+int stream_flush(FILE *f);
 
 #endif

@@ -91,4 +91,14 @@ struct verdicts {
 void verdict_compute(const struct result *r, struct verdicts *out);
 void verdicts_free(struct verdicts *v);
 
+/* Warnings of one task, in the verdicts' order: index lists built once per sample so
+ * outputs need not scan every warning for every task. first[t]..first[t+1] index into
+ * order[]. Free with warn_index_free. */
+struct warn_index {
+    size_t *first;                   /* ntasks + 1 entries */
+    size_t *order;                   /* indices into v->w, grouped by task */
+};
+void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks);
+void warn_index_free(struct warn_index *ix);
+
 #endif

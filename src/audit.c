@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "out/escape.h"
+#include "util/escape.h"
 #include "snapshot.h"
 #include "source/fdmap.h"
 #include "source/units.h"

@@ -319,3 +319,10 @@ void baselines_free(struct baselines *b)
     free(b->v);
     memset(b, 0, sizeof(*b));
 }
+
+bool task_is_active(const struct task_rates *t)
+{
+    if (t->io_valid && (t->read_bps > 0 || t->write_bps > 0))
+        return true;
+    return t->delay_valid && t->io_delay_pct > 0.05;
+}

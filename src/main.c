@@ -1,4 +1,6 @@
-/* main.c: arguments, then the sampling loop: source -> snapshot -> delta -> output. */
+/* main.c: arguments, then one of: the screen, batch text or JSON, audit. Every one of
+ * them reads the frames of one pipeline (pipeline.h): source -> snapshot -> delta ->
+ * verdict -> sinks. */
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
@@ -12,13 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record/sample.h"
 #include "act/act.h"
 #include "audit.h"
-#include "delta.h"
-#include "out/output.h"
-#include "snapshot.h"
+#include "out/columns.h"
+#include "out/sink.h"
+#include "pipeline.h"
 #include "tui/tui.h"
-#include "verdict.h"
 #include "util.h"
 
 #define IOTRIAGE_VERSION "0.1.0"
@@ -60,7 +62,9 @@ static void usage(FILE *f)
           "  -o, --only             only processes doing I/O or waiting on it\n"
           "  -P, --threads          one line per thread instead of per process\n"
           "      --record FILE      also write every sample to FILE as JSON lines\n"
-          "      --replay FILE      show a recording on the screen (step, pause, speed)\n"
+          "      --replay FILE      show a recording on the screen (step, pause, speed);\n"
+          "                         with -b or --json, print its samples\n"
+          "      --list-columns     the process table's columns, and what each shows\n"
           "      --read-only        refuse every action (scheduler switch, ionice, delay\n"
           "                         accounting); the screen shows READ-ONLY\n"
           "  -h, --help             this help\n"
@@ -94,7 +98,8 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY };
+    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY,
+           OPT_LIST_COLUMNS };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -110,6 +115,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "record", required_argument, NULL, OPT_RECORD },
         { "replay", required_argument, NULL, OPT_REPLAY },
         { "read-only", no_argument, NULL, OPT_READ_ONLY },
+        { "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -125,8 +131,8 @@ static void parse_args(int argc, char **argv, struct args *a)
             char *end;
             errno = 0;
             double d = strtod(optarg, &end);
-            if (*optarg == '\0' || *end != '\0' || errno || !(d >= 0.05 && d <= 86400.0))
-                bad_usage("invalid delay '%s' (seconds, 0.05 to 86400)", optarg);
+            if (*optarg == '\0' || *end != '\0' || errno || !(d >= DELAY_MIN_S && d <= DELAY_MAX_S))
+                bad_usage("invalid delay '%s' (seconds, %g to %g)", optarg, DELAY_MIN_S, DELAY_MAX_S);
             a->delay_s = d;
             break;
         }
@@ -142,6 +148,10 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_RECORD: a->record = optarg; break;
         case OPT_REPLAY: a->replay = optarg; break;
         case OPT_READ_ONLY: a->read_only = true; break;
+        case OPT_LIST_COLUMNS:
+            for (int k = 0; k < COL_N; k++)
+                printf("%-8s %s\n", col_table[k].title, col_table[k].help);
+            exit(0);
         case 'h': usage(stdout); exit(0);
         case 'V':
             printf("iotriage %s%s\n", IOTRIAGE_VERSION, act_built_read_only() ? " (built read-only)" : "");
@@ -152,8 +162,8 @@ static void parse_args(int argc, char **argv, struct args *a)
     }
     if (optind < argc)
         bad_usage("unexpected argument '%s'", argv[optind]);
-    if (a->replay && (a->batch || a->record))
-        bad_usage("%s", "--replay drives the screen: not with -b, --json or --record");
+    if (a->replay && (a->npids || a->threads || a->proc_root || a->sys_root))
+        bad_usage("%s", "--replay shows what was recorded: not with -p, -P, --proc-root or --sys-root");
 }
 
 static void sleep_until(double deadline)
@@ -164,63 +174,44 @@ static void sleep_until(double deadline)
         ;
 }
 
-static int run_batch(const struct args *a, FILE *record)
+/* Batch: every frame to stdout, one interval apart (a recording: as fast as it reads). */
+static int run_batch(const struct args *a, struct pipeline *p)
 {
-    struct sampler_opts so = {
-        .threads = a->threads, .pids = a->pids, .npids = a->npids,
-        .proc_root = a->proc_root, .sys_root = a->sys_root,
-    };
-    char err[256] = "";
-    struct sampler *s;
-    if (sampler_open(&s, &so, err, sizeof(err)) < 0) {
-        fprintf(stderr, "iotriage: %s\n", err);
-        return 1;
-    }
-    char host[256] = "?";
-    gethostname(host, sizeof(host) - 1);
-    struct out_opts oo = { .hostname = host, .only_active = a->only_active };
     const char *cs = nl_langinfo(CODESET);
-    oo.utf8 = cs && strcmp(cs, "UTF-8") == 0;
-
-    /* Two snapshot slots, alternating: the previous one is kept for the deltas. */
-    struct snapshot snaps[2];
-    struct baselines hist = { 0 };
-    int cur = 0;
-    sampler_take(s, &snaps[cur]);
-    double next = snaps[cur].mono;
+    struct stream_sink out = {
+        .f = stdout, .name = "stdout", .format = a->json ? STREAM_JSON : STREAM_TEXT,
+        .only_active = a->only_active, .utf8 = cs && strcmp(cs, "UTF-8") == 0,
+    };
+    struct sink os = stream_sink(&out);
+    pipeline_add_sink(p, &os);
+    bool replay = pipeline_is_replay(p);
+    double next = clock_mono();
+    int status = 0;
     for (long i = 0; (a->iterations == 0 || i < a->iterations) && !stop_requested; i++) {
-        next += a->delay_s;
-        sleep_until(next);
-        if (stop_requested)
-            break;
-        int prev = cur;
-        cur ^= 1;
-        sampler_take(s, &snaps[cur]);
-        struct result r;
-        struct verdicts v;
-        delta_compute(&snaps[prev], &snaps[cur], &hist, &r);
-        verdict_compute(&r, &v);
-        if (a->json)
-            out_json_sample(stdout, &r, &v, &oo);
-        else
-            out_text_sample(stdout, &r, &v, &oo);
-        fflush(stdout);
-        if (record) {
-            out_json_sample(record, &r, &v, &oo);
-            fflush(record);
+        if (!replay) {
+            next += a->delay_s;
+            sleep_until(next);
+            if (stop_requested)
+                break;
         }
-        verdicts_free(&v);
-        result_free(&r);
-        snapshot_free(&snaps[prev]);
+        char err[320] = "";
+        int rc = pipeline_step(p, err, sizeof(err));
+        if (rc == 0)
+            break;                       /* the end of the recording */
+        if (rc < 0) {
+            fprintf(stderr, "iotriage: %s\n", err);
+            if (pipeline_sink_failed(p))
+                return 1;                /* nothing is written silently, nor lost silently */
+            status = 1;                  /* a damaged recorded sample: said, and skipped */
+            i--;
+            continue;
+        }
         /* A machine too slow to keep up: start the next interval from now, not in the past. */
         double now = clock_mono();
         if (next < now - a->delay_s)
             next = now;
     }
-    snapshot_free(&snaps[cur]);
-    baselines_free(&hist);
-    sampler_close(s);
-    return ferror(stdout) ? 1 : 0;
+    return status;
 }
 
 static int main_audit(int argc, char **argv)
@@ -279,26 +270,47 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
+    struct pipeline_opts po = {
+        .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
+                     .proc_root = a.proc_root, .sys_root = a.sys_root },
+        .replay = a.replay,
+    };
+    char err[320] = "";
+    struct pipeline *p;
+    int orc = pipeline_open(&p, &po, err, sizeof(err));
+    if (orc < 0) {
+        fprintf(stderr, "iotriage: %s\n", err);
+        /* A file that is no recording at all (not one sample decodes) is a bad argument,
+         * like a bad option; one that cannot be read is an error like any other. */
+        return a.replay && (orc == -EINVAL || orc == -EPROTO) ? 2 : 1;
+    }
     FILE *record = NULL;
+    struct stream_sink rec = { .name = a.record, .format = STREAM_JSON, .only_active = a.only_active };
     if (a.record) {
         record = fopen(a.record, "w");
         if (!record) {
             fprintf(stderr, "iotriage: cannot write %s: %s\n", a.record, strerror(errno));
-            return 2;
+            pipeline_close(p);
+            return 1;
         }
+        rec.f = record;
+        struct sink rs = stream_sink(&rec);
+        pipeline_add_sink(p, &rs);
     }
     int rc;
     if (a.batch) {
-        rc = run_batch(&a, record);
+        rc = run_batch(&a, p);
     } else {
         struct tui_opts to = {
             .delay_s = a.delay_s, .threads = a.threads, .only_active = a.only_active,
-            .pids = a.pids, .npids = a.npids, .proc_root = a.proc_root, .sys_root = a.sys_root,
-            .record = record, .replay = a.replay,
+            .proc_root = a.proc_root, .sys_root = a.sys_root, .recording = a.record,
         };
-        rc = tui_run(&to);
+        rc = tui_run(p, &to);
     }
-    if (record && fclose(record) != 0 && rc == 0)
+    pipeline_close(p);
+    if (record && fclose(record) != 0 && rc == 0) {
+        fprintf(stderr, "iotriage: writing %s: %s\n", a.record, strerror(errno));
         rc = 1;
+    }
     return rc;
 }

@@ -29,14 +29,10 @@ struct sampler {
     struct dev_handle *devh;         /* each listed device's open sysfs files, in the order
                                       * /proc/diskstats listed them last */
     size_t ndevh;
-    struct snapshot *last;           /* the snapshot taken last, to reduce at the next take */
-    unsigned long last_serial;
-    const struct task_sample *last_tasks;
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
  * by someone else no longer carries the one its sampler remembers. */
-static unsigned long snapshot_serial;
 
 struct dev_handle {
     char name[BD_NAME_MAX];
@@ -400,11 +396,10 @@ struct task_hist task_hist_of(const struct task_sample *t)
     };
 }
 
-/* The previous snapshot, once the next one is being taken: only what delta_compute reads
- * of it stays (snapshot.h). */
-static void reduce_prev(struct snapshot *p)
+void snapshot_reduce(struct snapshot *p)
 {
-    if (!p->tasks)
+    /* Tasks built elsewhere (a replay) are the caller's to keep whole. */
+    if (!p->tasks || !p->tasks_shared)
         return;
     struct task_hist *h = xreallocarray(NULL, p->ntasks ? p->ntasks : 1, sizeof(*h));
     for (size_t i = 0; i < p->ntasks; i++) {
@@ -421,13 +416,7 @@ static void reduce_prev(struct snapshot *p)
 
 void sampler_take(struct sampler *s, struct snapshot *out)
 {
-    /* Still the snapshot this sampler filled last (not freed, not filled again): the
-     * caller keeps it only for the deltas. */
-    if (s->last && s->last != out && s->last->serial == s->last_serial &&
-        s->last->tasks == s->last_tasks && s->last->tasks_shared)
-        reduce_prev(s->last);
     memset(out, 0, sizeof(*out));
-    out->serial = ++snapshot_serial;
     out->threads = s->opts.threads;
     out->clk_tck = s->clk_tck;
     out->mono = clock_mono();
@@ -440,9 +429,6 @@ void sampler_take(struct sampler *s, struct snapshot *out)
         take_tasks(s, out);
         take_task_devs(s, out);
     }
-    s->last = out;
-    s->last_serial = out->serial;
-    s->last_tasks = out->tasks;
 }
 
 void snapshot_free(struct snapshot *snap)

@@ -332,3 +332,24 @@ void verdicts_free(struct verdicts *v)
     free(v->roles);
     memset(v, 0, sizeof(*v));
 }
+
+void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks)
+{
+    ix->first = xcalloc(ntasks + 2, sizeof(size_t));
+    ix->order = xcalloc(v->n ? v->n : 1, sizeof(size_t));
+    /* counting sort by task; device findings (task -1) are not indexed */
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].task >= 0)
+            ix->first[(size_t)v->w[i].task + 2]++;
+    for (size_t t = 2; t < ntasks + 2; t++)
+        ix->first[t] += ix->first[t - 1];
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].task >= 0)
+            ix->order[ix->first[(size_t)v->w[i].task + 1]++] = i;
+}
+
+void warn_index_free(struct warn_index *ix)
+{
+    free(ix->first);
+    free(ix->order);
+}

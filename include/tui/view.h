@@ -9,13 +9,12 @@
 #include <stddef.h>
 
 #include "delta.h"
+#include "out/columns.h"
 #include "source/procinfo.h"
 #include "verdict.h"
 
 enum focus { FOCUS_DEVICES, FOCUS_PROCESSES };
 enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS };
-enum sort_key { SORT_PID, SORT_USER, SORT_PRIO, SORT_READ, SORT_WRITE, SORT_IODELAY,
-                SORT_SWAPIN, SORT_ROLE, SORT_COMMAND, SORT_NKEYS };
 
 #define SPARK_LEN 64
 #define DETAIL_THREADS_MAX 64
@@ -82,7 +81,7 @@ struct switch_mark {
 struct view {
     enum mode mode;
     enum focus focus;
-    enum sort_key sort;
+    enum col_id sort;                /* the column the processes are sorted by */
     bool reverse, only_active, accumulated, show_partitions, paused;
     bool utf8, color;
     bool read_only;                  /* actions refused; shown in the header */
@@ -103,6 +102,8 @@ struct view {
     bool have_pinfo;
     double delay_s;
     const char *host;
+    const char *recording;           /* --record FILE, or NULL */
+    char record_error[256];          /* why the recording stopped; "" while it runs */
     /* replay: position, count and speed; replay_total 0 when live */
     size_t replay_pos, replay_total;
     double replay_speed;
@@ -130,7 +131,6 @@ void rows_free(struct rows *rows);
 void draw_screen(const struct result *r, const struct verdicts *v, const struct rows *rows,
                  struct view *vw);
 
-const char *sort_key_name(enum sort_key k);
 
 /* The history of a device, or NULL. */
 const struct spark *spark_find(const struct view *vw, const char *name);

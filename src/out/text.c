@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "out/escape.h"
+#include "util/fmt.h"
+#include "util/escape.h"
+#include "out/columns.h"
 #include "out/output.h"
 #include "util.h"
 
@@ -18,7 +20,7 @@ static void num(FILE *f, int width, int prec, double v)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
-static void header(FILE *f, const struct result *r, const struct out_opts *o)
+static void header(FILE *f, const struct result *r, const struct sample_opts *o)
 {
     const struct snapshot *c = r->cur;
     char when[64];
@@ -73,7 +75,11 @@ static bool dev_shown(const struct dev_rates *d)
     const struct diskstats_row *ds = &d->dev->ds;
     if (d->dev->bd.partition)
         return false;
-    return ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS] || (ds->nfields >= 15 && ds->f[DS_DC_IOS]);
+    if (ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS] || (ds->nfields >= 15 && ds->f[DS_DC_IOS]))
+        return true;
+    /* A recorded frame has no lifetime counters (record/replay.h): a device that moved
+     * anything in the interval is shown. */
+    return d->valid && (d->r_s > 0 || d->w_s > 0 || d->util > 0);
 }
 
 static void device_block(FILE *f, const struct result *r)
@@ -118,23 +124,9 @@ static void device_block(FILE *f, const struct result *r)
     }
 }
 
-static int cmp_rates(const void *a, const void *b)
-{
-    const struct task_rates *x = *(const struct task_rates *const *)a;
-    const struct task_rates *y = *(const struct task_rates *const *)b;
-    double xa = x->io_valid ? x->read_bps + x->write_bps : -1;
-    double ya = y->io_valid ? y->read_bps + y->write_bps : -1;
-    if (xa != ya)
-        return xa < ya ? 1 : -1;
-    double xd = x->delay_valid ? x->io_delay_pct : -1, yd = y->delay_valid ? y->io_delay_pct : -1;
-    if (xd != yd)
-        return xd < yd ? 1 : -1;
-    return (x->task->id > y->task->id) - (x->task->id < y->task->id);
-}
-
 /* The warnings, most severe first: all of them (batch output is read afterwards, not
  * glanced at), each on one line. */
-static void warning_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
+static void warning_block(FILE *f, const struct result *r, const struct verdicts *v, const struct sample_opts *o)
 {
     if (v->n == 0)
         return;
@@ -191,103 +183,37 @@ static void put_str(struct line *l, int width, bool left, const char *s)
     put_pad(l, width, left, s, strlen(s));
 }
 
-/* " %*.*f" */
-static void put_fixed(struct line *l, int width, int prec, double v)
+/* The process table: every column of out/columns.h, in the order the screen sorts by
+ * default. */
+static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct sample_opts *o)
 {
-    char buf[330];                   /* printf's %.3f of DBL_MAX: 313 characters */
-    size_t len = fmt_fixed(buf, sizeof(buf), v, prec);
-    put_ch(l, ' ');
-    put_pad(l, width, false, buf, len);
-}
-
-static void put_rate(struct line *l, int width, double bps)
-{
-    char buf[32];
-    fmt_rate(buf, sizeof(buf), bps);
-    put_ch(l, ' ');
-    put_str(l, width, false, buf);
-}
-
-static void put_int(struct line *l, int width, long v)
-{
-    char buf[24];
-    put_pad(l, width, false, buf, fmt_int(buf, v));
-}
-
-static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct out_opts *o)
-{
-    const struct task_rates **order = malloc((r->ntasks ? r->ntasks : 1) * sizeof(*order));
-    if (!order)
-        return;
+    size_t *order = xreallocarray(NULL, r->ntasks ? r->ntasks : 1, sizeof(*order));
     size_t n = 0;
     for (size_t i = 0; i < r->ntasks; i++)
         if (!o->only_active || task_is_active(&r->tasks[i]))
-            order[n++] = &r->tasks[i];
-    qsort(order, n, sizeof(*order), cmp_rates);
-    fprintf(f, "%7s %-9s %-7s %-6s %9s %9s %8s %7s %8s %-6s %-12s %s\n", r->cur->threads ? "TID" : "PID",
-            "USER", "PRIO", "FROM", "READ/s", "WRITE/s", "IODELAY", "SWAPIN", "AVGWAIT", "ROLE",
-            "DEV", "COMMAND");
-    struct line l;
+            order[n++] = i;
+    struct col_ctx cc = { .r = r, .v = v, .utf8 = o->utf8 };
+    col_sort(order, n, &cc, COL_DEFAULT_SORT, false);
+    struct line l = { .n = 0 };
+    for (int k = 0; k < COL_N; k++) {
+        const struct column *col = &col_table[k];
+        if (k)
+            put_ch(&l, ' ');
+        put_str(&l, col->width, !col->right, col_title(col, &cc));
+    }
+    put_ch(&l, '\n');
+    fwrite(l.b, 1, l.n, f);
     for (size_t i = 0; i < n; i++) {
-        const struct task_rates *t = order[i];
-        const struct task_sample *s = t->task;
-        char user[64], cmd[512];
         l.n = 0;
-        put_int(&l, 7, (long)s->id);
-        put_ch(&l, ' ');
-        size_t ul = esc_display(user, sizeof(user), s->user, strlen(s->user), o->utf8);
-        if (ul == 0)
-            put_pad(&l, 9, true, "?", 1);
-        else
-            put_pad(&l, 9, true, user, ul < 9 ? ul : 9);         /* %-9.9s */
-        put_ch(&l, ' ');
-        struct line prio = { .n = 0 };                             /* "%s/%d", at most 15 */
-        put_str(&prio, 0, true, ioprio_class_name(t->prio.cls));
-        put_ch(&prio, '/');
-        put_int(&prio, 0, t->prio.level);
-        put_pad(&l, 7, true, prio.b, prio.n < 15 ? prio.n : 15);
-        put_ch(&l, ' ');
-        put_str(&l, 6, true, t->prio.source == IOS_EXPLICIT ? "set" : ioprio_source_name(t->prio.source));
-        put_rate(&l, 9, t->read_bps);
-        put_rate(&l, 9, t->write_bps);
-        if (t->delay_valid) {
-            put_fixed(&l, 7, 1, t->io_delay_pct);
-            put_ch(&l, '%');
-            put_ch(&l, t->delay_overcount ? '!' : ' ');
-            char d[330];
-            size_t dl = fmt_fixed(d, sizeof(d), t->swapin_delay_pct, 1);
-            put_pad(&l, 6, false, d, dl);
-            put_ch(&l, '%');
-        } else {
-            put_ch(&l, ' ');
-            put_str(&l, 8, false, "-");
-            put_ch(&l, ' ');
-            put_str(&l, 7, false, "-");
-        }
-        if (isnan(t->blkio_avg_ms)) {
-            put_ch(&l, ' ');
-            put_str(&l, 8, false, "-");
-        } else {
-            put_fixed(&l, 6, 2, t->blkio_avg_ms);
-            put(&l, "ms", 2);
-        }
-        size_t ti = (size_t)(t - r->tasks);
-        const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
-        char devs[64];
-        fmt_task_devs(devs, sizeof(devs), r, ti, "-");
-        put_ch(&l, ' ');
-        put_str(&l, 6, true, role ? role : "");
-        put_ch(&l, ' ');
-        put_str(&l, 12, true, devs);
-        const char *text = s->cmdline[0] ? s->cmdline : s->comm;
-        size_t cmdl = esc_display(cmd, sizeof(cmd), text, strlen(text), o->utf8);
-        if (s->cmdline[0]) {
-            put_ch(&l, ' ');
-            put(&l, cmd, cmdl);
-        } else {
-            put(&l, " [", 2);
-            put(&l, cmd, cmdl);
-            put_ch(&l, ']');
+        for (int k = 0; k < COL_N; k++) {
+            const struct column *col = &col_table[k];
+            char cell[COL_CELL_MAX];
+            size_t len = col->format(cell, sizeof(cell), &cc, order[i]);
+            if (col->width && len > (size_t)col->width)
+                len = (size_t)col->width;
+            if (k)
+                put_ch(&l, ' ');
+            put_pad(&l, col->width, !col->right, cell, len);
         }
         put_ch(&l, '\n');
         fwrite(l.b, 1, l.n, f);
@@ -295,8 +221,8 @@ static void task_block(FILE *f, const struct result *r, const struct verdicts *v
     free(order);
 }
 
-void out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
-                     const struct out_opts *o)
+int out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
+                    const struct sample_opts *o)
 {
     header(f, r, o);
     psi_block(f, r);
@@ -309,4 +235,5 @@ void out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
     else
         task_block(f, r, v, o);
     putc('\n', f);
+    return stream_flush(f);
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "out/escape.h"
+#include "util/escape.h"
 #include "source/ioprio.h"
 #include "util.h"
 

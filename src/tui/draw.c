@@ -12,8 +12,9 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "out/escape.h"
-#include "out/output.h"
+#include "util/escape.h"
+#include "out/columns.h"
+#include "util/fmt.h"
 #include "tui/view.h"
 #include "util.h"
 
@@ -164,6 +165,13 @@ static void draw_header(const struct result *r, struct view *vw, int w)
         attrset(A_BOLD);
         x += putf(0, x, w - x, "READ-ONLY  ");
         attrset(A_NORMAL);
+    }
+    if (vw->record_error[0]) {
+        attrset(color(vw, C_CRIT, A_BOLD));
+        x += putf(0, x, w - x, "RECORDING STOPPED  ");
+        attrset(A_NORMAL);
+    } else if (vw->recording) {
+        x += putf(0, x, w - x, "REC  ");
     }
     if (geteuid() != 0) {
         attrset(color(vw, C_WARN, A_BOLD));
@@ -323,13 +331,6 @@ static int draw_banner(const struct verdicts *v, const struct view *vw, int y0, 
 
 /* ---- processes ---- */
 
-static const struct col proc_cols[] = {
-    { "PID", 7, 0, true },     { "USER", 8, 2, false },   { "PRIO", 7, 0, false },
-    { "READ/s", 7, 0, true },  { "WRITE/s", 7, 0, true }, { "IODLY%", 6, 1, true },
-    { "SWAP%", 5, 3, true },   { "ROLE", 6, 1, false },   { "DEV", 10, 2, false },
-};
-#define NPROCCOLS ((int)ARRAY_SIZE(proc_cols))
-
 static void prio_cell(char *buf, size_t n, const struct task_rates *t)
 {
     snprintf(buf, n, "%s/%d%s", ioprio_class_name(t->prio.cls), t->prio.level,
@@ -339,23 +340,21 @@ static void prio_cell(char *buf, size_t n, const struct task_rates *t)
 static void draw_processes(const struct result *r, const struct verdicts *v, const struct rows *rows,
                            struct view *vw, int y0, int h, int w)
 {
-    bool on[NPROCCOLS];
-    int used = choose_cols(proc_cols, NPROCCOLS, w - 10, on);
-    (void)used;
+    bool on[COL_N];
+    col_choose(w - 10, on);
+    struct col_ctx cc = { .r = r, .v = v, .accumulated = vw->accumulated, .utf8 = vw->utf8 };
     attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
     int x = 0;
-    for (int i = 0; i < NPROCCOLS; i++)
-        if (on[i]) {
-            const char *t = proc_cols[i].title;
-            if (i == 0 && r->cur->threads)
-                t = "TID";
-            if ((i == 3 || i == 4) && vw->accumulated)
-                t = i == 3 ? "READ" : "WRITE";
-            x += putf(y0, x, w - x, proc_cols[i].right ? "%*s " : "%-*s ", proc_cols[i].width, t);
-        }
+    for (int i = 0; i < COL_N; i++) {
+        const struct column *col = &col_table[i];
+        if (!on[i] || col->width == 0)
+            continue;
+        x += putf(y0, x, w - x, col->right ? "%*s " : "%-*s ", col->width, col_title(col, &cc));
+    }
     char title[160];
-    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s", sort_key_name(vw->sort), vw->reverse ? " asc" : "",
-             vw->filter[0] ? " filter: " : "", vw->filter, vw->only_active ? " active only" : "");
+    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s", col_table[vw->sort].sort_name,
+             vw->reverse ? " asc" : "", vw->filter[0] ? " filter: " : "", vw->filter,
+             vw->only_active ? " active only" : "");
     put_untrusted(y0, x, w - x, title, vw);
     for (int k = getcurx(stdscr); k < w && getcury(stdscr) == y0; k++)
         addch(' ');
@@ -367,26 +366,7 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         if (ri >= rows->nproc)
             break;
         size_t ti = rows->proc[ri];
-        const struct task_rates *t = &r->tasks[ti];
-        const struct task_sample *s = t->task;
-        char cell[NPROCCOLS][64];
-        snprintf(cell[0], 64, "%d", (int)s->id);
-        esc_display(cell[1], 64, s->user, strlen(s->user), vw->utf8);
-        prio_cell(cell[2], 64, t);
-        if (vw->accumulated) {
-            fmt_rate(cell[3], 64, s->io_err ? (double)NAN : (double)s->io.read_bytes);
-            fmt_rate(cell[4], 64, s->io_err ? (double)NAN : (double)s->io.write_bytes);
-        } else {
-            fmt_rate(cell[3], 64, t->read_bps);
-            fmt_rate(cell[4], 64, t->write_bps);
-        }
-        fmt_num(cell[5], 64, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);
-        if (t->delay_overcount)
-            strncat(cell[5], "!", 63 - strlen(cell[5]));
-        fmt_num(cell[6], 64, t->delay_valid ? t->swapin_delay_pct : (double)NAN, 1);
         const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
-        snprintf(cell[7], 64, "%s", role ? role : "");
-        fmt_task_devs(cell[8], 64, r, ti, "?");
         bool sel = vw->focus == FOCUS_PROCESSES && ri == vw->proc_sel && vw->mode == MODE_MAIN;
         attr_t a = A_NORMAL;
         if (role && strcmp(role, "suffer") == 0)
@@ -396,17 +376,17 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         attrset(a | (sel ? A_REVERSE : 0));
         int y = y0 + line;
         x = 0;
-        for (int i = 0; i < NPROCCOLS; i++)
-            if (on[i])
-                x += putf(y, x, w - x, proc_cols[i].right ? "%*.*s " : "%-*.*s ", proc_cols[i].width,
-                          proc_cols[i].width, cell[i]);
-        const char *cmd = s->cmdline[0] ? s->cmdline : s->comm;
-        if (s->cmdline[0])
-            x += put_untrusted(y, x, w - x, cmd, vw);
-        else {
-            char br[80];
-            snprintf(br, sizeof(br), "[%s]", s->comm);
-            x += put_untrusted(y, x, w - x, br, vw);
+        for (int i = 0; i < COL_N; i++) {
+            const struct column *col = &col_table[i];
+            if (!on[i])
+                continue;
+            /* Cells come escaped from the formatters: put as they are. */
+            char cell[COL_CELL_MAX];
+            col->format(cell, sizeof(cell), &cc, ti);
+            if (col->width)
+                x += putf(y, x, w - x, col->right ? "%*.*s " : "%-*.*s ", col->width, col->width, cell);
+            else
+                x += putf(y, x, w - x, "%s", cell);
         }
         if (sel)
             for (int k = x; k < w; k++)
@@ -781,16 +761,20 @@ static void draw_help(struct view *vw, int h, int w)
         "  A            turn delay accounting (kernel.task_delayacct) on, or back off",
         "  / on devices filter the devices by name",
         "",
-        "PRIO: effective I/O priority class/level; ~ means derived from nice or the",
-        "scheduling policy, not set with ionice. IODLY%: time waiting for block I/O;",
-        "'-' means unknown (delay accounting off, or the task predates it), never 0.",
-        "ROLE: cause (a large share of a saturated device), suffer (waits on one).",
         "Banner: labels the device's scheduler ignores, full queues (a lottery),",
-        "hidden queues; docs/verdicts.md explains each code.",
+        "hidden queues; docs/verdicts.md explains each code. '-' is unknown, never 0.",
+        "",
+        "Process columns (the narrowest screens drop the last ones first):",
     };
     attrset(A_NORMAL);
-    for (int i = 0; i < (int)ARRAY_SIZE(text) && i + 1 < h; i++)
-        put_clip(i + 1, 0, w, text[i]);
+    int y = 1;
+    for (int i = 0; i < (int)ARRAY_SIZE(text) && y < h; i++)
+        put_clip(y++, 0, w, text[i]);
+    for (int i = 0; i < COL_N && y < h; i++) {
+        char line[200];
+        snprintf(line, sizeof(line), "  %-8s %s", col_table[i].title, col_table[i].help);
+        put_clip(y++, 0, w, line);
+    }
     (void)vw;
 }
 

@@ -16,10 +16,9 @@
 #include <unistd.h>
 
 #include "delta.h"
-#include "out/output.h"
-#include "snapshot.h"
+#include "out/columns.h"
+#include "pipeline.h"
 #include "source/ioprio.h"
-#include "source/replay.h"
 #include "tui/actions.h"
 #include "tui/view.h"
 #include "util.h"
@@ -28,55 +27,6 @@
 volatile int tui_stop_signal;
 
 /* ---- rows: what the panels show, in which order ---- */
-
-struct sort_ctx {
-    const struct result *r;
-    const struct verdicts *v;
-    const struct view *vw;
-};
-
-static double key_num(const struct sort_ctx *c, size_t i)
-{
-    const struct task_rates *t = &c->r->tasks[i];
-    const struct task_sample *s = t->task;
-    switch (c->vw->sort) {
-    case SORT_PID: return s->id;
-    case SORT_PRIO: return t->prio.cls * 8 + t->prio.level;
-    case SORT_READ: return c->vw->accumulated ? (s->io_err ? -1 : (double)s->io.read_bytes)
-                                              : (isnan(t->read_bps) ? -1 : t->read_bps);
-    case SORT_WRITE: return c->vw->accumulated ? (s->io_err ? -1 : (double)s->io.write_bytes)
-                                               : (isnan(t->write_bps) ? -1 : t->write_bps);
-    case SORT_IODELAY: return t->delay_valid ? t->io_delay_pct : -1;
-    case SORT_SWAPIN: return t->delay_valid ? t->swapin_delay_pct : -1;
-    case SORT_ROLE: return i < c->v->nroles ? c->v->roles[i] : 0;
-    default: return 0;
-    }
-}
-
-static int cmp_proc(const void *a, const void *b, void *ctx)
-{
-    const struct sort_ctx *c = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const struct task_sample *x = c->r->tasks[i].task, *y = c->r->tasks[j].task;
-    int d = 0;
-    if (c->vw->sort == SORT_USER) {
-        d = strcmp(x->user, y->user);
-    } else if (c->vw->sort == SORT_COMMAND) {
-        d = strcmp(x->cmdline[0] ? x->cmdline : x->comm, y->cmdline[0] ? y->cmdline : y->comm);
-    } else {
-        double p = key_num(c, i), q = key_num(c, j);
-        /* numbers sort high first (the busiest on top), like top */
-        d = p < q ? 1 : p > q ? -1 : 0;
-        if (c->vw->sort == SORT_PID)
-            d = -d;
-    }
-    if (d == 0) {   /* then by bytes moved, then by pid: a stable, useful order */
-        const struct task_rates *t = &c->r->tasks[i], *u = &c->r->tasks[j];
-        double p = t->io_valid ? t->read_bps + t->write_bps : -1, q = u->io_valid ? u->read_bps + u->write_bps : -1;
-        d = p < q ? 1 : p > q ? -1 : (x->id > y->id) - (x->id < y->id);
-    }
-    return c->vw->reverse ? -d : d;
-}
 
 static bool contains(const char *hay, const char *needle)
 {
@@ -139,8 +89,8 @@ void rows_build(struct rows *rows, const struct result *r, const struct verdicts
             continue;
         rows->proc[rows->nproc++] = i;
     }
-    struct sort_ctx c = { r, v, vw };
-    qsort_r(rows->proc, rows->nproc, sizeof(size_t), cmp_proc, &c);
+    struct col_ctx c = { .r = r, .v = v, .accumulated = vw->accumulated, .utf8 = vw->utf8 };
+    col_sort(rows->proc, rows->nproc, &c, vw->sort, vw->reverse);
 }
 
 void rows_free(struct rows *rows)
@@ -154,35 +104,31 @@ void rows_free(struct rows *rows)
 
 struct tui {
     struct tui_opts opts;
-    struct sampler *sampler;
-    struct snapshot snaps[2];
-    int cur;
-    bool have_prev, have_result;
-    struct result res;
-    struct verdicts ver;
-    struct baselines hist;
+    struct pipeline *p;              /* the machine, or a recording: frames either way */
+    const struct frame *f;           /* the frame on the screen, or NULL before the first */
     struct rows rows;
     struct view vw;
-    struct out_opts oo;
-    /* replay: frames from a recording instead of the sampler */
-    struct replay *rp;
-    struct replay_frame frame;
-    bool have_frame;
     struct actions act;
     struct procinfo_src *pinfo_src;  /* opened with the first process view */
 };
 
-/* What the screen draws from: the live result or the replayed frame. */
+static const struct verdicts no_verdicts;
+
+/* What the screen draws from. */
 static const struct result *cur_result(const struct tui *t)
 {
-    if (t->rp)
-        return t->have_frame ? &t->frame.res : NULL;
-    return t->have_result ? &t->res : NULL;
+    return t->f ? t->f->res : NULL;
 }
 
 static const struct verdicts *cur_verdicts(const struct tui *t)
 {
-    return t->rp ? &t->frame.ver : &t->ver;
+    return t->f ? t->f->ver : &no_verdicts;
+}
+
+/* A replay is live == false: nothing on the screen can be acted on. */
+static bool replaying(const struct tui *t)
+{
+    return pipeline_is_replay(t->p);
 }
 
 /* mono 0: a replayed frame, whose figures are not for before/after. */
@@ -195,55 +141,64 @@ static void push_sparks(struct view *vw, const struct result *r, double mono)
     }
 }
 
-/* Show sample i of the recording. A damaged sample leaves the last good one on the
- * screen and says why, with its line number. */
+/* A new frame is on the screen. */
+static void frame_shown(struct tui *t)
+{
+    t->f = pipeline_frame(t->p);
+    if (!t->f)
+        return;
+    if (t->f->replayed) {
+        t->vw.replay_pos = pipeline_replay_pos(t->p);
+        if (t->f->host)
+            t->vw.host = t->f->host;
+        push_sparks(&t->vw, t->f->res, 0);
+        return;
+    }
+    push_sparks(&t->vw, t->f->res, t->f->res->cur->mono);
+    t->act.r = t->f->res;
+    t->act.v = t->f->ver;
+    actions_sampled(&t->act);
+}
+
+/* The pipeline's step failed: a recorded sample that does not decode (the last good one
+ * stays, the message says which line), or the recording that could not be written. */
+static void step_failed(struct tui *t, const char *err)
+{
+    if (pipeline_sink_failed(t->p)) {
+        snprintf(t->vw.record_error, sizeof(t->vw.record_error), "%s", err);
+        snprintf(t->vw.message, sizeof(t->vw.message), "recording stopped: %.140s", err);
+    } else {
+        str_copy(t->vw.message, err, sizeof(t->vw.message));
+    }
+}
+
+/* Show sample i of the recording. */
 static void replay_goto(struct tui *t, size_t i)
 {
     char err[256] = "";
     if (i >= t->vw.replay_total)
         return;
-    if (replay_load(t->rp, i, &t->frame, err, sizeof(err)) < 0) {
-        str_copy(t->vw.message, err, sizeof(t->vw.message));
-        t->vw.replay_pos = i;
-        return;
-    }
     /* The history shows the frames in the order they were recorded: a step forward adds
      * one; any other move starts it afresh, so a frame looks the same however reached. */
-    if (!(t->have_frame && i == t->vw.replay_pos + 1))
-        t->vw.nsparks = 0;
-    t->have_frame = true;
+    bool forward = t->f && i == t->vw.replay_pos + 1;
+    int rc = pipeline_seek(t->p, i, err, sizeof(err));
     t->vw.replay_pos = i;
-    if (t->frame.host)
-        t->vw.host = t->frame.host;
-    push_sparks(&t->vw, &t->frame.res, 0);
+    if (rc < 0) {
+        step_failed(t, err);
+        return;
+    }
+    if (!forward)
+        t->vw.nsparks = 0;
+    frame_shown(t);
 }
 
 static void sample(struct tui *t)
 {
-    int next = t->cur ^ 1;
-    if (!t->have_prev) {
-        sampler_take(t->sampler, &t->snaps[t->cur]);
-        t->have_prev = true;
-        return;
-    }
-    sampler_take(t->sampler, &t->snaps[next]);
-    if (t->have_result) {
-        verdicts_free(&t->ver);
-        result_free(&t->res);
-    }
-    delta_compute(&t->snaps[t->cur], &t->snaps[next], &t->hist, &t->res);
-    verdict_compute(&t->res, &t->ver);
-    snapshot_free(&t->snaps[t->cur]);
-    t->cur = next;
-    t->have_result = true;
-    push_sparks(&t->vw, &t->res, t->res.cur->mono);
-    t->act.r = &t->res;
-    t->act.v = &t->ver;
-    actions_sampled(&t->act);
-    if (t->opts.record) {
-        out_json_sample(t->opts.record, &t->res, &t->ver, &t->oo);
-        fflush(t->opts.record);
-    }
+    char err[320] = "";
+    int rc = pipeline_step(t->p, err, sizeof(err));
+    if (rc < 0)
+        step_failed(t, err);
+    frame_shown(t);
 }
 
 /* ---- keys ---- */
@@ -271,7 +226,7 @@ static void read_threads(struct tui *t)
     struct view *vw = &t->vw;
     vw->nthreads = vw->threads_total = 0;
     vw->have_pinfo = false;
-    if (t->rp || vw->mode != MODE_PROCESS)
+    if (replaying(t) || vw->mode != MODE_PROCESS)
         return;
     if (!t->pinfo_src && procinfo_open(&t->pinfo_src) < 0)
         return;
@@ -336,8 +291,10 @@ static bool prompt_key(struct tui *t, int ch)
         } else if (vw->prompt_kind == 2) {
             char *end;
             double d = strtod(vw->input, &end);
-            if (end == vw->input || *end != '\0' || !(d >= 0.1 && d <= 3600))
-                snprintf(vw->message, sizeof(vw->message), "interval not changed: give seconds, 0.1 to 3600");
+            /* The range -d takes: the interval iotriage was started with is always accepted. */
+            if (end == vw->input || *end != '\0' || !(d >= DELAY_MIN_S && d <= DELAY_MAX_S))
+                snprintf(vw->message, sizeof(vw->message), "interval not changed: give seconds, %g to %g",
+                         DELAY_MIN_S, DELAY_MAX_S);
             else
                 vw->delay_s = d;
         } else if (vw->prompt_kind == 3) {
@@ -423,14 +380,14 @@ static size_t focused_task(const struct tui *t)
 static bool action_key(struct tui *t, int ch)
 {
     struct actions *a = &t->act;
-    a->r = t->rp ? NULL : cur_result(t);
+    a->r = replaying(t) ? NULL : cur_result(t);
     a->v = cur_verdicts(t);
     enum mode m = t->vw.mode;
     switch (ch) {
     case 's':
         if (m != MODE_MAIN && m != MODE_DEVICE)
             return false;
-        if (!focused_dev(t)[0] && !act_read_only() && !t->rp) {
+        if (!focused_dev(t)[0] && !act_read_only() && !replaying(t)) {
             snprintf(t->vw.message, sizeof(t->vw.message), "s switches a device's scheduler: Tab to the devices, pick one");
             return true;
         }
@@ -444,7 +401,7 @@ static bool action_key(struct tui *t, int ch)
     case 'i':
         if (m != MODE_MAIN && m != MODE_PROCESS)
             return false;
-        if (focused_task(t) == SIZE_MAX && !act_read_only() && !t->rp) {
+        if (focused_task(t) == SIZE_MAX && !act_read_only() && !replaying(t)) {
             snprintf(t->vw.message, sizeof(t->vw.message), "i sets a process's I/O priority: pick a process first");
             return true;
         }
@@ -466,7 +423,7 @@ static int handle_key(struct tui *t, int ch)
     struct view *vw = &t->vw;
     vw->message[0] = '\0';
     if (vw->dlg.kind != DLG_NONE) {
-        t->act.r = t->rp ? NULL : cur_result(t);
+        t->act.r = replaying(t) ? NULL : cur_result(t);
         t->act.v = cur_verdicts(t);
         return actions_key(&t->act, ch);
     }
@@ -476,14 +433,14 @@ static int handle_key(struct tui *t, int ch)
     }
     if (action_key(t, ch))
         return 0;
-    if (t->rp && vw->mode == MODE_MAIN && replay_key(t, ch))
+    if (replaying(t) && vw->mode == MODE_MAIN && replay_key(t, ch))
         return 0;
     if (vw->mode != MODE_MAIN) {
-        if (ch == 27 || ch == 'q' || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 'h' || ch == '?') {
-            if (ch == 'q' && vw->mode == MODE_MAIN)
-                return 1;
+        /* q quits from every view, as the key bar says (and as in top and htop). */
+        if (ch == 'q')
+            return actions_quit(&t->act) ? 1 : 0;
+        if (ch == 27 || ch == KEY_LEFT || ch == KEY_BACKSPACE || ch == 'h' || ch == '?')
             vw->mode = MODE_MAIN;
-        }
         return 0;
     }
     int page = LINES / 3 > 1 ? LINES / 3 : 1;
@@ -498,8 +455,8 @@ static int handle_key(struct tui *t, int ch)
     case KEY_HOME: move_sel(t, 0, true); break;
     case KEY_END: move_sel(t, 1L << 30, true); break;
     case '\n': case '\r': case KEY_ENTER: open_detail(t); break;
-    case '<': vw->sort = (enum sort_key)((vw->sort + SORT_NKEYS - 1) % SORT_NKEYS); break;
-    case '>': case KEY_F(6): vw->sort = (enum sort_key)((vw->sort + 1) % SORT_NKEYS); break;
+    case '<': vw->sort = (enum col_id)((vw->sort + COL_N - 1) % COL_N); break;
+    case '>': case KEY_F(6): vw->sort = (enum col_id)((vw->sort + 1) % COL_N); break;
     case 'r': vw->reverse = !vw->reverse; break;
     case 'o': vw->only_active = !vw->only_active; vw->proc_sel = vw->proc_top = 0; break;
     case 'a': vw->accumulated = !vw->accumulated; break;
@@ -544,73 +501,37 @@ static void setup_colors(struct view *vw)
     init_pair(7, COLOR_WHITE, -1);
 }
 
-static int restart_sampler(struct tui *t, bool threads)
+int tui_run(struct pipeline *p, const struct tui_opts *o)
 {
-    struct sampler_opts so = {
-        .threads = threads, .pids = t->opts.pids, .npids = t->opts.npids,
-        .proc_root = t->opts.proc_root, .sys_root = t->opts.sys_root,
-    };
-    char err[256] = "";
-    struct sampler *s;
-    if (sampler_open(&s, &so, err, sizeof(err)) < 0) {
-        snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %.140s", err);
-        return -1;
+    char why[128];
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
+        return 2;
     }
-    if (t->sampler)
-        sampler_close(t->sampler);
-    if (t->have_prev)
-        snapshot_free(&t->snaps[t->cur]);
-    if (t->have_result) {
-        verdicts_free(&t->ver);
-        result_free(&t->res);
+    if (!term_usable(why, sizeof(why))) {
+        fprintf(stderr, "iotriage: cannot drive this terminal (%s); -b and --json work without one\n", why);
+        return 2;
     }
-    t->have_prev = t->have_result = false;
-    t->sampler = s;
-    t->opts.threads = threads;
-    t->vw.proc_sel = t->vw.proc_top = 0;
-    return 0;
-}
-
-int tui_run(const struct tui_opts *o)
-{
     struct tui *t = xcalloc(1, sizeof(*t));
     t->opts = *o;
+    t->p = p;
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
-    t->oo.hostname = host;
     t->vw.host = host;
     t->vw.delay_s = o->delay_s;
-    t->vw.sort = SORT_IODELAY;
+    t->vw.sort = COL_DEFAULT_SORT;
     t->vw.focus = FOCUS_PROCESSES;
     t->vw.only_active = o->only_active;
     t->vw.read_only = act_read_only();
+    t->vw.recording = o->recording;
     t->act.vw = &t->vw;
     t->act.proc_root = o->proc_root;
     t->act.sys_root = o->sys_root;
     const char *cs = nl_langinfo(CODESET);
     t->vw.utf8 = cs && strcmp(cs, "UTF-8") == 0;
-    if (o->replay) {
-        char err[256] = "";
-        if (replay_open(&t->rp, o->replay, err, sizeof(err)) < 0) {
-            fprintf(stderr, "iotriage: %s\n", err);
-            free(t);
-            return 1;
-        }
-        t->vw.replay_total = replay_count(t->rp);
+    if (replaying(t)) {
+        t->vw.replay_total = pipeline_replay_count(p);
         t->vw.replay_speed = 1.0;
-    } else if (restart_sampler(t, o->threads) < 0) {
-        fprintf(stderr, "iotriage: %s\n", t->vw.message);
-        free(t);
-        return 1;
-    }
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
-        if (t->rp)
-            replay_close(t->rp);
-        if (t->sampler)
-            sampler_close(t->sampler);
-        free(t);
-        return 2;
     }
 
     initscr();
@@ -623,10 +544,10 @@ int tui_run(const struct tui_opts *o)
     curs_set(0);
     setup_colors(&t->vw);
 
-    if (t->rp)
-        replay_goto(t, 0);
-    else
-        sample(t);                           /* the first snapshot: rates need two */
+    /* Live, the pipeline took the first snapshot and the first frame needs a second one;
+     * a replay has its first frame at once. */
+    if (replaying(t))
+        sample(t);
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
     int status = 0;
     bool dirty = true;
@@ -637,7 +558,8 @@ int tui_run(const struct tui_opts *o)
             dirty = false;
         }
         double now = clock_mono();
-        int wait_ms = next > now ? (int)((next - now) * 1000.0) + 1 : 0;
+        /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
+        int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
         struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
         int pr = poll(&pfd, 1, wait_ms);
         if (pr < 0 && errno != EINTR)
@@ -672,18 +594,28 @@ int tui_run(const struct tui_opts *o)
         }
         if (action == 1)
             break;
-        if (action == 3 && !t->rp) {
-            if (restart_sampler(t, !t->opts.threads) == 0) {
-                sample(t);
+        if (action == 3 && !replaying(t)) {
+            char err[256] = "";
+            if (pipeline_set_threads(t->p, !t->opts.threads, err, sizeof(err)) == 0) {
+                t->opts.threads = !t->opts.threads;
+                t->f = NULL;
+                t->vw.proc_sel = t->vw.proc_top = 0;
                 next = clock_mono() + 0.5;
+            } else {
+                snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %.140s", err);
             }
             dirty = true;
             continue;
         }
         now = clock_mono();
-        if (t->rp) {
-            /* a replay moves on at the recorded pace, times the speed */
-            double itv = t->have_frame && t->frame.res.interval_s > 0 ? t->frame.res.interval_s : 1.0;
+        if (replaying(t)) {
+            /* A replay moves on at the recorded pace, times the speed. The recorded
+             * interval is anyone's number: kept between 0.05 s and an hour. */
+            double itv = t->f && t->f->res->interval_s > 0 ? t->f->res->interval_s : 1.0;
+            if (!(itv >= 0.05))
+                itv = 0.05;
+            if (itv > 3600)
+                itv = 3600;
             if (action == 2 || (now >= next && !t->vw.paused)) {
                 if (t->vw.replay_pos + 1 < t->vw.replay_total) {
                     replay_goto(t, t->vw.replay_pos + 1);
@@ -707,19 +639,6 @@ int tui_run(const struct tui_opts *o)
     endwin();
     actions_exit_note(&t->act, stderr);
     rows_free(&t->rows);
-    if (t->have_result) {
-        verdicts_free(&t->ver);
-        result_free(&t->res);
-    }
-    if (t->have_prev)
-        snapshot_free(&t->snaps[t->cur]);
-    baselines_free(&t->hist);
-    if (t->rp) {
-        replay_frame_free(&t->frame);
-        replay_close(t->rp);
-    }
-    if (t->sampler)
-        sampler_close(t->sampler);
     procinfo_close(t->pinfo_src);
     free(t->vw.sparks);
     free(t);

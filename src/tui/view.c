@@ -1,19 +1,11 @@
 /* tui/view.c: the view state's own helpers, shared by the loop (tui.c), the dialogs
- * (actions.c) and the painter (draw.c): sort names, per-device history, before/after. */
+ * (actions.c) and the painter (draw.c): per-device history, before/after. */
 #include "tui/view.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "util.h"
-
-const char *sort_key_name(enum sort_key k)
-{
-    static const char *const names[SORT_NKEYS] = {
-        "PID", "USER", "PRIO", "READ", "WRITE", "IODLY", "SWAP", "ROLE", "COMMAND",
-    };
-    return (unsigned)k < SORT_NKEYS ? names[k] : "?";
-}
 
 const struct spark *spark_find(const struct view *vw, const char *name)
 {

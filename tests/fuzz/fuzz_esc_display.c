@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "out/escape.h"
+#include "util/escape.h"
 
 #define MAX_LEN 1024
 

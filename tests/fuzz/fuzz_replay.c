@@ -1,5 +1,5 @@
 /* Fuzz the replay reader (src/json.c, src/source/replay.c): any bytes as a recording.
- * Every sample that decodes must write out again (out_json_sample) without a report; a
+ * Every sample that decodes must write out again (sample_write) without a report; a
  * sample that does not must say why in one line. The bytes go through a memfd because
  * replay_open reads a file. */
 #include <errno.h>
@@ -7,9 +7,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "record/sample.h"
 #include "fuzz.h"
 #include "out/output.h"
-#include "source/replay.h"
+#include "record/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,8 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < n && i < 64; i++) {
             err[0] = '\0';
             if (replay_load(r, i, &f, err, sizeof(err)) == 0) {
-                struct out_opts oo = { .hostname = f.host, .only_active = f.nunlisted > 0 };
-                out_json_sample(sink, &f.res, &f.ver, &oo);
+                struct sample_opts oo = { .hostname = f.host, .only_active = f.nunlisted > 0 };
+                sample_write(sink, &f.res, &f.ver, &oo);
             } else {
                 FZ_CHECK(err[0] != '\0' && strchr(err, '\n') == NULL);
             }

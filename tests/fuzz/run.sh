@@ -54,6 +54,8 @@ prepare() {
     taskstats) seed_from "$c" '\000' tests/fixtures/taskstats/*.bin
                seed_from "$c" '\001' tests/fixtures/taskstats/*.bin ;;
     replay)    seed_from "$c" '' tests/fixtures/replay/*.jsonl ;;
+    json)      seed_from "$c" '\000' tests/fixtures/replay/*.jsonl
+               seed_from "$c" '\001' tests/fixtures/replay/*.jsonl ;;
     units)     mapfile -t fs < <(find tests/fixtures/units -type f)
                seed_from "$c" '\000' "${fs[@]}"
                seed_from "$c" '\001' "${fs[@]}" ;;
@@ -70,7 +72,7 @@ dict_of() {
 maxlen_of() {
     case $1 in
     diskstats|units) echo 16384 ;;
-    replay) echo 65536 ;;
+    replay|json) echo 65536 ;;
     majmin) echo 128 ;;
     inflight) echo 256 ;;
     *) echo 4096 ;;

@@ -38,5 +38,5 @@ ok "raw value 0x6007 for ionice -c3"
 # Text output names the class, level and where it came from.
 bg nice -n 19 sleep 30
 "$IOT" -b -n 1 -d 0.1 -p "$BG" >"$TMP/t.txt"
-grep -Eq "^ *$BG +[^ ]+ +be/7 +nice " "$TMP/t.txt" || fail "text line for nice 19: $(grep " $BG " "$TMP/t.txt")"
+grep -Eq "^ *$BG +[^ ]+ +be/7~ +nice " "$TMP/t.txt" || fail "text line for nice 19: $(grep " $BG " "$TMP/t.txt")"
 ok "text shows be/7 nice"

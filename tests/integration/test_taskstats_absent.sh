@@ -183,7 +183,7 @@ hdr=$(screen | grep -Eo 'delays: kernel without taskstats' | head -n 1)
 wait_for "^ +$rd root +be/5 "
 sleep 0.7
 row=$(screen | grep -E "^ +$rd root " | head -n 1)
-read -r _ _ _ rbps _ dly swp _ <<<"$row"
+read -r _ _ _ _ rbps _ dly swp _ <<<"$row"
 [ "$dly" = - ] && [ "$swp" = - ] || fail "screen: delay columns '$dly' '$swp', expected '-': $row"
 screen | grep -Eq "^$LAB_NAME " || fail "screen: no row for $LAB_NAME"
 T send-keys -t ui q

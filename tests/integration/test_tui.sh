@@ -15,7 +15,7 @@ bg bash -c 'exec -a iotriage-tui-marker sleep 300'; marker=$BG
 evil=$(printf 'x\033]0;pwned\007evil')
 bg bash -c 'exec -a "$0" sleep 300' "$evil"
 
-T new-session -d -s ui -x 120 -y 40 "$IOT -d 0.3 --record $TMP/rec.jsonl; echo EXITED \$?; sleep 60"
+T new-session -d -s ui -x 140 -y 40 "$IOT -d 0.3 --record $TMP/rec.jsonl; echo EXITED \$?; sleep 60"
 wait_for '^iotriage - '
 wait_for '^DEVICE +SCHED'
 sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler)

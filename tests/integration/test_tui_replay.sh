@@ -69,9 +69,18 @@ T send-keys -t ui q
 wait_for '^EXITED 0'
 ok "damaged lines reported with their line numbers; no crash"
 
-# A missing file: one line, exit 1; --replay with -b: a usage error.
+# A missing file: one line, exit 1; a file of which no sample decodes: refused at the
+# start with the first error, exit 2, before the screen opens; -p with --replay: a usage
+# error; -b with --replay prints the recording.
 "$IOT" --replay "$TMP/nonexistent" </dev/null >/dev/null 2>"$TMP/err"; rc=$?
 [ "$rc" = 1 ] && [ "$(wc -l <"$TMP/err")" = 1 ] || fail "missing recording: exit $rc, $(cat "$TMP/err")"
-"$IOT" --replay "$TMP/rec.jsonl" -b >/dev/null 2>&1; rc=$?
-[ "$rc" = 2 ] || fail "--replay -b: exit $rc"
-ok "missing file and bad combination refused"
+printf 'not json\n{"version":99}\n' >"$TMP/none.jsonl"
+"$IOT" --replay "$TMP/none.jsonl" </dev/null >/dev/null 2>"$TMP/err"; rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ] && grep -q 'none.jsonl:1: not JSON' "$TMP/err" \
+    || fail "nothing decodes: exit $rc, $(cat "$TMP/err")"
+"$IOT" --replay "$TMP/rec.jsonl" -p 1 >/dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || fail "--replay -p: exit $rc"
+"$IOT" --replay "$TMP/rec.jsonl" -b >"$TMP/b.txt" 2>&1; rc=$?
+[ "$rc" = 0 ] && [ "$(grep -c '^iotriage - ' "$TMP/b.txt")" = "$(grep -c . "$TMP/rec.jsonl")" ] \
+    || fail "--replay -b: exit $rc, $(head -n 3 "$TMP/b.txt")"
+ok "missing file, undecodable file and bad combination refused; -b prints every sample"

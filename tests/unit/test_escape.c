@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "out/escape.h"
+#include "util/escape.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */

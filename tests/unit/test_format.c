@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "out/output.h"
 
 static void check_fixed(double v, int prec)

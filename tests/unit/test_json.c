@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "record/json.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

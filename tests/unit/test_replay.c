@@ -6,7 +6,7 @@
  * damaged copies of rec.jsonl (damage.sh).
  *
  * The strongest check is the round trip: for every sample, replay_load() and then
- * out_json_sample() must write the recorded line again, byte for byte, notes included.
+ * sample_write() must write the recorded line again, byte for byte, notes included.
  * With IOTRIAGE_REPLAY_FILE set, test_roundtrip_env does that to the named file too
  * (tests/integration/test_replay_roundtrip.sh hands it a fresh recording).
  *
@@ -28,8 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "record/sample.h"
 #include "out/output.h"
-#include "source/replay.h"
+#include "record/replay.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
@@ -86,15 +87,15 @@ static const char *line_of(const char *buf, size_t len, size_t lineno, size_t *l
     return p;
 }
 
-/* out_json_sample of a frame, as the recorder would have written it. Stubs mean the
+/* sample_write of a frame, as the recorder would have written it. Stubs mean the
  * recording listed only active tasks (-o): write it the same way. */
 static char *write_frame(const struct replay_frame *f, size_t *len)
 {
     char *buf = NULL;
     FILE *m = open_memstream(&buf, len);
     assert_non_null(m);
-    struct out_opts o = { .hostname = f->host, .only_active = f->nunlisted > 0 };
-    out_json_sample(m, &f->res, &f->ver, &o);
+    struct sample_opts o = { .hostname = f->host, .only_active = f->nunlisted > 0 };
+    sample_write(m, &f->res, &f->ver, &o);
     assert_int_equal(fclose(m), 0);
     return buf;
 }

@@ -1,4 +1,4 @@
-/* util.c: allocation wrappers, whole-file reads relative to a directory fd, clocks. */
+/* util/util.c: allocation wrappers, whole-file reads relative to a directory fd, clocks. */
 #include "util.h"
 
 #include <dirent.h>
@@ -210,4 +210,11 @@ double clock_wall(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int stream_flush(FILE *f)
+{
+    if (fflush(f) != 0)
+        return errno ? -errno : -EIO;
+    return ferror(f) ? -EIO : 0;
 }

@@ -1,10 +1,10 @@
-/* source/replay.c: recorded JSON samples back into snapshot + result + verdicts.
+/* record/replay.c: recorded JSON samples back into snapshot + result + verdicts.
  *
  * Each key is read back into the field src/out/json.c wrote it from; the comments name
  * what the writer did to a field on its way out (null for -1, a name for a number...)
  * and so what undoing it takes. Everything is checked: this is a file a user hands us.
  */
-#include "source/replay.h"
+#include "record/replay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "out/escape.h"
-#include "out/output.h"
+#include "record/json.h"
+#include "util/escape.h"
 #include "util.h"
+#include "record/sample.h"
+#include "util/fmt.h"
 
 /* Devices are indexed by task_devs.idx, a uint16_t. */
 #define REPLAY_DEVS_MAX ((size_t)UINT16_MAX + 1)
@@ -1250,7 +1251,7 @@ static int decode_warnings(struct dec *d, const struct json_value *list, const s
 /* ---- notes: the errors the writer turned into text ------------------------------------- */
 
 /* The writer's fixed texts (src/out/json.c); the round-trip test fails if they drift. */
-/* NOTE_* texts: out/output.h, shared with the writer */
+/* NOTE_* texts: record/sample.h, shared with the writer */
 
 static void note_psi(struct snapshot *s, const char *text)
 {

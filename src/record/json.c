@@ -1,5 +1,5 @@
-/* json.c: a strict recursive-descent JSON reader into a small DOM (json.h). */
-#include "json.h"
+/* record/json.c: a strict recursive-descent JSON reader into a small DOM (record/json.h). */
+#include "record/json.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/escape.h"
+#include "util/escape.h"
 #include "util.h"
 
 struct json_value {

@@ -1,11 +1,14 @@
-/* out/json.c: one sample as one JSON line. The keys are a contract (docs/json.md). */
+/* record/write.c: one sample as one JSON line (record/sample.h). The keys are a contract
+ * (docs/json.md); record/replay.c reads them back. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <string.h>
 
-#include "out/escape.h"
-#include "out/output.h"
+#include "util/escape.h"
+#include "record/sample.h"
+#include "util.h"
+#include "util/fmt.h"
 #include "source/taskstats.h"
 
 /* A tiny writer: it tracks only whether a separator is due at the current depth. */
@@ -279,8 +282,8 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
     jw_close(w, '}');
 }
 
-void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
-                     const struct out_opts *o)
+int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
+                 const struct sample_opts *o)
 {
     const struct snapshot *c = r->cur;
     struct jw w = { .f = f };
@@ -346,4 +349,5 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
     jw_close(&w, ']');
     jw_close(&w, '}');
     putc('\n', f);
+    return stream_flush(f);
 }

@@ -1,12 +1,12 @@
-/* out/escape.h: make untrusted bytes (process names, command lines) safe to show.
+/* util/escape.h: make untrusted bytes (process names, command lines) safe to show.
  *
  * Any local user chooses their process's name and command line, so these bytes must never
  * reach a terminal raw: an escape sequence could rewrite the screen or the title, a bidi
  * override could reverse what the operator reads. Everything that is not printable,
  * valid UTF-8 of a harmless kind is written as a visible escape.
  */
-#ifndef IOTRIAGE_OUT_ESCAPE_H
-#define IOTRIAGE_OUT_ESCAPE_H
+#ifndef IOTRIAGE_UTIL_ESCAPE_H
+#define IOTRIAGE_UTIL_ESCAPE_H
 
 #include <stdbool.h>
 #include <stddef.h>

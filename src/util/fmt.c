@@ -1,12 +1,10 @@
-/* out/common.c: what every output decides the same way. */
+/* util/fmt.c: numbers and errors as text (util/fmt.h). */
+#include "util/fmt.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "out/output.h"
-#include "util.h"
 
 size_t fmt_fixed(char *buf, size_t n, double v, int prec)
 {
@@ -84,55 +82,6 @@ void fmt_rate(char *buf, size_t n, double bps)
     size_t o = fmt_fixed(buf, n - 1, bps, u == 0 ? 0 : bps < 10 ? 2 : bps < 100 ? 1 : 0);
     buf[o++] = units[u];
     buf[o] = '\0';
-}
-
-void fmt_task_devs(char *buf, size_t n, const struct result *r, size_t ti, const char *unknown)
-{
-    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
-    if (n == 0)
-        return;
-    buf[0] = '\0';
-    if (!td || !td->known || td->err) {
-        snprintf(buf, n, "%s", unknown);
-        return;
-    }
-    size_t o = 0;
-    for (unsigned k = 0; k < td->n && o + 1 < n; k++) {
-        int w = snprintf(buf + o, n - o, "%s%s", k ? "," : "", r->devs[td->idx[k]].dev->ds.name);
-        if (w < 0 || (size_t)w >= n - o) {
-            buf[o] = '\0';
-            break;
-        }
-        o += (size_t)w;
-    }
-}
-
-void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks)
-{
-    ix->first = xcalloc(ntasks + 2, sizeof(size_t));
-    ix->order = xcalloc(v->n ? v->n : 1, sizeof(size_t));
-    /* counting sort by task; device findings (task -1) are not indexed */
-    for (size_t i = 0; i < v->n; i++)
-        if (v->w[i].task >= 0)
-            ix->first[(size_t)v->w[i].task + 2]++;
-    for (size_t t = 2; t < ntasks + 2; t++)
-        ix->first[t] += ix->first[t - 1];
-    for (size_t i = 0; i < v->n; i++)
-        if (v->w[i].task >= 0)
-            ix->order[ix->first[(size_t)v->w[i].task + 1]++] = i;
-}
-
-void warn_index_free(struct warn_index *ix)
-{
-    free(ix->first);
-    free(ix->order);
-}
-
-bool task_is_active(const struct task_rates *t)
-{
-    if (t->io_valid && (t->read_bps > 0 || t->write_bps > 0))
-        return true;
-    return t->delay_valid && t->io_delay_pct > 0.05;
 }
 
 const char *source_err_text(int err)

@@ -1,4 +1,4 @@
-/* source/replay.h: a recording (`iotriage --record FILE`, one out_json_sample line per
+/* record/replay.h: a recording (`iotriage --record FILE`, one sample_write line per
  * sample) read back into the structs the outputs and the screen draw from.
  *
  * Contract
@@ -8,7 +8,7 @@
  *   messages). A file with no sample at all is an error.
  * - replay_load() decodes one sample into a frame: a snapshot, the result that points
  *   into it and the verdicts, as the live pipeline would have had them when it wrote the
- *   line, so that out_json_sample(&f->res, &f->ver, &(struct out_opts){ .hostname =
+ *   line, so that sample_write(&f->res, &f->ver, &(struct sample_opts){ .hostname =
  *   f->host, .only_active = f->nunlisted > 0 }) writes that line again byte for byte
  *   (notes included: they are rebuilt from their text). Numbers were printed with three
  *   decimals and come back as those decimals.
@@ -36,8 +36,8 @@
  * are inactive (task_is_active() false), so an output with only_active skips them;
  * nunlisted counts them and unlisted[] marks them.
  */
-#ifndef IOTRIAGE_SOURCE_REPLAY_H
-#define IOTRIAGE_SOURCE_REPLAY_H
+#ifndef IOTRIAGE_RECORD_REPLAY_H
+#define IOTRIAGE_RECORD_REPLAY_H
 
 #include <stdbool.h>
 #include <stddef.h>

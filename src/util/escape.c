@@ -1,5 +1,5 @@
-/* out/escape.c: escaping of untrusted text for the terminal and for JSON. */
-#include "out/escape.h"
+/* util/escape.c: escaping of untrusted text for the terminal and for JSON. */
+#include "util/escape.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* json.h: a small, strict JSON reader (RFC 8259) for text users hand us (recordings).
+/* record/json.h: a small, strict JSON reader (RFC 8259) for text users hand us (recordings).
  *
  * Contract
  * - json_parse() reads exactly buf[0, len): the input needs no NUL and no byte at or past
@@ -24,8 +24,8 @@
  * - Accessors accept NULL (a missing value) and answer "missing" rather than crash, so a
  *   chain json_get(json_get(root, "a"), "b") needs one check at the end.
  */
-#ifndef IOTRIAGE_JSON_H
-#define IOTRIAGE_JSON_H
+#ifndef IOTRIAGE_RECORD_JSON_H
+#define IOTRIAGE_RECORD_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

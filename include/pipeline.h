@@ -1,0 +1,94 @@
+/* pipeline.h: one refresh, one way. The one owner of the sampler, the snapshots, the
+ * rates and the verdicts; every consumer (batch text, JSON, the screen, a recording, and
+ * whatever comes next) reads the frame it produces.
+ *
+ *   live:    sampler_take -> snapshot -> delta_compute -> verdict_compute -> frame
+ *   replay:  a recorded sample (record/replay.h) -> frame
+ *
+ * Contract
+ * - pipeline_open() opens the machine (o->replay NULL) or a recording. Live, it takes the
+ *   first snapshot at once: rates need two, so the first frame comes from the first
+ *   pipeline_step() after it. A recording is refused here when none of its samples
+ *   decodes; the first pipeline_step() hands out the first sample that does.
+ * - pipeline_step() makes the next frame: live, a new snapshot against the one before;
+ *   replay, the next recorded sample. It returns 1 with a new frame, 0 when there is none
+ *   (the end of a recording), or -errno with one line in err: a recorded sample that
+ *   does not decode (the last good frame stays), or a sink that failed (below).
+ * - Every new frame is handed to each sink, in the order they were added, before
+ *   pipeline_step() returns. A sink returns 0 or -errno with one line in err; a sink
+ *   that fails is removed (it is not called again) and its error is what pipeline_step()
+ *   returns, after the other sinks had the frame. A recording on a full disk stops with
+ *   a message instead of being cut silently.
+ * - The frame and everything it points to stay valid until the next pipeline_step(),
+ *   pipeline_seek(), pipeline_set_threads() or pipeline_close(). Between two frames the
+ *   pipeline keeps of the older snapshot only what the deltas need (snapshot_reduce), so
+ *   two whole task lists are never alive at once; callers never see that.
+ * - Nothing here prints or exits. Allocation failure aborts (util.h).
+ */
+#ifndef IOTRIAGE_PIPELINE_H
+#define IOTRIAGE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "delta.h"
+#include "snapshot.h"
+#include "verdict.h"
+
+/* One refresh, as every consumer reads it. */
+struct frame {
+    const struct snapshot *snap;
+    const struct result *res;        /* res->cur == snap */
+    const struct verdicts *ver;
+    const char *host;                /* this machine's name, or the recorded one (may be NULL) */
+    /* Replay: per task, a stub added so that a warning has a task to name (record/replay.h);
+     * NULL when there is none. */
+    const bool *unlisted;
+    size_t nunlisted;
+    bool replayed;                   /* from a recording, not the machine */
+};
+
+/* A consumer of every frame. */
+struct sink {
+    const char *name;                /* for messages: "recording", "stdout" */
+    int (*emit)(void *ctx, const struct frame *f, char *err, size_t errlen);
+    void *ctx;
+};
+
+struct pipeline_opts {
+    struct sampler_opts sampler;     /* live */
+    const char *replay;              /* a recording to read instead of the machine */
+};
+
+struct pipeline;
+
+/* Returns 0, or -errno with one line in err (the sampler or the recording cannot open). */
+int  pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *err, size_t errlen);
+void pipeline_close(struct pipeline *p);
+
+/* At most PIPELINE_SINKS sinks. */
+#define PIPELINE_SINKS 8
+void pipeline_add_sink(struct pipeline *p, const struct sink *s);
+
+int  pipeline_step(struct pipeline *p, char *err, size_t errlen);
+/* The error pipeline_step() just returned came from a sink (a write that failed), not
+ * from a recorded sample that did not decode. */
+bool pipeline_sink_failed(const struct pipeline *p);
+
+/* The newest frame, or NULL before the first one. */
+const struct frame *pipeline_frame(const struct pipeline *p);
+
+bool pipeline_is_replay(const struct pipeline *p);
+
+/* Live: start again with threads (or processes) as the unit. The first frame comes from
+ * the next step. Returns 0 or -errno with err. */
+int  pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t errlen);
+
+/* Replay: how many samples the recording has, which one the frame is (0-based), and go
+ * to sample i (sinks are not called: moving about a recording is not a new frame).
+ * pipeline_seek() returns 0, or -errno with err (the frame stays the last good one). */
+size_t pipeline_replay_count(const struct pipeline *p);
+size_t pipeline_replay_pos(const struct pipeline *p);
+int    pipeline_seek(struct pipeline *p, size_t i, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,22 @@
+/* util/fmt.h: numbers and errors as the outputs print them, without printf's machinery
+ * where a refresh prints thousands of them. Pure: no state, no allocation. */
+#ifndef IOTRIAGE_UTIL_FMT_H
+#define IOTRIAGE_UTIL_FMT_H
+
+#include <stddef.h>
+
+/* printf's "%.*f" of v (the same text), without its machinery for prec 0 to 3 and
+ * |v| x 10^prec below 1e15: the batch output formats a dozen numbers per task per refresh. Returns
+ * the length written (buf holds at least 24 bytes for the fast path). */
+size_t fmt_fixed(char *buf, size_t n, double v, int prec);
+
+/* printf's "%lld" of v into buf (at most 20 characters and a NUL). Returns the length. */
+size_t fmt_int(char buf[24], long long v);
+
+/* Bytes per second the iotop way: 512B, 4.00K, 12.3M ("-" when unknown). */
+void fmt_rate(char *buf, size_t n, double bps);
+
+/* One short human reason for an -errno from a source ("permission denied", "exited"). */
+const char *source_err_text(int err);
+
+#endif

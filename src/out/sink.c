@@ -1,0 +1,28 @@
+/* out/sink.c: a stream as a pipeline sink (out/sink.h). */
+#include "out/sink.h"
+
+#include <string.h>
+
+#include "out/output.h"
+#include "record/sample.h"
+#include "util.h"
+
+int stream_sink_emit(void *ctx, const struct frame *f, char *err, size_t errlen)
+{
+    struct stream_sink *s = ctx;
+    /* A replayed frame with stubs came from a recording made with -o: writing it with
+     * only_active gives the recorded line again. */
+    struct sample_opts o = {
+        .hostname = f->host, .only_active = s->only_active || f->nunlisted > 0, .utf8 = s->utf8,
+    };
+    int rc = s->format == STREAM_JSON ? sample_write(s->f, f->res, f->ver, &o)
+                                      : out_text_sample(s->f, f->res, f->ver, &o);
+    if (rc < 0)
+        snprintf(err, errlen, "writing %s: %s", s->name, strerror(-rc));
+    return rc;
+}
+
+struct sink stream_sink(struct stream_sink *s)
+{
+    return (struct sink){ .name = s->name, .emit = stream_sink_emit, .ctx = s };
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Golden output over stored data, in the manner of sysstat's tests: the recordings in
+# tests/fixtures/replay/ are printed with `iotriage -b --replay` and `--json --replay`
+# (and -o, and ASCII) and the text is compared, byte for byte, with the expected files in
+# tests/fixtures/golden/. A change to the text or JSON writers, the column table or the
+# sample decoder shows here as a diff. GOLDEN_UPDATE=1 writes the expected files anew
+# (then read the diff before committing it).
+. "$(dirname "$0")/lib.sh"
+export TZ=UTC
+gold=$ROOT/tests/fixtures/golden
+mkdir -p "$gold"
+n=0
+for f in rec rec-only rec-threads rec-unpriv handmade; do
+    in=$ROOT/tests/fixtures/replay/$f.jsonl
+    for variant in txt txt-only txt-ascii json-only; do
+        case $variant in
+        txt)       LC_ALL=C.UTF-8 "$IOT" -b --replay "$in" ;;
+        txt-only)  LC_ALL=C.UTF-8 "$IOT" -b -o --replay "$in" ;;
+        txt-ascii) LC_ALL=C "$IOT" -b --replay "$in" ;;
+        json-only) LC_ALL=C.UTF-8 "$IOT" --json -o --replay "$in" ;;
+        esac >"$TMP/out" 2>"$TMP/err"
+        rc=$?
+        [ "$rc" = 0 ] || fail "$f $variant: exit $rc: $(head -n 3 "$TMP/err")"
+        [ -s "$TMP/err" ] && fail "$f $variant: stderr: $(head -n 3 "$TMP/err")"
+        want=$gold/$f.$variant
+        if [ "${GOLDEN_UPDATE:-0}" = 1 ]; then
+            cp "$TMP/out" "$want"
+        elif ! diff -u "$want" "$TMP/out" >"$TMP/diff"; then
+            head -n 40 "$TMP/diff"
+            fail "$f $variant differs from $(basename "$want") (GOLDEN_UPDATE=1 rewrites it)"
+        fi
+        n=$((n + 1))
+    done
+    # A recording written again with --json --replay is the recording itself.
+    LC_ALL=C.UTF-8 "$IOT" --json --replay "$in" | cmp -s - "$in" || fail "$f: --json --replay is not the recording"
+done
+ok "$n outputs of 5 recordings as expected; every recording written again byte for byte"
+
+# The test can fail: a changed sample must show as a diff.
+sed '1s/"interval_s":0.3[0-9]*/"interval_s":9.999/' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/changed.jsonl"
+LC_ALL=C.UTF-8 "$IOT" -b --replay "$TMP/changed.jsonl" | cmp -s - "$gold/rec.txt" && fail "a changed recording printed the golden text"
+ok "a changed recording gives another text"

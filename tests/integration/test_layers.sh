@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The tree shows the flow: no file includes a header of a layer above its own, in the
+# order the README's layout section writes down (scripts/layers.sh). The check itself must
+# be able to fail: a copy of the tree with one upward include, and one with a file in a
+# folder no layer owns, are refused.
+. "$(dirname "$0")/lib.sh"
+out=$("$ROOT/scripts/layers.sh" "$ROOT" 2>&1) || fail "$out"
+ok "$out"
+
+mkdir -p "$TMP/tree"
+cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
+printf '#include "pipeline.h"\n' >>"$TMP/tree/src/source/psi.c"
+out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "an upward include passed: $out"
+grep -q 'src/source/psi.c (source) includes pipeline.h (pipeline): upward' <<<"$out" || fail "wrong report: $out"
+ok "an upward include is refused: $out"
+
+rm -rf "$TMP/tree"; mkdir -p "$TMP/tree"
+cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
+mkdir -p "$TMP/tree/src/stray"; printf 'int x;\n' >"$TMP/tree/src/stray/x.c"
+out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "a file of no layer passed: $out"
+ok "a file in a folder no layer owns is refused"
