@@ -95,6 +95,40 @@ readonly:
 clean:
 	rm -rf build iotriage
 
+# ---- Install --------------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, its man page, the bash
+# completion, and what the services and exporters ship (unit files, alert rules) when the
+# tree has them. Unit files are installed, never enabled. make uninstall removes the same.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+COMPDIR ?= $(DATADIR)/bash-completion/completions
+UNITS   := $(wildcard contrib/systemd/*.service)
+RULES   := $(wildcard contrib/prometheus/*.yml)
+
+.PHONY: install uninstall
+install: iotriage
+	install -D -m 0755 iotriage $(DESTDIR)$(BINDIR)/iotriage
+	install -D -m 0644 docs/iotriage.8 $(DESTDIR)$(MANDIR)/man8/iotriage.8
+	@if [ -f contrib/bash-completion/iotriage ]; then \
+	    echo install -D -m 0644 contrib/bash-completion/iotriage $(DESTDIR)$(COMPDIR)/iotriage; \
+	    install -D -m 0644 contrib/bash-completion/iotriage $(DESTDIR)$(COMPDIR)/iotriage; fi
+	@for u in $(UNITS); do \
+	    echo "install $$u -> $(DESTDIR)$(UNITDIR)/$$(basename $$u) (ExecStart in $(BINDIR))"; \
+	    install -d $(DESTDIR)$(UNITDIR) && \
+	    sed 's#/usr/local/bin/iotriage#$(BINDIR)/iotriage#g' $$u >$(DESTDIR)$(UNITDIR)/$$(basename $$u) && \
+	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u) || exit 1; done
+	@for r in $(RULES); do \
+	    install -D -m 0644 $$r $(DESTDIR)$(DATADIR)/iotriage/$$(basename $$r) || exit 1; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/iotriage $(DESTDIR)$(MANDIR)/man8/iotriage.8 $(DESTDIR)$(COMPDIR)/iotriage
+	@for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+	@for r in $(RULES); do rm -f $(DESTDIR)$(DATADIR)/iotriage/$$(basename $$r); done
+	-rmdir $(DESTDIR)$(DATADIR)/iotriage 2>/dev/null
+
 # The include graph against the layer order in README.md (part of `make check` through
 # tests/integration/test_layers.sh).
 layers:
@@ -116,7 +150,7 @@ fuzz-build:
 	    $(FUZZ_NAMES:%=build/fuzz/fuzz/fuzz_%)
 
 # The parsers and what they call: nothing else of the program is linked in.
-FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c $(addprefix src/source/,$(addsuffix .c, \
+FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpool.c $(addprefix src/source/,$(addsuffix .c, \
                 blockdev diskstats fdmap ioprio procs psi taskstats units)) src/record/replay.c \
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)

@@ -19,126 +19,12 @@
 
 #include "source/ioprio.h"
 #include "util.h"
+#include "util/strpool.h"
 
 #define CMDLINE_MAX (64 * 1024)
 #define PF_KTHREAD  0x00200000   /* include/linux/sched.h: the task is a kernel thread */
 #define STAT_BUF    2048         /* /proc/PID/stat: 52 numbers and a name of at most 64 bytes */
 #define IO_BUF      512          /* /proc/PID/io: 7 short lines */
-
-/* Strings shared by the caches and every snapshot that lists a task: names, command
- * lines, user names, one copy of each distinct text. The sampler is single-threaded, so
- * the counts need no atomics. A string knows its pool, so that the last reference, which
- * may be dropped after procs_close (a snapshot freed after its sampler), takes it out and
- * frees a closed pool with its last string. empty_str ("") is never counted. */
-struct pstr {
-    struct strpool *pool;
-    uint32_t refs;
-    uint32_t hash;
-    char s[];
-};
-
-struct strpool {
-    struct pstr **slot;              /* open addressing, linear probing; cap a power of 2 */
-    size_t cap, n;
-    bool closed;                     /* procs_close ran: free the pool with its last string */
-};
-
-static char empty_str[1];
-
-static struct pstr *str_hdr(const char *s)
-{
-    return (struct pstr *)(uintptr_t)(s - offsetof(struct pstr, s));
-}
-
-static uint32_t hash_bytes(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;         /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return (uint32_t)(h ^ (h >> 32));
-}
-
-static void pool_grow(struct strpool *p)
-{
-    size_t cap = p->cap ? 2 * p->cap : 256;
-    struct pstr **slot = xcalloc(cap, sizeof(*slot));
-    for (size_t i = 0; i < p->cap; i++) {
-        struct pstr *e = p->slot[i];
-        if (!e)
-            continue;
-        size_t h = e->hash & (cap - 1);
-        while (slot[h])
-            h = (h + 1) & (cap - 1);
-        slot[h] = e;
-    }
-    free(p->slot);
-    p->slot = slot;
-    p->cap = cap;
-}
-
-/* s[0, len) (no NUL inside) as a shared string: a new reference. */
-static char *pool_get(struct strpool *p, const char *s, size_t len)
-{
-    if (len == 0)
-        return empty_str;
-    if (2 * (p->n + 1) > p->cap)
-        pool_grow(p);
-    uint32_t hash = hash_bytes(s, len);
-    size_t h = hash & (p->cap - 1);
-    for (struct pstr *e; (e = p->slot[h]); h = (h + 1) & (p->cap - 1))
-        if (e->hash == hash && memcmp(e->s, s, len) == 0 && e->s[len] == '\0') {
-            e->refs++;
-            return e->s;
-        }
-    struct pstr *e = xmalloc(sizeof(*e) + len + 1);
-    e->pool = p;
-    e->refs = 1;
-    e->hash = hash;
-    memcpy(e->s, s, len);
-    e->s[len] = '\0';
-    p->slot[h] = e;
-    p->n++;
-    return e->s;
-}
-
-static char *str_ref(char *s)
-{
-    if (s != empty_str)
-        str_hdr(s)->refs++;
-    return s;
-}
-
-static void pool_free(struct strpool *p)
-{
-    free(p->slot);
-    free(p);
-}
-
-static void str_unref(const char *s)
-{
-    if (!s || s == empty_str)
-        return;
-    struct pstr *e = str_hdr(s);
-    if (--e->refs)
-        return;
-    struct strpool *p = e->pool;
-    size_t mask = p->cap - 1, i = e->hash & mask;
-    while (p->slot[i] != e)
-        i = (i + 1) & mask;
-    /* backward-shift deletion: move up every later entry of the run that may sit here */
-    for (size_t j = (i + 1) & mask; p->slot[j]; j = (j + 1) & mask) {
-        size_t home = p->slot[j]->hash & mask;
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            p->slot[i] = p->slot[j];
-            i = j;
-        }
-    }
-    p->slot[i] = NULL;
-    p->n--;
-    free(e);
-    if (p->closed && p->n == 0)
-        pool_free(p);
-}
 
 /* A task's command line as last read, by (id, start), and the name it had then: a
  * different name means an exec, and a new command line. Both are references. */
@@ -353,7 +239,7 @@ int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
     (void)errlen;
     struct procs_src *s = xcalloc(1, sizeof(*s));
     s->threads = threads;
-    s->pool = xcalloc(1, sizeof(*s->pool));
+    s->pool = strpool_new();
     s->loadavg_fd = -1;
     *out = s;
     return 0;
@@ -404,13 +290,13 @@ static char *user_of(struct procs_src *src, uid_t uid)
         name = pw->pw_name;
     else
         snprintf(num, sizeof(num), "%u", (unsigned)uid);
-    u->name = pool_get(src->pool, name, strlen(name));
+    u->name = strpool_get(src->pool, name, strlen(name));
     src->last_user = src->nusers++;
     return u->name;
 }
 
 /* The command line of process tgid (arguments separated by NULs, shown separated by
- * spaces), as a new reference; empty_str when it has none or cannot be read. */
+ * spaces), as a new reference; the empty string when it has none or cannot be read. */
 static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
 {
     if (!src->cmdbuf)
@@ -422,11 +308,11 @@ static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
     while (len > 0 && cl[len - 1] == '\0')
         len--;
     if (len <= 0)
-        return empty_str;
+        return strpool_get(src->pool, "", 0);
     for (ssize_t i = 0; i < len; i++)
         if (cl[i] == '\0')
             cl[i] = ' ';
-    return pool_get(src->pool, cl, (size_t)len);
+    return strpool_get(src->pool, cl, (size_t)len);
 }
 
 static const struct name_cache *cache_find(const struct procs_src *src, pid_t id)
@@ -457,13 +343,13 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         next->comm = old->comm;         /* moved */
         old->comm = NULL;
     } else {
-        next->comm = pool_get(src->pool, comm, strlen(comm));
+        next->comm = strpool_get(src->pool, comm, strlen(comm));
     }
-    t->comm = str_ref(next->comm);
+    t->comm = strpool_ref(next->comm);
     if (t->kthread) {                /* no memory, no command line */
-        next->cmdline = empty_str;
+        next->cmdline = strpool_get(src->pool, "", 0);
         next->read_at = rp->now;
-        t->cmdline = empty_str;
+        t->cmdline = next->cmdline;
         return;
     }
     if (same && old->cmdline && rp->now - old->read_at < PROCS_NAMES_REFRESH_S &&
@@ -472,7 +358,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         next->read_at = old->read_at;
         old->cmdline = NULL;
     } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
-        next->cmdline = str_ref(rp->group_cmd);
+        next->cmdline = strpool_ref(rp->group_cmd);
         next->read_at = rp->now;
     } else {
         next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
@@ -482,7 +368,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
             rp->group_tgid = t->tgid;
         }
     }
-    t->cmdline = str_ref(next->cmdline);
+    t->cmdline = strpool_ref(next->cmdline);
 }
 
 /* path holds the task's directory below /proc (len bytes, room for PATH_ROOM): append
@@ -547,7 +433,7 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->tgid = tgid;
     t->start_ticks = ps.start_ticks;
     t->uid = st.st_uid;
-    t->user = str_ref(user_of(rp->src, st.st_uid));
+    t->user = strpool_ref(user_of(rp->src, st.st_uid));
     t->nice = ps.nice;
     t->policy = ps.policy;
     t->state = ps.state;
@@ -822,7 +708,7 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     t->tgid = tgid;
     t->start_ticks = next->start;
     t->uid = next->uid;
-    t->user = str_ref(user_of(rp->src, next->uid));
+    t->user = strpool_ref(user_of(rp->src, next->uid));
     t->nice = nice;
     t->policy = policy & ~SCHED_RESET_ON_FORK;
     t->state = next->state;
@@ -830,8 +716,8 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     t->kthread = next->kthread;
     t->io = next->io;
     t->io_err = next->io_err;
-    t->comm = str_ref(next->comm);
-    t->cmdline = str_ref(next->cmdline);
+    t->comm = strpool_ref(next->comm);
+    t->cmdline = strpool_ref(next->cmdline);
     t->ioprio_raw = ioprio_read(id);
     if (id < rp->last_id)
         rp->unsorted = true;
@@ -924,8 +810,8 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     }
     /* What was not carried over: exited tasks, and the names and command lines read again. */
     for (size_t i = 0; i < src->nnames; i++) {
-        str_unref(src->names[i].comm);
-        str_unref(src->names[i].cmdline);
+        strpool_unref(src->names[i].comm);
+        strpool_unref(src->names[i].cmdline);
     }
     free(src->names);
     src->names = rp.next;
@@ -941,9 +827,9 @@ void procs_release(struct task_sample *tasks, size_t n)
     if (!tasks)
         return;
     for (size_t i = 0; i < n; i++) {
-        str_unref(tasks[i].comm);
-        str_unref(tasks[i].cmdline);
-        str_unref(tasks[i].user);
+        strpool_unref(tasks[i].comm);
+        strpool_unref(tasks[i].cmdline);
+        strpool_unref(tasks[i].user);
     }
     free(tasks);
 }
@@ -965,18 +851,15 @@ void procs_close(struct procs_src *src)
     if (!src)
         return;
     for (size_t i = 0; i < src->nnames; i++) {
-        str_unref(src->names[i].comm);
-        str_unref(src->names[i].cmdline);
+        strpool_unref(src->names[i].comm);
+        strpool_unref(src->names[i].cmdline);
     }
     free(src->names);
     for (size_t i = 0; i < src->nusers; i++)
-        str_unref(src->users[i].name);
+        strpool_unref(src->users[i].name);
     free(src->users);
     /* Snapshots may outlive the sampler: the pool goes with the last string they hold. */
-    if (src->pool->n == 0)
-        pool_free(src->pool);
-    else
-        src->pool->closed = true;
+    strpool_close(src->pool);
     free(src->cmdbuf);
     if (src->loadavg_fd >= 0)
         close(src->loadavg_fd);
