@@ -3,8 +3,8 @@
  *
  * stream_sink_emit() writes one frame and flushes; when the stream fails (a full disk, a
  * closed pipe) it returns -errno with "writing NAME: reason" in err, so the batch loop
- * stops with that line and the screen says the recording stopped. The sink does not own
- * the stream.
+ * stops with that line and the screen says the recording stopped, and a regular file is
+ * cut back to the end of the last whole sample. The sink does not own the stream.
  */
 #ifndef IOTRIAGE_OUT_SINK_H
 #define IOTRIAGE_OUT_SINK_H

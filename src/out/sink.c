@@ -2,6 +2,8 @@
 #include "out/sink.h"
 
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "out/output.h"
 #include "record/sample.h"
@@ -15,10 +17,18 @@ int stream_sink_emit(void *ctx, const struct frame *f, char *err, size_t errlen)
     struct sample_opts o = {
         .hostname = f->host, .only_active = s->only_active || f->nunlisted > 0, .utf8 = s->utf8,
     };
+    off_t start = ftello(s->f);
     int rc = s->format == STREAM_JSON ? sample_write(s->f, f->res, f->ver, &o)
                                       : out_text_sample(s->f, f->res, f->ver, &o);
-    if (rc < 0)
+    if (rc < 0) {
         snprintf(err, errlen, "writing %s: %s", s->name, strerror(-rc));
+        /* A file that filled up in the middle of a sample ends with the last whole one,
+         * so that every line of a recording still reads (a pipe or a device: nothing to
+         * take back). */
+        struct stat st;
+        if (start >= 0 && fstat(fileno(s->f), &st) == 0 && S_ISREG(st.st_mode))
+            (void)!ftruncate(fileno(s->f), start);
+    }
     return rc;
 }
 
