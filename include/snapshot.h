@@ -66,6 +66,8 @@ struct task_hist {
 /* What task_delta reads of one task. */
 struct task_hist task_hist_of(const struct task_sample *t);
 
+#define SNAP_PIDS_MISSING_MAX 8
+
 struct snapshot {
     double mono;                     /* CLOCK_MONOTONIC seconds when taken */
     double wall;                     /* epoch seconds, for the timestamp only */
@@ -89,6 +91,11 @@ struct snapshot {
      * sorted by id like tasks were. */
     struct task_hist *hist;
     size_t nhist;
+
+    /* -p ids that match no listed task: tgid 0 when no such task exists, else the process
+     * a thread id belongs to (listed with -P, or as -p TGID). */
+    struct pid_missing { pid_t id, tgid; } pids_missing[SNAP_PIDS_MISSING_MAX];
+    unsigned npids_missing;
 
     enum delayacct_state delayacct;  /* kernel.task_delayacct */
     /* Tasks started at or after this many ticks since boot carry delay data for sure
@@ -119,6 +126,12 @@ void snapshot_free(struct snapshot *snap);
 /* Keep only what delta_compute reads of a previous snapshot; nothing of its tasks (nor of
  * a result computed from it) may be read after. */
 void snapshot_reduce(struct snapshot *snap);
+
+/* One line for a -p id that matched nothing: "-p 123: no such process", "-p 124: a thread
+ * of process 120: use -P, or -p 120". Returns its length. */
+size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m);
+/* The same text back (a recording's note); false when it is not such a line. */
+bool snapshot_pid_note_parse(const char *text, struct pid_missing *m);
 
 /* Find a device by name; NULL when absent. */
 const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);

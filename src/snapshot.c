@@ -236,6 +236,37 @@ static void ask_stats(void *ctx, const pid_t *ids, size_t n, struct delay_sample
     }
 }
 
+/* The Tgid of task id in /proc, or 0 when it has none (gone). */
+static pid_t tgid_of(int proc_fd, pid_t id)
+{
+    char path[40], buf[1024];
+    snprintf(path, sizeof(path), "%d/status", (int)id);
+    ssize_t n = read_file_at(proc_fd, path, buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "\nTgid:");
+    return t ? (pid_t)strtol(t + 6, NULL, 10) : 0;
+}
+
+/* -p ids that match no listed task: gone, or a thread's id without -P (snapshot.h). */
+static void take_pids_missing(struct sampler *s, struct snapshot *out)
+{
+    out->npids_missing = 0;
+    for (size_t k = 0; k < s->opts.npids && out->npids_missing < SNAP_PIDS_MISSING_MAX; k++) {
+        pid_t id = s->opts.pids[k];
+        bool found = false;
+        for (size_t i = 0; i < out->ntasks && !found; i++)
+            found = out->tasks[i].id == id || out->tasks[i].tgid == id;
+        if (found)
+            continue;
+        struct pid_missing *m = &out->pids_missing[out->npids_missing++];
+        m->id = id;
+        pid_t tg = s->opts.threads ? 0 : tgid_of(s->proc_fd, id);
+        m->tgid = tg != id ? tg : 0;
+    }
+}
+
 static void take_tasks(struct sampler *s, struct snapshot *out)
 {
     struct stats_ctx c = { s, out };
@@ -249,6 +280,7 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
     if (out->taskstats_err)
         for (size_t i = 0; i < out->ntasks; i++)
             memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
+    take_pids_missing(s, out);
 }
 
 /* Index of the device major:minor in the snapshot, or -1. */
@@ -449,4 +481,28 @@ const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *n
         if (strcmp(snap->devs[i].ds.name, name) == 0)
             return &snap->devs[i];
     return NULL;
+}
+
+size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m)
+{
+    int w = m->tgid ? snprintf(buf, n, "-p %d: a thread of process %d: use -P, or -p %d", (int)m->id,
+                               (int)m->tgid, (int)m->tgid)
+                    : snprintf(buf, n, "-p %d: no such process", (int)m->id);
+    return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n ? n - 1 : 0;
+}
+
+bool snapshot_pid_note_parse(const char *text, struct pid_missing *m)
+{
+    int id, tg, tg2, end = 0;
+    if (sscanf(text, "-p %d: a thread of process %d: use -P, or -p %d%n", &id, &tg, &tg2, &end) == 3 &&
+        text[end] == '\0' && tg == tg2 && id > 0 && tg > 0) {
+        *m = (struct pid_missing){ .id = id, .tgid = tg };
+        return true;
+    }
+    end = 0;
+    if (sscanf(text, "-p %d: no such process%n", &id, &end) == 1 && end && text[end] == '\0' && id > 0) {
+        *m = (struct pid_missing){ .id = id, .tgid = 0 };
+        return true;
+    }
+    return false;
 }

@@ -230,6 +230,11 @@ int out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
     device_block(f, r);
     putc('\n', f);
     warning_block(f, r, v, o);
+    for (unsigned k = 0; k < r->cur->npids_missing; k++) {
+        char txt[128];
+        snapshot_pid_note(txt, sizeof(txt), &r->cur->pids_missing[k]);
+        fprintf(f, "Processes: %s\n", txt);
+    }
     if (r->cur->procs_err)
         fprintf(f, "Processes unavailable: %s\n", source_err_text(r->cur->procs_err));
     else

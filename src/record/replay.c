@@ -1295,6 +1295,9 @@ static int decode_notes(struct dec *d, const struct json_value *root, struct sna
                 note_psi(s, text);
             else if (strcmp(src, "delayacct") == 0)
                 note_delayacct(s, text);
+            else if (strcmp(src, "pids") == 0 && s->npids_missing < SNAP_PIDS_MISSING_MAX &&
+                     snapshot_pid_note_parse(text, &s->pids_missing[s->npids_missing]))
+                s->npids_missing++;
             /* other sources: a newer writer's notes, nothing to restore */
         }
         at_pop(d, old);

@@ -335,6 +335,14 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", txt);
         jw_close(&w, '}');
     }
+    for (unsigned k = 0; k < c->npids_missing; k++) {
+        char txt[128];
+        snapshot_pid_note(txt, sizeof(txt), &c->pids_missing[k]);
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "pids");
+        jw_str(&w, "text", txt);
+        jw_close(&w, '}');
+    }
     if (c->delayacct != DA_ON || c->taskstats_err) {
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "delayacct");

@@ -361,6 +361,14 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
     attrset(A_NORMAL);
 
     keep_in_view(&vw->proc_sel, &vw->proc_top, rows->nproc, h - 1);
+    /* -p ids that matched nothing: said where their rows would be. */
+    for (unsigned k = 0; rows->nproc == 0 && k < r->cur->npids_missing && (int)k + 1 < h; k++) {
+        char txt[128];
+        snapshot_pid_note(txt, sizeof(txt), &r->cur->pids_missing[k]);
+        attrset(color(vw, C_WARN, A_BOLD));
+        put_clip(y0 + 1 + (int)k, 0, w, txt);
+        attrset(A_NORMAL);
+    }
     for (int line = 1; line < h; line++) {
         size_t ri = vw->proc_top + (size_t)(line - 1);
         if (ri >= rows->nproc)

@@ -34,10 +34,12 @@ ok "--record /dev/full: one line, exit 1"
 #     written before is whole.
 MNT=$TMP/small; mkdir -p "$MNT"
 mount -t tmpfs -o size=64k tmpfs "$MNT" || fail "cannot mount a tmpfs"
-timeout 60 "$IOT" --json -d 0.05 --record "$MNT/rec.jsonl" >/dev/null 2>"$TMP/err"; rc=$?
+bg sleep 300                # one small process a sample: many whole samples before it fills
+timeout 60 "$IOT" --json -d 0.05 -p "$BG" --record "$MNT/rec.jsonl" >/dev/null 2>"$TMP/err"; rc=$?
 [ "$rc" = 1 ] && grep -q "writing $MNT/rec.jsonl: No space left on device" "$TMP/err" \
     || fail "full tmpfs: exit $rc: $(cat "$TMP/err")"
 n=$(wc -l <"$MNT/rec.jsonl")
+[ "$n" -ge 2 ] || fail "only $n samples in 64 KiB"
 if [ -s "$MNT/rec.jsonl" ]; then
     [ "$(tail -c 1 "$MNT/rec.jsonl" | od -An -c | tr -d ' ')" = '\n' ] || fail "the recording ends mid-line"
     jq -e . "$MNT/rec.jsonl" >/dev/null || fail "a line of the recording does not parse"
@@ -71,7 +73,7 @@ ok "paused replay with interval 1e-300: $calls wake-ups in 2 s"
 k=0
 for term in dumb unknown-term-xyz ""; do
     k=$((k + 1))
-    T new-session -d -s "term$k" -x 100 -y 20 "env TERM='$term' $IOT; echo EXITED \$?; sleep 30"
+    T new-session -d -s "term$k" -x 220 -y 20 "env TERM='$term' $IOT; echo EXITED \$?; sleep 30"
 done
 for s in term1 term2 term3; do
     for _ in $(seq 50); do T capture-pane -p -t "$s" | grep -q EXITED && break; sleep 0.1; done
@@ -81,6 +83,19 @@ for s in term1 term2 term3; do
     T kill-session -t "$s"
 done
 ok "TERM=dumb, unknown or unset: one line, exit 2"
+
+# 11. A -p naming no live process, or a thread id without -P, says so (text and JSON).
+"$IOT" -b -n 1 -d 0.1 -p 4194000 | grep -qx 'Processes: -p 4194000: no such process' || fail "-p of no process: no note"
+"$IOT" --json -n 1 -d 0.1 -p 4194000 | jq -e '.notes | any(.source == "pids" and .text == "-p 4194000: no such process")' >/dev/null \
+    || fail "-p of no process: no JSON note"
+head -c 1M /dev/zero >"$TMP/f.bin"
+bg "$HELPER" dreadt 3 "$TMP/f.bin" 30; tp=$BG
+for _ in $(seq 50); do [ "$(ls "/proc/$tp/task" | wc -l)" -ge 4 ] && break; sleep 0.1; done
+tid=$(ls "/proc/$tp/task" | grep -vx "$tp" | head -n 1)
+"$IOT" -b -n 1 -d 0.1 -p "$tid" | grep -qx "Processes: -p $tid: a thread of process $tp: use -P, or -p $tp" \
+    || fail "-p of a thread id: no note"
+"$IOT" -b -P -n 1 -d 0.1 -p "$tid" | grep -q '^Processes: ' && fail "-P -p TID: a note although the thread is listed"
+ok "-p of no process and of a thread id say so"
 
 # 11. q from the help and from a detail view; the start interval is taken by d.
 T new-session -d -s q1 -x 120 -y 30 "$IOT -d 0.05; echo EXITED \$?; sleep 30"
