@@ -264,8 +264,10 @@ static void draw_devices(const struct result *r, const struct rows *rows, struct
         const struct dev_rates *d = &r->devs[rows->dev[ri]];
         const struct blockdev_info *b = &d->dev->bd;
         char cell[NDEVCOLS][72];
-        snprintf(cell[0], 72, "%s%s", b->partition ? " " : "", d->dev->ds.name);
-        snprintf(cell[1], 72, "%s", b->scheduler[0] ? b->scheduler : "-");
+        char raw[72];
+        snprintf(raw, sizeof(raw), "%s%s", b->partition ? " " : "", d->dev->ds.name);
+        esc_display(cell[0], 72, raw, strlen(raw), vw->utf8);
+        esc_display(cell[1], 72, b->scheduler[0] ? b->scheduler : "-", strlen(b->scheduler[0] ? b->scheduler : "-"), vw->utf8);
         if (b->nr_requests >= 0)
             snprintf(cell[2], 72, "%ld", b->nr_requests);
         else
@@ -420,7 +422,10 @@ static void ln(struct lines *l, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    put_clip(l->y++, 0, l->w, buf);
+    /* The lines carry names from sysfs or from a recording anyone may have written (a
+     * device, its tunables): the whole line goes through the terminal escaping, which
+     * leaves the program's own text as it is. */
+    put_untrusted(l->y++, 0, l->w, buf, l->vw);
 }
 
 /* A blank line, then a bold heading. */

@@ -84,6 +84,21 @@ for s in term1 term2 term3; do
 done
 ok "TERM=dumb, unknown or unset: one line, exit 2"
 
+# 9. A device name from a recording (or a captured tree) with a bidi override reaches
+#    neither the device list nor the device view raw.
+sed 's/"vda"/"vd\\u202ea"/g' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/bidi.jsonl"
+"$IOT" --json --replay "$TMP/bidi.jsonl" -n 1 | grep -q 'vd\\u202ea' || fail "the bidi recording does not decode"
+T new-session -d -s bidi -x 160 -y 40 "LC_ALL=C.UTF-8 $IOT --replay $TMP/bidi.jsonl; sleep 60"
+for _ in $(seq 50); do T capture-pane -p -t bidi | grep -q '^DEVICE' && break; sleep 0.1; done
+T send-keys -t bidi p Tab Enter
+sleep 0.5
+T capture-pane -p -t bidi >"$TMP/bidi.txt"
+grep -q '^Device ' "$TMP/bidi.txt" || fail "the device view did not open: $(head -n 5 "$TMP/bidi.txt")"
+grep -q "$(printf '\xe2\x80\xae')" "$TMP/bidi.txt" && fail "a raw U+202E reached the screen"
+grep -q 'vd.*202e' "$TMP/bidi.txt" || fail "the escaped name is not shown: $(grep -m2 'Device\|major' "$TMP/bidi.txt")"
+T kill-session -t bidi
+ok "a device name with U+202E is shown escaped: $(grep -m1 '^Device ' "$TMP/bidi.txt")"
+
 # 11. A -p naming no live process, or a thread id without -P, says so (text and JSON).
 "$IOT" -b -n 1 -d 0.1 -p 4194000 | grep -qx 'Processes: -p 4194000: no such process' || fail "-p of no process: no note"
 "$IOT" --json -n 1 -d 0.1 -p 4194000 | jq -e '.notes | any(.source == "pids" and .text == "-p 4194000: no such process")' >/dev/null \
