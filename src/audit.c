@@ -15,7 +15,7 @@
 #include "out/escape.h"
 #include "snapshot.h"
 #include "source/fdmap.h"
-#include "source/units.h"
+#include "source/unitpath.h"
 #include "util.h"
 #include "verdict.h"
 

@@ -1,4 +1,4 @@
-/* Tests for source/units.c: the unit file parser (inline texts) and the scanner (fixture
+/* Tests for source/unitfile.c and unitpath.c: the unit file parser (inline texts) and the scanner (fixture
  * trees, a tree built at run time for the limits, and this machine's own root).
  *
  * Fixtures (tests/fixtures, or the directory in IOTRIAGE_FIXTURES; run from the repo root):
@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
-#include "source/units.h"
+#include "source/unitpath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
