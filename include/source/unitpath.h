@@ -37,6 +37,9 @@ struct unit_problem {
     unsigned    line;         /* 0 when not about a line */
     int         err;          /* -errno */
     const char *what;         /* static English text */
+    char       *setting;      /* NULL, or the line at fault as written ("Key=value"), for a
+                               * unit systemd refuses to load */
+    const char *why;          /* NULL, or static text: why that line is refused */
 };
 
 struct unit_list {

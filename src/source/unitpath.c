@@ -99,7 +99,30 @@ static void problem(struct scan *sc, const char *path, unsigned line, int err, c
         return;
     }
     o->problems = grow(o->problems, o->nproblems, &sc->capproblems, sizeof(*o->problems));
-    o->problems[o->nproblems++] = (struct unit_problem){ xstrdup(path), line, err, what };
+    o->problems[o->nproblems++] = (struct unit_problem){ xstrdup(path), line, err, what,
+                                                         NULL, NULL };
+}
+
+/* A unit systemd refuses to load: the problem names the line at fault and why, so the
+ * report is complete where it is printed. */
+static void problem_refused(struct scan *sc, const struct unit_sched *s, const char *path)
+{
+    struct unit_list *o = sc->out;
+    size_t before = o->nproblems;
+    problem(sc, path, s->load_error_at.line, s->load_error, "systemd refuses to load this unit");
+    if (o->nproblems == before)
+        return;
+    for (unsigned i = 0; i < s->ninvalid; i++) {
+        const struct unit_invalid *iv = &s->invalid[i];
+        if (!iv->fatal)
+            continue;
+        struct unit_problem *p = &o->problems[before];
+        size_t n = strlen(iv->key) + 1 + strlen(iv->text) + 1;
+        p->setting = xmalloc(n);
+        snprintf(p->setting, n, "%s%s%s", iv->key, iv->key[0] ? "=" : "", iv->text);
+        p->why = iv->why;
+        break;
+    }
 }
 
 static void add_masked(struct scan *sc, const char *name, const char *path)
@@ -803,8 +826,7 @@ static void parse_unit(struct scan *sc, struct canon *c)
     free(confs);
     if (s.load_error) {
         const char *f = s.load_error_at.file >= 0 ? s.files[s.load_error_at.file] : c->path;
-        problem(sc, f, s.load_error_at.line, s.load_error,
-                "systemd refuses to load this unit (see its invalid settings)");
+        problem_refused(sc, &s, f);
     }
     if (units_sets_sched(&s) || sched_invalid(&s))
         keep_unit(sc, c, &s);
@@ -895,8 +917,10 @@ void units_list_free(struct unit_list *l)
         free(l->masked[i].name);
         free(l->masked[i].path);
     }
-    for (size_t i = 0; i < l->nproblems; i++)
+    for (size_t i = 0; i < l->nproblems; i++) {
         free(l->problems[i].path);
+        free(l->problems[i].setting);
+    }
     free(l->units);
     free(l->masked);
     free(l->problems);
