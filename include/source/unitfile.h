@@ -13,7 +13,9 @@
  *    unescaped backslash joins the next line (it becomes a space); whitespace around key
  *    and value is dropped; section names, key names and keyword values are case-sensitive
  *    ("Idle" is invalid). Only the unit type's own section counts ([Service], [Socket],
- *    [Mount] or [Swap]); a tracked key elsewhere is recorded as invalid ("ignored").
+ *    [Mount] or [Swap]); a tracked key elsewhere, or written in another case ("nice="),
+ *    is recorded as invalid ("ignored"), except in an X- section, which systemd skips
+ *    without a word.
  *  - IOSchedulingClass= and IOSchedulingPriority= edit ONE value, like systemd's
  *    ExecContext.ioprio: it starts as best-effort/4, a class keeps the level, a level keeps
  *    the class, class "none" (or 0) turns the value back into best-effort/4, and an empty
@@ -30,6 +32,8 @@
  *  - Specifiers (%h, %i, ...) are not expanded: a path holding '%' is kept as written.
  *  - Lines are reported by the line where the assignment starts (systemd's own messages
  *    name the last line of a continued assignment).
+ *  - Checked against systemd 252 itself (its `systemd --test` dump of the parsed units and
+ *    its warnings): tests/integration/test_units_systemd.sh.
  */
 #ifndef IOTRIAGE_SOURCE_UNITFILE_H
 #define IOTRIAGE_SOURCE_UNITFILE_H
@@ -87,6 +91,8 @@ struct unit_sched {
                                         * last reset, prefixes and quotes removed */
     char     exec_prefix[8];           /* the prefixes it had, e.g. "-@" or "!!" */
     unsigned nexec;                    /* commands in the ExecStart= list */
+    bool     exec_stop;                /* ExecStop= holds a command (not checked further) */
+    bool     success_action;           /* SuccessAction= set, and not "none" */
     struct unit_where where[UK_NKEYS];
     char   **files;                    /* paths given to units_set_file, in order */
     unsigned nfiles;
@@ -111,6 +117,13 @@ int units_set_file(struct unit_sched *u, const char *path);
  * -ENOEXEC: bad setting; -ENOBUFS: line too long), also stored in u->load_error. A unit
  * with load_error set is left alone: later calls return it again without parsing. */
 int units_parse(const char *buf, size_t len, struct unit_sched *u);
+
+/* After the main file and every drop-in: the checks systemd makes of the whole unit
+ * (service_verify()). A service with no ExecStart=, ExecStop= or SuccessAction= is refused:
+ * load_error becomes -ENOEXEC, with a fatal invalid entry at line 0 of the main file.
+ * (Not modelled: several ExecStart= outside Type=oneshot, Restart= with oneshot.) Returns
+ * load_error. */
+int units_finish(struct unit_sched *u);
 
 /* true when one of the four scheduling keys is set */
 bool units_sets_sched(const struct unit_sched *u);

@@ -38,6 +38,7 @@ struct parser {
     struct unit_sched *u;
     enum section sec;
     bool service;                 /* the current exec section is [Service] */
+    bool unit;                    /* the current section is [Unit] */
 };
 
 static const struct unit_where NOWHERE = { -1, 0 };
@@ -663,13 +664,34 @@ static int set_exec(struct parser *ps, const char *val, unsigned line)
 
 /* ---- lines ------------------------------------------------------------------------- */
 
+/* The keys that only decide whether systemd accepts a service at all: it refuses one
+ * with no ExecStart=, no ExecStop= and no SuccessAction= (service_verify()). */
+static void track_verify_keys(struct parser *ps, const char *key, const char *val)
+{
+    struct unit_sched *u = ps->u;
+    if (ps->sec == SEC_EXEC && ps->service && strcmp(key, "ExecStop") == 0)
+        u->exec_stop = *val != '\0';                 /* empty: the list is reset */
+    else if (ps->unit && strcmp(key, "SuccessAction") == 0)
+        u->success_action = *val && strcmp(val, "none") != 0;
+}
+
 static int assign(struct parser *ps, const char *key, char *val, unsigned line)
 {
     int k = key_index(key, false);
     if (k < 0) {
-        if (ps->sec == SEC_EXEC && key_index(key, true) >= 0)
-            add_invalid(ps, key, val, "key names are case-sensitive: systemd ignores this one",
-                        line, false);
+        track_verify_keys(ps, key, val);
+        /* systemd warns about an unknown key in any section but an X- one ("Unknown key
+         * 'nice' in section [Unit]", "Assignment outside of section"). */
+        if (ps->sec == SEC_SILENT || key_index(key, true) < 0)
+            return 0;
+        add_invalid(ps, key, val,
+                    ps->sec == SEC_EXEC ? "key names are case-sensitive: systemd ignores this one"
+                    : ps->sec == SEC_NONE ? "assignment before any section (and key names are "
+                                            "case-sensitive): ignored"
+                                          : "key names are case-sensitive, and this is not the "
+                                            "unit's [Service], [Socket], [Mount] or [Swap] "
+                                            "section: ignored",
+                    line, false);
         return 0;
     }
     if (k == UK_EXEC && ps->u->type != UNIT_ANY && ps->u->type != UNIT_SERVICE)
@@ -701,6 +723,7 @@ static void enter_section(struct parser *ps, const char *name)
 {
     ps->sec = strncmp(name, "X-", 2) == 0 ? SEC_SILENT : SEC_OTHER;
     ps->service = false;
+    ps->unit = strcmp(name, "Unit") == 0;
     enum unit_type type = ps->u->type;
     for (enum unit_type t = UNIT_SERVICE; t <= UNIT_SWAP; t++)
         if (strcmp(name, exec_sections[t]) == 0 && (type == UNIT_ANY || type == t)) {
@@ -859,6 +882,25 @@ int units_set_file(struct unit_sched *u, const char *path)
     u->files[u->nfiles] = xstrdup(path);
     u->cur_file = (int)u->nfiles;
     return (int)u->nfiles++;
+}
+
+int units_finish(struct unit_sched *u)
+{
+    if (!u)
+        return -EINVAL;
+    if (u->load_error)
+        return u->load_error;
+    if (u->type == UNIT_SERVICE && u->nexec == 0 && !u->exec_stop && !u->success_action) {
+        struct parser ps = { .u = u, .sec = SEC_NONE };
+        int cur = u->cur_file;
+        u->cur_file = u->nfiles ? 0 : -1;            /* about the unit: named by its main file */
+        int r = load_fail(&ps, "", "",
+                          "service has no ExecStart=, ExecStop= or SuccessAction=: systemd "
+                          "refuses the unit", 0, -ENOEXEC);
+        u->cur_file = cur;
+        return r;
+    }
+    return 0;
 }
 
 bool units_sets_sched(const struct unit_sched *u)

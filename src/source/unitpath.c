@@ -117,10 +117,12 @@ static void problem_refused(struct scan *sc, const struct unit_sched *s, const c
         if (!iv->fatal)
             continue;
         struct unit_problem *p = &o->problems[before];
+        p->why = iv->why;
+        if (!iv->key[0] && !iv->text[0])
+            break;                  /* about the whole unit: the reason says it all */
         size_t n = strlen(iv->key) + 1 + strlen(iv->text) + 1;
         p->setting = xmalloc(n);
         snprintf(p->setting, n, "%s%s%s", iv->key, iv->key[0] ? "=" : "", iv->text);
-        p->why = iv->why;
         break;
     }
 }
@@ -824,6 +826,7 @@ static void parse_unit(struct scan *sc, struct canon *c)
         free(confs[i].path);
     }
     free(confs);
+    units_finish(&s);
     if (s.load_error) {
         const char *f = s.load_error_at.file >= 0 ? s.files[s.load_error_at.file] : c->path;
         problem_refused(sc, &s, f);

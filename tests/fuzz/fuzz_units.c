@@ -81,6 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* Empty text, and no text at all, are fine and change nothing. */
     FZ_CHECK(units_parse(NULL, 0, &u) == u.load_error);
+    /* The whole-unit checks: a refused unit stays refused, and the result is load_error. */
+    int before = u.load_error;
+    FZ_CHECK(units_finish(&u) == u.load_error);
+    FZ_CHECK(!before || u.load_error == before);
+    check(&u);
     units_sched_free(&u);
     FZ_CHECK(u.nfiles == 0 && u.files == NULL && u.invalid == NULL && u.exec == NULL);
     return 0;
