@@ -21,7 +21,8 @@ static void check(const struct unit_sched *u)
         FZ_CHECK(fz_terminated(iv->text, sizeof(iv->text)));
         FZ_CHECK(iv->why != NULL && iv->why[0] != '\0');
         FZ_CHECK(iv->at.file >= -1 && iv->at.file < (int)u->nfiles);
-        FZ_CHECK(iv->at.line >= 1);
+        /* line 0: only the whole-unit check of units_finish (no key, no text) */
+        FZ_CHECK(iv->at.line >= 1 || (iv->fatal && !iv->key[0] && !iv->text[0]));
     }
     for (int k = 0; k < UK_NKEYS; k++) {
         FZ_CHECK(u->where[k].file >= -1 && u->where[k].file < (int)u->nfiles);
