@@ -273,6 +273,21 @@ static void text_rejected(const struct unit_sched *s)
 {
     for (unsigned i = 0; i < s->ninvalid; i++) {
         const struct unit_invalid *iv = &s->invalid[i];
+        if (iv->fatal) {             /* the unit never runs: said here, with its unit */
+            const char *f = invalid_file(s, iv);
+            fputs("    refused: systemd does not load this unit: ", stdout);
+            put_disp(f ? f : "?", 0);
+            if (iv->at.line)
+                printf(":%u", iv->at.line);
+            if (iv->key[0] || iv->text[0]) {
+                fputs(": ", stdout);
+                put_disp(iv->key, 0);
+                fputs(iv->key[0] ? "=" : "", stdout);
+                put_disp(iv->text, 0);
+            }
+            printf(" (%s)\n", iv->why);
+            continue;
+        }
         if (!is_rejected_label(iv))
             continue;
         const char *f = invalid_file(s, iv);

@@ -54,6 +54,8 @@ printf '[Service]\nNice=5\nWorkingDirectory=relative/dir\nExecStart=/bin/true\n'
 run_audit >"$TMP/b.txt"
 grep -q "bad.service:3: systemd refuses to load this unit: WorkingDirectory=relative/dir" "$TMP/b.txt" ||
     fail "refused unit without its setting: $(cat "$TMP/b.txt")"
+grep -A3 '^  bad.service' "$TMP/b.txt" | grep -q "refused: systemd does not load this unit: /etc/systemd/system/bad.service:3" ||
+    fail "the refusal is not said under the unit: $(cat "$TMP/b.txt")"
 run_audit --json | jqf '.problems[0] | .line == 3 and .setting == "WorkingDirectory=relative/dir"' >/dev/null
 ok "refused unit: the file, line and setting at fault"
 rm "$U/bad.service"
