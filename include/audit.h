@@ -6,8 +6,13 @@
  * and whether their schedulers read it (verdict.h's rule table). Reads files only: no
  * systemd needs to be running.
  *
- * Exit status: 1 when any label is ignored (wholly or its level), 0 when all are honoured,
- * 2 on error.
+ * A label systemd rejects when it loads the unit (IOSchedulingClass=Idle, Nice=50: the
+ * unit runs without it) is one more way a label is ignored, reported with file and line.
+ * Text from outside (unit and file names, values, device names) goes through esc_display.
+ *
+ * Exit status: 1 when any label is ignored (wholly, its level, or rejected by systemd);
+ * 3 when none is ignored but some could not be judged (no device found, unknown
+ * scheduler); 0 when every label is honoured, or there is none; 2 on error.
  */
 #ifndef IOTRIAGE_AUDIT_H
 #define IOTRIAGE_AUDIT_H

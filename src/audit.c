@@ -15,7 +15,7 @@
 #include "util/escape.h"
 #include "snapshot.h"
 #include "source/fdmap.h"
-#include "source/units.h"
+#include "source/unitpath.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -38,7 +38,25 @@ struct audited {
 
 struct tally {
     unsigned ignored, honoured, undecided;
+    unsigned rejected;               /* of ignored: settings systemd drops when it loads */
 };
+
+/* Text from outside (unit and file names, values, device names, command lines) is shown
+ * through esc_display: whoever built the audited image must not reach the terminal. */
+static bool utf8_out;
+
+static void put_disp(const char *s, int width)
+{
+    size_t l = strlen(s), cap = 4 * l + 1;   /* an escape is at most 4 bytes per byte */
+    char stackbuf[512];
+    char *buf = cap <= sizeof(stackbuf) ? stackbuf : xmalloc(cap);
+    size_t n = esc_display(buf, cap, s, l, utf8_out);
+    fputs(buf, stdout);
+    for (int i = (int)n; i < width; i++)
+        putchar(' ');
+    if (buf != stackbuf)
+        free(buf);
+}
 
 static const char *reading_name(enum sched_reading r)
 {
@@ -164,9 +182,13 @@ static void text_findings(const struct audited *a)
     }
     if (a->nf == 0)
         printf("    no block device found\n");
-    for (unsigned i = 0; i < a->nf; i++)
-        printf("    %-10s %-12s %-14s (%s)\n", a->f[i].dev, a->f[i].sched[0] ? a->f[i].sched : "-",
-               reading_name(a->f[i].reading), a->f[i].from);
+    for (unsigned i = 0; i < a->nf; i++) {
+        fputs("    ", stdout);
+        put_disp(a->f[i].dev, 10);
+        putchar(' ');
+        put_disp(a->f[i].sched[0] ? a->f[i].sched : "-", 12);
+        printf(" %-14s (%s)\n", reading_name(a->f[i].reading), a->f[i].from);
+    }
 }
 
 /* --- json ------------------------------------------------------------------------- */
@@ -199,6 +221,128 @@ static void json_findings(const struct audited *a)
         printf(",\"verdict\":\"%s\"}", reading_name(a->f[i].reading));
     }
     putchar(']');
+}
+
+/* ---- labels systemd rejects ----------------------------------------------------------- */
+
+/* The scheduling key an invalid entry is about (case-insensitively: "nice=" in [Service]
+ * is Nice= written wrong), or -1. */
+static int sched_key_of(const struct unit_invalid *iv)
+{
+    for (int k = UK_IOCLASS; k <= UK_POLICY; k++)
+        if (strcasecmp(iv->key, units_key_name((enum unit_key)k)) == 0)
+            return k;
+    return -1;
+}
+
+/* A rejected value no longer matters when a later file or line set the same key (the
+ * I/O class and level share one value in systemd, so either counts for both). */
+static bool superseded(const struct unit_sched *s, const struct unit_invalid *iv)
+{
+    int k = sched_key_of(iv);
+    const struct unit_where *w[2] = { &s->where[k], NULL };
+    if (k == UK_IOCLASS || k == UK_IOPRIO)
+        w[1] = &s->where[k == UK_IOCLASS ? UK_IOPRIO : UK_IOCLASS];
+    for (int i = 0; i < 2 && w[i]; i++)
+        if (w[i]->file >= 0 && (w[i]->file > iv->at.file ||
+                                (w[i]->file == iv->at.file && w[i]->line > iv->at.line)))
+            return true;
+    return false;
+}
+
+static bool is_rejected_label(const struct unit_invalid *iv)
+{
+    return iv->sched && !iv->fatal && sched_key_of(iv) >= 0;
+}
+
+static const char *invalid_file(const struct unit_sched *s, const struct unit_invalid *iv)
+{
+    return iv->at.file >= 0 && (unsigned)iv->at.file < s->nfiles ? s->files[iv->at.file] : NULL;
+}
+
+static void count_rejected(struct tally *t, const struct unit_sched *s)
+{
+    for (unsigned i = 0; i < s->ninvalid; i++)
+        if (is_rejected_label(&s->invalid[i]) && !superseded(s, &s->invalid[i])) {
+            t->ignored++;
+            t->rejected++;
+        }
+}
+
+static void text_rejected(const struct unit_sched *s)
+{
+    for (unsigned i = 0; i < s->ninvalid; i++) {
+        const struct unit_invalid *iv = &s->invalid[i];
+        if (iv->fatal) {             /* the unit never runs: said here, with its unit */
+            const char *f = invalid_file(s, iv);
+            fputs("    refused: systemd does not load this unit: ", stdout);
+            put_disp(f ? f : "?", 0);
+            if (iv->at.line)
+                printf(":%u", iv->at.line);
+            if (iv->key[0] || iv->text[0]) {
+                fputs(": ", stdout);
+                put_disp(iv->key, 0);
+                fputs(iv->key[0] ? "=" : "", stdout);
+                put_disp(iv->text, 0);
+            }
+            printf(" (%s)\n", iv->why);
+            continue;
+        }
+        if (!is_rejected_label(iv))
+            continue;
+        const char *f = invalid_file(s, iv);
+        printf("    %s ", superseded(s, iv) ? "rejected (later overridden)" : "rejected");
+        put_disp(iv->key, 0);
+        putchar('=');
+        put_disp(iv->text, 0);
+        fputs(" at ", stdout);
+        put_disp(f ? f : "?", 0);
+        printf(":%u: %s\n", iv->at.line, iv->why);
+    }
+    if (s->ninvalid_lost)
+        printf("    (%u more invalid settings not kept)\n", s->ninvalid_lost);
+}
+
+static void json_rejected(const struct unit_sched *s)
+{
+    printf(",\"rejected\":[");
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->ninvalid; i++) {
+        const struct unit_invalid *iv = &s->invalid[i];
+        if (!is_rejected_label(iv))
+            continue;
+        printf("%s{\"key\":", n++ ? "," : "");
+        json_str(units_key_name((enum unit_key)sched_key_of(iv)));
+        printf(",\"as_written\":");
+        json_str(iv->key);
+        printf(",\"value\":");
+        json_str(iv->text);
+        printf(",\"file\":");
+        json_str(invalid_file(s, iv));
+        printf(",\"line\":%u,\"why\":", iv->at.line);
+        json_str(iv->why);
+        printf(",\"superseded\":%s}", superseded(s, iv) ? "true" : "false");
+    }
+    putchar(']');
+}
+
+/* What systemd makes of the four keys, null when unset: the value it hands to
+ * ioprio_set() (class and level), setpriority() and sched_setscheduler(). */
+static void json_unit_values(const struct unit_sched *s)
+{
+    bool io = s->ioclass_set || s->iolevel_set;
+    if (io)
+        printf(",\"io_class\":\"%s\",\"io_level\":%u",
+               ioprio_class_name((enum ioprio_class)IOPRIO_CLASS_OF(s->ioprio)),
+               IOPRIO_LEVEL_OF(s->ioprio));
+    else
+        printf(",\"io_class\":null,\"io_level\":null");
+    if (s->nice_set)
+        printf(",\"nice\":%d", s->nice);
+    else
+        printf(",\"nice\":null");
+    printf(",\"cpu_policy\":");
+    json_str(s->policy_set ? units_policy_name(s->policy) : NULL);
 }
 
 static void unit_sets(char *buf, size_t n, const struct unit_sched *s)
@@ -249,18 +393,21 @@ int audit_run(const struct audit_opts *o)
     }
     const char *cs = nl_langinfo(CODESET);
     bool utf8 = cs && strcmp(cs, "UTF-8") == 0;
+    utf8_out = utf8;
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
     struct tally tally = { 0 };
     struct audited a;
-    char prio[24], text[512], sets[256];
+    char prio[24], text[512];
 
     if (o->json) {
         printf("{\"host\":");
         json_str(host);
         printf(",\"processes\":[");
     } else {
-        printf("iotriage audit - %s\n\nRunning processes with a non-default I/O priority:\n", host);
+        fputs("iotriage audit - ", stdout);
+        put_disp(host, 0);
+        printf("\n\nRunning processes with a non-default I/O priority:\n");
     }
     unsigned nproc = 0;
     for (size_t i = 0; i < snap.ntasks; i++) {
@@ -299,25 +446,44 @@ int audit_run(const struct audit_opts *o)
     unsigned nunits = 0;
     for (size_t i = 0; i < ul.nunits; i++) {
         const struct unit_entry *u = &ul.units[i];
-        if (!units_sets_sched(&u->s))
-            continue;
-        audit_unit(root_fd, sys_fd, u, &a);
-        count(&tally, &a);
+        /* The scanner also keeps units whose only labels systemd rejected: those labels
+         * are ignored as surely as one a scheduler does not read. */
+        bool sets = units_sets_sched(&u->s);
+        if (sets) {
+            audit_unit(root_fd, sys_fd, u, &a);
+            count(&tally, &a);
+        } else {
+            memset(&a, 0, sizeof(a));
+            a.prio = units_effective(&u->s);
+        }
+        count_rejected(&tally, &u->s);
         prio_str(prio, sizeof(prio), a.prio);
-        unit_sets(sets, sizeof(sets), &u->s);
+        unit_sets(text, sizeof(text), &u->s);
         if (o->json) {
             printf("%s{\"unit\":", nunits ? "," : "");
             json_str(u->name);
             printf(",\"file\":");
             json_str(u->s.nfiles ? u->s.files[0] : NULL);
-            printf(",\"sets\":");
-            json_str(sets);
-            putchar(',');
+            printf(",\"files\":[");
+            for (unsigned k = 0; k < u->s.nfiles; k++) {
+                if (k)
+                    putchar(',');
+                json_str(u->s.files[k]);
+            }
+            printf("],\"sets\":");
+            json_str(text);
+            json_unit_values(&u->s);
+            json_rejected(&u->s);
+            printf(",\"load_error\":%s,", u->s.load_error ? "true" : "false");
             json_findings(&a);
             putchar('}');
         } else {
-            printf("  %-32s %-7s %s\n", u->name, prio, sets);
-            text_findings(&a);
+            fputs("  ", stdout);
+            put_disp(u->name, 32);
+            printf(" %-7s %s\n", prio, sets ? text : "(no setting applied)");
+            text_rejected(&u->s);
+            if (sets)
+                text_findings(&a);
         }
         nunits++;
     }
@@ -326,19 +492,45 @@ int audit_run(const struct audit_opts *o)
     if (o->json) {
         printf("],\"problems\":[");
         for (size_t i = 0; i < ul.nproblems; i++) {
+            const struct unit_problem *pb = &ul.problems[i];
             printf("%s{\"path\":", i ? "," : "");
-            json_str(ul.problems[i].path);
+            json_str(pb->path);
+            if (pb->line)
+                printf(",\"line\":%u", pb->line);
+            else
+                printf(",\"line\":null");
             printf(",\"text\":");
-            json_str(ul.problems[i].what);
+            json_str(pb->what);
+            printf(",\"setting\":");
+            json_str(pb->setting);
+            printf(",\"why\":");
+            json_str(pb->why);
             putchar('}');
         }
-        printf("],\"ignored\":%u,\"honoured\":%u,\"undecided\":%u}\n", tally.ignored, tally.honoured,
-               tally.undecided);
+        printf("],\"ignored\":%u,\"rejected\":%u,\"honoured\":%u,\"undecided\":%u}\n",
+               tally.ignored, tally.rejected, tally.honoured, tally.undecided);
     } else {
-        for (size_t i = 0; i < ul.nproblems; i++)
-            printf("  problem: %s: %s\n", ul.problems[i].path, ul.problems[i].what);
-        printf("\n%u label(s) ignored, %u honoured, %u undecided (no device or unknown scheduler).\n",
-               tally.ignored, tally.honoured, tally.undecided);
+        for (size_t i = 0; i < ul.nproblems; i++) {
+            const struct unit_problem *pb = &ul.problems[i];
+            fputs("  problem: ", stdout);
+            put_disp(pb->path, 0);
+            if (pb->line)
+                printf(":%u", pb->line);
+            printf(": %s", pb->what);
+            if (pb->setting) {
+                fputs(": ", stdout);
+                put_disp(pb->setting, 0);
+            }
+            if (pb->why)
+                printf(" (%s)", pb->why);
+            putchar('\n');
+        }
+        printf("\n%u label(s) ignored (%u rejected by systemd), %u honoured, %u undecided (no "
+               "device or unknown scheduler).\n",
+               tally.ignored, tally.rejected, tally.honoured, tally.undecided);
+        if (tally.undecided && !tally.ignored)
+            printf("Nothing found ignored, but %u label(s) could not be judged: exit status 3.\n",
+                   tally.undecided);
     }
     units_list_free(&ul);
     snapshot_free(&snap);
@@ -346,7 +538,8 @@ int audit_run(const struct audit_opts *o)
     close(root_fd);
     if (sys_fd >= 0)
         close(sys_fd);
-    if (fflush(stdout) != 0)
+    if (fflush(stdout) != 0 || ferror(stdout))
         return 2;
-    return tally.ignored ? 1 : 0;
+    /* 0 must mean "every label is read": a label nobody could judge is not that. */
+    return tally.ignored ? 1 : tally.undecided ? 3 : 0;
 }

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "source/units.h"
+#include "source/unitfile.h"
 
 #define MAX_LEN (64 * 1024)
 static const char SEP[] = "\n--8<--\n";
@@ -21,7 +21,8 @@ static void check(const struct unit_sched *u)
         FZ_CHECK(fz_terminated(iv->text, sizeof(iv->text)));
         FZ_CHECK(iv->why != NULL && iv->why[0] != '\0');
         FZ_CHECK(iv->at.file >= -1 && iv->at.file < (int)u->nfiles);
-        FZ_CHECK(iv->at.line >= 1);
+        /* line 0: only the whole-unit check of units_finish (no key, no text) */
+        FZ_CHECK(iv->at.line >= 1 || (iv->fatal && !iv->key[0] && !iv->text[0]));
     }
     for (int k = 0; k < UK_NKEYS; k++) {
         FZ_CHECK(u->where[k].file >= -1 && u->where[k].file < (int)u->nfiles);
@@ -81,6 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* Empty text, and no text at all, are fine and change nothing. */
     FZ_CHECK(units_parse(NULL, 0, &u) == u.load_error);
+    /* The whole-unit checks: a refused unit stays refused, and the result is load_error. */
+    int before = u.load_error;
+    FZ_CHECK(units_finish(&u) == u.load_error);
+    FZ_CHECK(!before || u.load_error == before);
+    check(&u);
     units_sched_free(&u);
     FZ_CHECK(u.nfiles == 0 && u.files == NULL && u.invalid == NULL && u.exec == NULL);
     return 0;

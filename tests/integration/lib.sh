@@ -33,6 +33,16 @@ bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
 
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
 
+# A copy of an executable that an unprivileged user can run, wherever the checkout is:
+# a clone in /root or in a Debian home directory (mode 0700) cannot be entered by nobody.
+# Prints the copy's path ($TMP/for-nobody/NAME; $TMP is opened to others for it).
+for_nobody() { # for_nobody FILE
+    local d="$TMP/for-nobody"
+    mkdir -p "$d" && chmod 755 "$TMP" "$d" && cp "$1" "$d/" && chmod 755 "$d/$(basename "$1")" ||
+        fail "cannot copy $1 for the unprivileged user"
+    echo "$d/$(basename "$1")"
+}
+
 # jq on a file, failing the test on a jq error (invalid JSON is a failure, not a skip).
 jqf() { jq -e "$@" || fail "jq $* returned false/invalid"; }
 

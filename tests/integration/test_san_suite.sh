@@ -60,10 +60,10 @@ run batch-threads 0 "$SIOT" -b -P -n 2 -d 0.2 &&
 run json-only-threads 0 "$SIOT" --json -o -P -n 2 -d 0.2 &&
     jqf -s 'length == 2 and .[1].threads == true' "$TMP/json-only-threads.out" >/dev/null
 
-# 3. audit: exit 1 means "a label is ignored", a finding, not an error.
-run audit-json "0 1" "$SIOT" audit --json &&
+# 3. audit: exit 1 means "a label is ignored", 3 "some could not be judged": findings, not errors.
+run audit-json "0 1 3" "$SIOT" audit --json &&
     jqf . "$TMP/audit-json.out" >/dev/null
-run audit-fixture "0 1" "$SIOT" audit --json --root "$ROOT/tests/fixtures/units/root" &&
+run audit-fixture "0 1 3" "$SIOT" audit --json --root "$ROOT/tests/fixtures/units/root" &&
     jqf . "$TMP/audit-fixture.out" >/dev/null
 
 # 4. -p on processes with hostile names (escape sequences, invalid UTF-8, bidi override).
@@ -93,7 +93,7 @@ run empty-proc "0 1" "$SIOT" --json -n 1 -d 0.1 --proc-root "$TMP/empty"
 run empty-sys "0 1" "$SIOT" --json -n 1 -d 0.1 --sys-root "$TMP/empty"
 run fixture-root "0 1" "$SIOT" --json -n 2 -d 0.1 --proc-root "$ROOT/tests/fixtures/root1/proc" \
     --sys-root "$ROOT/tests/fixtures/root1/sys"
-run audit-empty "0 1 2" "$SIOT" audit --json --root "$TMP/empty"
+run audit-empty "0 1 2 3" "$SIOT" audit --json --root "$TMP/empty"
 
 # 7. The interactive screen in tmux, every view and toggle, a resize, then q.
 if command -v tmux >/dev/null; then

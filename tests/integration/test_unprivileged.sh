@@ -4,8 +4,14 @@
 . "$(dirname "$0")/lib.sh"
 need setpriv
 [ "$(id -u)" = 0 ] || skip "needs root to drop privileges"
-chmod 755 "$TMP"
+# nobody runs a copy: the checkout may sit where nobody cannot enter (/root, a 0700 home).
+IOT=$(for_nobody "$IOT")
+cd "$TMP" || fail "cd $TMP"
 run_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+# (through a shell: setpriv itself manages to exec a file nobody cannot reach, a shell
+# run as nobody does not)
+run_nobody sh -c '"$0" --version' "$IOT" >/dev/null 2>"$TMP/v.err" ||
+    fail "nobody cannot run $IOT: $(cat "$TMP/v.err")"
 
 # A process of root's: its io file is not readable by nobody.
 bg sleep 30; p=$BG

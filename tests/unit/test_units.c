@@ -1,4 +1,4 @@
-/* Tests for source/units.c: the unit file parser (inline texts) and the scanner (fixture
+/* Tests for source/unitfile.c and unitpath.c: the unit file parser (inline texts) and the scanner (fixture
  * trees, a tree built at run time for the limits, and this machine's own root).
  *
  * Fixtures (tests/fixtures, or the directory in IOTRIAGE_FIXTURES; run from the repo root):
@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
-#include "source/units.h"
+#include "source/unitpath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
@@ -292,6 +292,57 @@ static void test_key_names_are_case_sensitive(void **state)
     assert_string_equal(invalid_at(&u, 2)->key, "nice");
     assert_true(invalid_at(&u, 2)->sched);
     assert_string_equal(invalid_at(&u, 3)->text, "idle");
+    units_sched_free(&u);
+    /* Also outside the exec section: "Unknown key 'nice' in section [Unit], ignoring." and
+     * "Assignment outside of section. Ignoring." (systemd 252 --test, measured in
+     * tests/integration/test_units_systemd.sh); an X- section stays silent. */
+    assert_int_equal(parse("nice=1\n[Unit]\nnice=5\n[X-Mine]\nnice=6\n[Service]\n", &u), 0);
+    assert_int_equal(u.ninvalid, 2);
+    assert_true(invalid_at(&u, 1)->sched);
+    assert_string_equal(invalid_at(&u, 3)->key, "nice");
+    assert_true(invalid_at(&u, 3)->sched);
+    units_sched_free(&u);
+}
+
+/* service_verify(): "Service has no ExecStart=, ExecStop=, or SuccessAction=. Refusing."
+ * (load state bad-setting), checked once every file is applied. */
+static void test_service_without_a_command_is_refused(void **state)
+{
+    (void)state;
+    struct unit_sched u;
+    assert_int_equal(parse("[Service]\nNice=5\n", &u), 0);
+    assert_int_equal(units_finish(&u), -ENOEXEC);
+    assert_int_equal(u.load_error, -ENOEXEC);
+    assert_true(u.invalid[u.ninvalid - 1].fatal);
+    assert_int_equal(u.invalid[u.ninvalid - 1].at.file, 0);
+    units_sched_free(&u);
+    /* An ExecStart= reset by an empty one in a drop-in leaves none. */
+    assert_int_equal(parse("[Service]\nExecStart=/bin/true\nExecStart=\n", &u), 0);
+    assert_int_equal(units_finish(&u), -ENOEXEC);
+    units_sched_free(&u);
+    const char *fine[] = {
+        "[Service]\nExecStart=/bin/true\n",
+        "[Service]\nExecStop=/bin/true\n",
+        "[Unit]\nSuccessAction=reboot\n[Service]\n",
+    };
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        assert_int_equal(parse(fine[i], &u), 0);
+        assert_int_equal(units_finish(&u), 0);
+        units_sched_free(&u);
+    }
+    const char *refused[] = {
+        "[Service]\nExecStop=/bin/true\nExecStop=\n",
+        "[Unit]\nSuccessAction=none\n[Service]\n",
+        "[Service]\nSuccessAction=reboot\n",          /* a [Unit] key: not here */
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        assert_int_equal(parse(refused[i], &u), 0);
+        assert_int_equal(units_finish(&u), -ENOEXEC);
+        units_sched_free(&u);
+    }
+    /* Sockets need no command. */
+    assert_int_equal(parse_as(UNIT_SOCKET, "[Socket]\nNice=5\n", &u), 0);
+    assert_int_equal(units_finish(&u), 0);
     units_sched_free(&u);
 }
 
@@ -1016,6 +1067,7 @@ int main(void)
         cmocka_unit_test(test_parser_reads_nothing_past_len),
         cmocka_unit_test(test_only_the_types_exec_section_counts),
         cmocka_unit_test(test_key_names_are_case_sensitive),
+        cmocka_unit_test(test_service_without_a_command_is_refused),
         cmocka_unit_test(test_io_class_and_priority_edit_one_value),
         cmocka_unit_test(test_values_as_written_and_where_they_came_from),
         cmocka_unit_test(test_invalid_values_are_recorded_not_applied),

@@ -1,9 +1,11 @@
-/* source/units.h: systemd unit files, read for the I/O and CPU scheduling they give.
+/* source/unitfile.h: the systemd unit-file parser: the text of a unit file and its
+ * drop-ins -> the I/O and CPU scheduling settings they give (and the paths they name).
  *
- * `iotriage audit` lists the units that set IOSchedulingClass=, IOSchedulingPriority=,
- * Nice= or CPUSchedulingPolicy=, the effective I/O priority that results, and where their
- * processes run. Nothing here talks to systemd: files are read, so a stopped system, an
- * image or a fixture tree is audited the same way. No function prints or exits.
+ * Pure: text in, settings out; no file is opened, nothing prints or exits. The load path
+ * (which files make up a unit) is source/unitpath.h. `iotriage audit` lists the units that
+ * set IOSchedulingClass=, IOSchedulingPriority=, Nice= or CPUSchedulingPolicy=, the
+ * effective I/O priority that results, and where their processes run; nothing talks to
+ * systemd, so a stopped system, an image or a fixture tree is audited the same way.
  *
  * Parsing follows systemd 252 (systemd.syntax(7), systemd.unit(5), systemd.exec(5) and the
  * behaviour of src/core/load-fragment.c), quirks included:
@@ -11,7 +13,9 @@
  *    unescaped backslash joins the next line (it becomes a space); whitespace around key
  *    and value is dropped; section names, key names and keyword values are case-sensitive
  *    ("Idle" is invalid). Only the unit type's own section counts ([Service], [Socket],
- *    [Mount] or [Swap]); a tracked key elsewhere is recorded as invalid ("ignored").
+ *    [Mount] or [Swap]); a tracked key elsewhere, or written in another case ("nice="),
+ *    is recorded as invalid ("ignored"), except in an X- section, which systemd skips
+ *    without a word.
  *  - IOSchedulingClass= and IOSchedulingPriority= edit ONE value, like systemd's
  *    ExecContext.ioprio: it starts as best-effort/4, a class keeps the level, a level keeps
  *    the class, class "none" (or 0) turns the value back into best-effort/4, and an empty
@@ -28,15 +32,11 @@
  *  - Specifiers (%h, %i, ...) are not expanded: a path holding '%' is kept as written.
  *  - Lines are reported by the line where the assignment starts (systemd's own messages
  *    name the last line of a continued assignment).
- *
- * Scanning (units_scan) walks, relative to a root directory fd, the system unit load path
- * in systemd's precedence: /etc/systemd/system, /run/systemd/system,
- * /usr/local/lib/systemd/system, /lib/systemd/system, /usr/lib/systemd/system. Every path
- * is resolved inside that root (an absolute symlink target restarts at the root, ".." never
- * climbs above it). Details are with units_scan below.
+ *  - Checked against systemd 252 itself (its `systemd --test` dump of the parsed units and
+ *    its warnings): tests/integration/test_units_systemd.sh.
  */
-#ifndef IOTRIAGE_SOURCE_UNITS_H
-#define IOTRIAGE_SOURCE_UNITS_H
+#ifndef IOTRIAGE_SOURCE_UNITFILE_H
+#define IOTRIAGE_SOURCE_UNITFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,10 +44,8 @@
 #include "source/ioprio.h"
 
 #define UNITS_FILE_MAX     (1u << 20)  /* bytes of one unit file or drop-in we read */
-#define UNITS_NAMES_MAX    50000       /* directory entries considered across the unit dirs */
 #define UNITS_DROPINS_MAX  64          /* drop-ins applied to one unit */
 #define UNITS_INVALID_MAX  16          /* invalid assignments remembered per unit */
-#define UNITS_PROBLEMS_MAX 256         /* problems remembered per scan */
 #define UNITS_TEXT_MAX     96          /* bytes kept of an invalid value */
 
 /* The unit types whose files carry exec settings. UNIT_ANY accepts all four sections
@@ -93,6 +91,8 @@ struct unit_sched {
                                         * last reset, prefixes and quotes removed */
     char     exec_prefix[8];           /* the prefixes it had, e.g. "-@" or "!!" */
     unsigned nexec;                    /* commands in the ExecStart= list */
+    bool     exec_stop;                /* ExecStop= holds a command (not checked further) */
+    bool     success_action;           /* SuccessAction= set, and not "none" */
     struct unit_where where[UK_NKEYS];
     char   **files;                    /* paths given to units_set_file, in order */
     unsigned nfiles;
@@ -118,6 +118,13 @@ int units_set_file(struct unit_sched *u, const char *path);
  * with load_error set is left alone: later calls return it again without parsing. */
 int units_parse(const char *buf, size_t len, struct unit_sched *u);
 
+/* After the main file and every drop-in: the checks systemd makes of the whole unit
+ * (service_verify()). A service with no ExecStart=, ExecStop= or SuccessAction= is refused:
+ * load_error becomes -ENOEXEC, with a fatal invalid entry at line 0 of the main file.
+ * (Not modelled: several ExecStart= outside Type=oneshot, Restart= with oneshot.) Returns
+ * load_error. */
+int units_finish(struct unit_sched *u);
+
 /* true when one of the four scheduling keys is set */
 bool units_sets_sched(const struct unit_sched *u);
 
@@ -134,67 +141,5 @@ const char *units_key_name(enum unit_key k);   /* "IOSchedulingClass", ... */
 const char *units_policy_name(int policy);     /* "other" "batch" "idle" "fifo" "rr" */
 /* The file that set key k, or NULL when unset or unnamed. */
 const char *units_where_file(const struct unit_sched *u, enum unit_key k);
-
-/* ---- scanning ---------------------------------------------------------------------- */
-
-struct unit_entry {
-    char    *name;            /* the unit's name, e.g. "foo.service" */
-    char   **aliases;         /* its other names (alias symlinks, other names of the same
-                               * real file), sorted */
-    unsigned naliases;
-    struct unit_sched s;      /* after drop-ins; s.files[0] is the main file */
-};
-
-struct unit_masked {
-    char *name;
-    char *path;               /* the mask: a symlink to /dev/null or an empty file */
-};
-
-struct unit_problem {
-    char       *path;
-    unsigned    line;         /* 0 when not about a line */
-    int         err;          /* -errno */
-    const char *what;         /* static English text */
-};
-
-struct unit_list {
-    struct unit_entry   *units;     /* sorted by name */
-    size_t               nunits;
-    struct unit_masked  *masked;    /* sorted by name */
-    size_t               nmasked;
-    struct unit_problem *problems;  /* in the order met */
-    size_t               nproblems, nproblems_lost;
-    unsigned             ndirs;     /* distinct unit directories found */
-    size_t               nparsed;   /* unit files and drop-ins parsed */
-    bool                 truncated; /* a count limit was hit: the lists may be incomplete */
-};
-
-/* Read every service, socket, mount and swap unit under root_fd (the filesystem root, or a
- * fixture tree) with its drop-ins, and return in out->units those that set one of the four
- * scheduling keys or hold an invalid value for one.
- *  - A name in a higher-precedence directory hides the same name lower down. /lib and
- *    /usr/lib being one directory (merged /usr) is noticed by inode and read once.
- *  - A symlink to /dev/null, or an empty file, masks the unit: listed in out->masked.
- *  - A symlink to a file in one of the unit directories under another name is an alias:
- *    the unit is listed once, under the target's name, with the alias among its names
- *    (chains of up to 8 aliases are followed). A symlink elsewhere (or to the same name in
- *    another unit directory) is a linked unit file: followed, inside the root. Two names
- *    reaching the same real file are one unit. A unit's main file is named as systemd
- *    names it (its "Fragment Path"): the symlink for a linked unit file, the target for a
- *    link to the same name in another unit directory.
- *  - Drop-ins: the .conf files of every NAME.d directory, for each of the unit's names,
- *    for the template of an instance, and for each dash prefix ("foo-bar-baz.service" also
- *    reads "foo-bar-.service.d" and "foo-.service.d"), from every unit directory. The same
- *    file name in several places: the higher-precedence directory, then the more specific
- *    name, wins; a drop-in that is a symlink to /dev/null (or empty) only hides the
- *    others. Applied in file-name order after the main file. Type-wide drop-ins
- *    (service.d/) are not read.
- *  - Bounded: files over UNITS_FILE_MAX, more than UNITS_NAMES_MAX entries or more than
- *    UNITS_DROPINS_MAX drop-ins are skipped and reported. Unreadable files and units that
- *    systemd would refuse to load are reported in out->problems; the scan goes on.
- * Returns 0; -EBADF for a bad root_fd; -ENOENT when no unit directory exists under the root
- * (with a reason in err). *out is always initialised: free it with units_list_free. */
-int  units_scan(int root_fd, struct unit_list *out, char *err, size_t errlen);
-void units_list_free(struct unit_list *l);
 
 #endif
