@@ -15,6 +15,7 @@
 #include "act/act.h"
 #include "audit.h"
 #include "delta.h"
+#include "export.h"
 #include "out/output.h"
 #include "snapshot.h"
 #include "tui/tui.h"
@@ -268,6 +269,8 @@ int main(int argc, char **argv)
     setlocale(LC_NUMERIC, "C");
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return main_audit(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "export") == 0)
+        return export_main(argc - 1, argv + 1, IOTRIAGE_VERSION);
     struct args a;
     parse_args(argc, argv, &a);
     if (a.read_only)
