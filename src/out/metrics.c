@@ -151,7 +151,7 @@ static void write_meta(struct metrics_writer *w, const struct result *r,
                        "Samples iotriage has taken since it started.");
         metrics_sample(w, "iotriage_refreshes", "_total", NULL, 0, (double)m->refreshes);
         metrics_family(w, "iotriage_refresh_duration_seconds", MT_GAUGE,
-                       "What the last refresh cost: sampling, rates, verdicts and formatting.");
+                       "What the last refresh cost: sampling, rates and verdicts (not formatting this page).");
         metrics_sample(w, "iotriage_refresh_duration_seconds", "", NULL, 0, m->refresh_seconds);
         metrics_family(w, "iotriage_start_time_seconds", MT_GAUGE,
                        "When the exporter started, seconds since the epoch.");
