@@ -28,6 +28,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "delta.h"
+#include "verdict.h"
+
 /* 9100-9999, Prometheus's range of exporter ports, has been fully allocated since 2023:
  * any default there collides on paper with some registered exporter. */
 #define EXPORT_DEFAULT_PORT   "9851"
@@ -48,6 +51,28 @@ struct export_opts {
 };
 
 int export_run(const struct export_opts *o);
+
+/* The exporter as a sink of the pipeline (include/pipeline.h): export_run() is a sampling
+ * loop around these three, and a caller that samples itself uses them alone.
+ *   export_sink_open   starts HTTP (o->listen, or the default when there is no textfile)
+ *                      and opens the textfile's directory; o->delay_s and iterations are
+ *                      not read. 0, or -errno with one line in err. Call it from the
+ *                      thread that should receive SIGINT/SIGTERM/SIGHUP: the HTTP thread
+ *                      blocks them.
+ *   export_sink_emit   the sink callback (ctx: the export_sink): formats r and v as a page
+ *                      in both formats, writes the textfile, then makes the page the one
+ *                      scrapes get. r and v are only read, and not kept. Returns 0, or
+ *                      -errno when the textfile could not be written (the page is served
+ *                      all the same).
+ *   export_sink_close  stops HTTP (waiting for responses in flight) and frees everything.
+ * Lenses (out/metrics.h) are added before the first emit; up to 8. */
+struct export_sink;
+struct metrics_lens;
+int  export_sink_open(struct export_sink **out, const struct export_opts *o, char *err, size_t errlen);
+int  export_sink_add_lens(struct export_sink *k, const struct metrics_lens *lens);
+int  export_sink_emit(void *ctx, const struct result *r, const struct verdicts *v,
+                      char *err, size_t errlen);
+void export_sink_close(struct export_sink *k);
 
 /* `iotriage export [options]`: argv[0] is "export". Parses, then export_run(). */
 int export_main(int argc, char **argv, const char *version);

@@ -262,7 +262,6 @@ struct textfile {
     const char *path;
     char *tmp;                       /* PATH.tmp.PID: never ends in .prom, never read */
     int dirfd;
-    int last_err;                    /* the last error reported, to say it once */
 };
 
 static int textfile_open(struct textfile *t, const char *path, char *err, size_t errlen)
@@ -293,7 +292,6 @@ static int textfile_open(struct textfile *t, const char *path, char *err, size_t
     size_t cap = n + 32;
     t->tmp = xmalloc(cap);
     snprintf(t->tmp, cap, "%s.tmp.%ld", path, (long)getpid());
-    t->last_err = 0;
     return 0;
 }
 
@@ -354,8 +352,21 @@ static void sleep_until(double deadline)
         ;
 }
 
-static struct page *page_build(const struct result *r, const struct verdicts *v,
-                               const struct metrics_meta *meta)
+/* ---- The sink: one finished sample in, a page out ------------------------------------------ */
+
+#define LENSES_MAX 8
+
+struct export_sink {
+    struct pages pages;
+    struct MHD_Daemon *http;         /* NULL: no --listen */
+    struct textfile tf;
+    struct metrics_meta meta;
+    struct metrics_lens lenses[LENSES_MAX];
+    size_t nlenses;
+};
+
+static struct page *page_build(const struct export_sink *k, const struct result *r,
+                               const struct verdicts *v)
 {
     struct page *p = xcalloc(1, sizeof(*p));
     atomic_init(&p->refs, 1);
@@ -365,7 +376,7 @@ static struct page *page_build(const struct result *r, const struct verdicts *v,
             fprintf(stderr, "iotriage export: open_memstream: %s\n", strerror(errno));
             abort();                 /* out of memory, as xmalloc would */
         }
-        metrics_format(f, r, v, (enum metrics_fmt)fmt, meta, NULL, 0);
+        metrics_format(f, r, v, (enum metrics_fmt)fmt, &k->meta, k->lenses, k->nlenses);
         if (fclose(f) != 0) {
             fputs("iotriage export: out of memory formatting a page\n", stderr);
             abort();
@@ -373,6 +384,81 @@ static struct page *page_build(const struct result *r, const struct verdicts *v,
     }
     return p;
 }
+
+int export_sink_open(struct export_sink **out, const struct export_opts *o, char *err, size_t errlen)
+{
+    struct export_sink *k = xcalloc(1, sizeof(*k));
+    k->tf.dirfd = -1;
+    pthread_mutex_init(&k->pages.lock, NULL);
+    k->meta = (struct metrics_meta){ .version = o->version, .refresh_seconds = NAN,
+                                     .start_time = clock_wall() };
+    int rc = 0;
+    if (o->textfile && (rc = textfile_open(&k->tf, o->textfile, err, errlen)) < 0)
+        goto fail;
+    if (o->listen || !o->textfile) {
+        /* The HTTP thread inherits this mask: signals go to the caller's thread (the
+         * sampling loop), whose sleep they cut short. */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        k->http = http_start(o, &k->pages, err, errlen);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (!k->http) {
+            rc = -EADDRNOTAVAIL;
+            goto fail;
+        }
+    }
+    *out = k;
+    return 0;
+fail:
+    export_sink_close(k);
+    *out = NULL;
+    return rc;
+}
+
+int export_sink_add_lens(struct export_sink *k, const struct metrics_lens *lens)
+{
+    if (k->nlenses == LENSES_MAX)
+        return -ENOSPC;
+    k->lenses[k->nlenses++] = *lens;
+    return 0;
+}
+
+int export_sink_emit(void *ctx, const struct result *r, const struct verdicts *v,
+                     char *err, size_t errlen)
+{
+    struct export_sink *k = ctx;
+    k->meta.refreshes++;
+    /* The snapshot's clock was read when its sampling began: from there to here is
+     * sampling, rates and verdicts. */
+    k->meta.refresh_seconds = clock_mono() - r->cur->mono;
+    struct page *p = page_build(k, r, v);
+    int rc = 0;
+    if (k->tf.tmp) {
+        rc = textfile_write(&k->tf, p->text[METRICS_PROM_TEXT], p->len[METRICS_PROM_TEXT]);
+        if (rc < 0)
+            snprintf(err, errlen, "writing %s: %s", k->tf.path, strerror(-rc));
+    }
+    pages_publish(&k->pages, p);     /* served even when the textfile failed */
+    return rc;
+}
+
+void export_sink_close(struct export_sink *k)
+{
+    if (!k)
+        return;
+    if (k->http)
+        MHD_stop_daemon(k->http);    /* joins the HTTP thread: no scrape holds a page after */
+    pages_publish(&k->pages, NULL);
+    pthread_mutex_destroy(&k->pages.lock);
+    textfile_close(&k->tf);
+    free(k);
+}
+
+/* ---- The sampling loop (until the lead's pipeline drives the sink) --------------------------- */
 
 int export_run(const struct export_opts *o)
 {
@@ -387,49 +473,25 @@ int export_run(const struct export_opts *o)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct textfile tf = { .dirfd = -1 };
-    if (o->textfile && textfile_open(&tf, o->textfile, err, sizeof(err)) < 0) {
-        fprintf(stderr, "iotriage export: %s\n", err);
-        return 2;
-    }
     struct sampler_opts so = { .proc_root = o->proc_root, .sys_root = o->sys_root };
     struct sampler *s;
     if (sampler_open(&s, &so, err, sizeof(err)) < 0) {
         fprintf(stderr, "iotriage export: %s\n", err);
-        textfile_close(&tf);
+        return 2;
+    }
+    struct export_sink *k;
+    if (export_sink_open(&k, o, err, sizeof(err)) < 0) {
+        fprintf(stderr, "iotriage export: %s\n", err);
+        sampler_close(s);
         return 2;
     }
 
-    struct pages ps = { .cur = NULL };
-    pthread_mutex_init(&ps.lock, NULL);
-    struct MHD_Daemon *d = NULL;
-    if (o->listen || !o->textfile) {
-        /* The HTTP thread inherits this mask: signals go to the sampling thread, whose
-         * sleep they cut short. */
-        sigset_t block, old;
-        sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
-        sigaddset(&block, SIGHUP);
-        pthread_sigmask(SIG_BLOCK, &block, &old);
-        d = http_start(o, &ps, err, sizeof(err));
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (!d) {
-            fprintf(stderr, "iotriage export: %s\n", err);
-            sampler_close(s);
-            textfile_close(&tf);
-            pthread_mutex_destroy(&ps.lock);
-            return 2;
-        }
-    }
-
-    struct metrics_meta meta = { .version = o->version, .refresh_seconds = NAN,
-                                 .start_time = clock_wall() };
     double delay = o->delay_s > 0 ? o->delay_s : EXPORT_DEFAULT_DELAY;
     struct snapshot snaps[2];
     struct baselines hist = { 0 };
-    int cur = 0, rc = 0;
+    int cur = 0;
     bool first = true;
+    char last_err[512] = "";
     double next = clock_mono();
     for (long i = 0; (o->iterations == 0 || i < o->iterations) && !export_stop; i++) {
         if (!first) {
@@ -438,7 +500,6 @@ int export_run(const struct export_opts *o)
             if (export_stop)
                 break;
         }
-        double t0 = clock_mono();
         int prev = cur;
         if (!first)
             cur ^= 1;
@@ -449,21 +510,17 @@ int export_run(const struct export_opts *o)
          * ignored outright), so a scrape right after the start finds a page. */
         delta_compute(first ? NULL : &snaps[prev], &snaps[cur], &hist, &r);
         verdict_compute(&r, &v);
-        meta.refreshes++;
-        meta.refresh_seconds = clock_mono() - t0;
-        struct page *p = page_build(&r, &v, &meta);
+        err[0] = '\0';
+        /* A failing textfile (disk full) is said once, not every refresh, and the loop
+         * goes on: the next write may succeed, and HTTP still serves. */
+        if (export_sink_emit(k, &r, &v, err, sizeof(err)) < 0 && strcmp(err, last_err) != 0)
+            fprintf(stderr, "iotriage export: %s\n", err);
+        str_copy(last_err, err, sizeof(last_err));
         verdicts_free(&v);
         result_free(&r);
         if (!first)
             snapshot_free(&snaps[prev]);
         first = false;
-        if (tf.tmp) {
-            int e = textfile_write(&tf, p->text[METRICS_PROM_TEXT], p->len[METRICS_PROM_TEXT]);
-            if (e != tf.last_err && e < 0)
-                fprintf(stderr, "iotriage export: writing %s: %s\n", tf.path, strerror(-e));
-            tf.last_err = e;
-        }
-        pages_publish(&ps, p);
         /* A machine too slow to keep up: start the next interval from now, not in the past. */
         double now = clock_mono();
         if (next < now - delay)
@@ -473,12 +530,8 @@ int export_run(const struct export_opts *o)
         snapshot_free(&snaps[cur]);
     baselines_free(&hist);
     sampler_close(s);
-    if (d)
-        MHD_stop_daemon(d);          /* joins the HTTP thread: no scrape holds a page after */
-    pages_publish(&ps, NULL);
-    pthread_mutex_destroy(&ps.lock);
-    textfile_close(&tf);
-    return rc;
+    export_sink_close(k);
+    return 0;
 }
 
 /* ---- Arguments ------------------------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -295,6 +296,66 @@ static void test_split_listen(void **state)
     assert_int_equal(export_split_listen("[::1]9851", h, sizeof(h), p, sizeof(p)), -EINVAL);
 }
 
+/* The sink alone, textfile only (no HTTP): the file appears whole under its name, no
+ * temporary file stays, HELP is identical from one write to the next, and a directory
+ * that went away is an error with a message while the sink lives on. */
+static void test_sink_textfile(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/iotriage-metrics-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], err[256] = "";
+    snprintf(path, sizeof(path), "%s/iotriage.prom", dir);
+    struct export_opts o = { .textfile = path, .version = "t" };
+    struct export_sink *k;
+    assert_int_equal(export_sink_open(&k, &o, err, sizeof(err)), 0);
+    struct world w;
+    w_build(&w);
+    w.snap.mono = 0;                         /* the refresh duration is then "now" */
+    assert_int_equal(export_sink_emit(k, &w.res, &w.v, err, sizeof(err)), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char first[16384];
+    size_t n1 = fread(first, 1, sizeof(first) - 1, f);
+    first[n1] = '\0';
+    fclose(f);
+    has_line(first, "iotriage_refreshes_total 1");
+    has_line(first, "iotriage_device_nr_requests{device=\"sda\"} 64");
+    no_text(first, "# EOF");                 /* the textfile is the classic format */
+    assert_int_equal(export_sink_emit(k, &w.res, &w.v, err, sizeof(err)), 0);
+    f = fopen(path, "r");
+    char second[16384];
+    size_t n2 = fread(second, 1, sizeof(second) - 1, f);
+    second[n2] = '\0';
+    fclose(f);
+    has_line(second, "iotriage_refreshes_total 2");
+    /* every HELP line the same */
+    for (const char *p = first; (p = strstr(p, "# HELP ")) != NULL; p++) {
+        const char *e = strchr(p, '\n');
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)(e - p), p);
+        has_line(second, line);
+    }
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "ls %s | grep -c tmp", dir);
+    FILE *ls = popen(cmd, "r");
+    int leftover = -1;
+    assert_int_equal(fscanf(ls, "%d", &leftover), 1);
+    pclose(ls);
+    assert_int_equal(leftover, 0);
+    /* the directory goes away: an error, said */
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(export_sink_emit(k, &w.res, &w.v, err, sizeof(err)), -ENOENT);
+    assert_non_null(strstr(err, path));
+    export_sink_close(k);
+    /* names the collector would not read are refused up front */
+    struct export_opts bad = { .textfile = "/tmp/iotriage.txt" };
+    assert_int_equal(export_sink_open(&k, &bad, err, sizeof(err)), -EINVAL);
+    assert_null(k);
+    assert_non_null(strstr(err, ".prom"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_lens_histogram),
         cmocka_unit_test(test_negotiate),
         cmocka_unit_test(test_split_listen),
+        cmocka_unit_test(test_sink_textfile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
