@@ -158,6 +158,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* MHD's complaints about clients (a header too large, a connection cut) arrive once per
  * bad request: a flood of bad clients must not become a flood on stderr. */
+__attribute__((format(printf, 2, 0)))
+static void http_log(void *cls, const char *fmt, va_list ap);
 static void http_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
@@ -390,7 +392,7 @@ int export_sink_open(struct export_sink **out, const struct export_opts *o, char
     struct export_sink *k = xcalloc(1, sizeof(*k));
     k->tf.dirfd = -1;
     pthread_mutex_init(&k->pages.lock, NULL);
-    k->meta = (struct metrics_meta){ .version = o->version, .refresh_seconds = NAN,
+    k->meta = (struct metrics_meta){ .version = o->version, .refresh_seconds = (double)NAN,
                                      .start_time = clock_wall() };
     int rc = 0;
     if (o->textfile && (rc = textfile_open(&k->tf, o->textfile, err, errlen)) < 0)

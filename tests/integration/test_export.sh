@@ -153,7 +153,7 @@ node_has() {
 }
 wait_for 20 node_has || fail "node_exporter does not serve the warning: $(grep -E 'iotriage_warnings.*ignored|textfile' "$TMP/node.txt" | head; tail -n 5 "$TMP/node.log")"
 grep -q '^node_textfile_scrape_error 0$' "$TMP/node.txt" || fail "node_exporter textfile error: $(grep textfile "$TMP/node.txt")"
-ls "$TF" | grep -q '\.tmp\.' && fail "a temporary file left in the textfile directory: $(ls "$TF")"
+for f in "$TF"/*.tmp.*; do [ -e "$f" ] && fail "a temporary file left in the textfile directory: $f"; done
 ok "node_exporter serves the textfile ($(grep -c '^iotriage_' "$TMP/node.txt") iotriage samples, scrape_error 0)"
 kill "$PROM" 2>/dev/null
 

@@ -48,7 +48,7 @@ static void dev(struct world *w, int i, const char *name, const char *sched, lon
     w->dr[i].dev = d;
     w->dr[i].valid = true;
     w->dr[i].saturated = saturated;
-    w->dr[i].quiet_await = NAN;
+    w->dr[i].quiet_await = (double)NAN;
     w->snap.ndevs = w->res.ndevs = (size_t)i + 1 > w->res.ndevs ? (size_t)i + 1 : w->res.ndevs;
 }
 
@@ -133,7 +133,7 @@ static void test_text_page(void **state)
     struct world w;
     w_build(&w);
     struct metrics_meta m = { .version = "9.9", .refreshes = 42, .refresh_seconds = 0.0125,
-                              .start_time = NAN };
+                              .start_time = (double)NAN };
     char *t = page(&w, METRICS_PROM_TEXT, &m);
     has_line(t, "# TYPE iotriage_refreshes_total counter");
     has_line(t, "iotriage_refreshes_total 42");
@@ -181,7 +181,7 @@ static void test_openmetrics_page(void **state)
     (void)state;
     struct world w;
     w_build(&w);
-    struct metrics_meta m = { .version = "9.9", .refreshes = 7, .refresh_seconds = NAN,
+    struct metrics_meta m = { .version = "9.9", .refreshes = 7, .refresh_seconds = (double)NAN,
                               .start_time = 1.5 };
     char *t = page(&w, METRICS_OPENMETRICS, &m);
     has_line(t, "# TYPE iotriage_refreshes counter");
