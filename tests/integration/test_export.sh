@@ -157,6 +157,37 @@ for f in "$TF"/*.tmp.*; do [ -e "$f" ] && fail "a temporary file left in the tex
 ok "node_exporter serves the textfile ($(grep -c '^iotriage_' "$TMP/node.txt") iotriage samples, scrape_error 0)"
 kill "$PROM" 2>/dev/null
 
+# ---- The unit's system call filter admits what the exporter calls ------------------------
+# strace a short run (sampling the lab's processes, serving a scrape) and check every
+# system call against the unit's SystemCallFilter= lines (allowed groups minus ~groups).
+if command -v strace >/dev/null; then
+    expand() {
+        systemd-analyze syscall-filter "$1" | sed -n 's/^    //p' | grep -v '^#' |
+            while read -r e; do case $e in @*) expand "$e" ;; *) echo "$e" ;; esac; done
+    }
+    unit="$ROOT/contrib/systemd/iotriage-export.service"
+    # shellcheck disable=SC2013  # the groups of a line are words
+    for g in $(sed -n 's/^SystemCallFilter=\([^~].*\)/\1/p' "$unit"); do expand "$g"; done |
+        sort -u >"$TMP/allowed.txt"
+    # shellcheck disable=SC2013
+    for g in $(sed -n 's/^SystemCallFilter=~//p' "$unit"); do expand "$g"; done | sort -u >"$TMP/denied.txt"
+    if [ ! -s "$TMP/allowed.txt" ] || [ ! -s "$TMP/denied.txt" ]; then
+        fail "no SystemCallFilter= read from $unit"
+    fi
+    strace -f -qq -o "$TMP/strace.txt" "$IOT" export --listen 127.0.0.1:0 -d 0.5 -n 6 \
+        --textfile "$TMP/st.prom" 2>"$TMP/st.err" &
+    st=$!; BG_PIDS+=("$st")
+    stport() { SP=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$TMP/st.err"); [ -n "$SP" ]; }
+    wait_for 10 stport || fail "straced exporter did not start: $(cat "$TMP/st.err")"
+    curl -s -o /dev/null "http://127.0.0.1:$SP/metrics" || fail "scrape of the straced exporter"
+    wait "$st" || fail "straced exporter failed: $(cat "$TMP/st.err")"
+    awk '{ sub(/^[0-9]+ +/, ""); if (match($0, /^[a-z0-9_]+\(/)) print substr($0, 1, RLENGTH - 1) }' \
+        "$TMP/strace.txt" | sort -u | grep -vx execve >"$TMP/used.txt"
+    out=$(comm -23 "$TMP/used.txt" "$TMP/allowed.txt"; comm -12 "$TMP/used.txt" "$TMP/denied.txt")
+    [ -z "$out" ] || fail "system calls the unit's filter would refuse: $out"
+    ok "unit's SystemCallFilter admits all $(wc -l <"$TMP/used.txt") system calls of a traced run"
+fi
+
 # ---- Abusive clients ------------------------------------------------------------------------
 rss0=$(rss_kb "$EXP")
 r0=$(refreshes)
