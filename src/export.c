@@ -1,13 +1,11 @@
 /* export.c: `iotriage export`: the sampling loop, the page swap, HTTP and the textfile. */
 #include "export.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +29,9 @@
 /* Defaults of the HTTP bounds. Prometheus keeps one connection per target; 64 leaves
  * room for a few servers, curl and the node's own checks. A request is a few hundred
  * bytes of header: 16 KiB of connection memory holds any real one and answers a huge
- * header with 431. 10 s closes a slowloris client's connection. */
+ * header with 431. 10 s closes an idle or silent client's connection; one that drips its
+ * header stays until the header fills those 16 KiB, which the per-address limit bounds
+ * (docs/metrics.md). */
 #define CONN_LIMIT_DEFAULT    64
 #define PER_IP_LIMIT_DEFAULT  16
 #define TIMEOUT_S_DEFAULT     10
