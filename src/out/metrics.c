@@ -280,6 +280,24 @@ static bool tasks_known(const struct result *r)
     return r->cur->procs_err == 0 && r->cur->tdevs != NULL;
 }
 
+/* Processes whose devices could not be read (another user's, without the capabilities
+ * of the unit file) carry no warning: beside them, every count below is a lower bound. */
+static void write_coverage(struct metrics_writer *w, const struct result *r)
+{
+    size_t unknown = 0;
+    for (size_t ti = 0; ti < r->ntasks; ti++) {
+        const struct task_devs *td = &r->cur->tdevs[ti];
+        if (!td->known || td->err)
+            unknown++;
+    }
+    metrics_family(w, "iotriage_processes", MT_GAUGE, "Processes iotriage saw this sample.");
+    metrics_sample(w, "iotriage_processes", "", NULL, 0, (double)r->ntasks);
+    metrics_family(w, "iotriage_processes_devices_unknown", MT_GAUGE,
+                   "Processes whose devices could not be read (permission): they carry no "
+                   "warning, so iotriage_warnings is a lower bound while this is above 0.");
+    metrics_sample(w, "iotriage_processes_devices_unknown", "", NULL, 0, (double)unknown);
+}
+
 static void write_warnings(struct metrics_writer *w, const struct result *r,
                            const struct verdicts *v)
 {
@@ -369,6 +387,8 @@ int metrics_format(FILE *f, const struct result *r, const struct verdicts *v,
     flockfile(f);
     write_meta(&w, r, meta);
     write_devices(&w, r);
+    if (tasks_known(r))
+        write_coverage(&w, r);
     write_warnings(&w, r, v);
     write_roles(&w, r, v);
     for (size_t i = 0; i < nlenses; i++)

@@ -92,6 +92,10 @@ static void w_build(struct world *w)
         w->td[t].idx[0] = 0;
     }
     w->td[2].idx[0] = 2;                     /* task 2 on nvme0n1, not saturated */
+    w->tr[3].task = &w->ts[3];               /* task 3: another user's, fds unreadable */
+    w->ts[3].id = 200;
+    w->td[3].err = -13;
+    w->snap.ntasks = w->res.ntasks = w->v.nroles = 4;
     w->roles[0] = ROLE_CAUSE;
     w->roles[1] = ROLE_SUFFER;
     w->roles[2] = ROLE_SUFFER;               /* not on a saturated device: not counted */
@@ -163,6 +167,8 @@ static void test_text_page(void **state)
     has_line(t, "iotriage_device_processes{device=\"sda\",role=\"cause\"} 1");
     has_line(t, "iotriage_device_processes{device=\"sda\",role=\"suffer\"} 1");
     has_line(t, "iotriage_device_processes{device=\"nvme0n1\",role=\"suffer\"} 0");
+    has_line(t, "iotriage_processes 4");
+    has_line(t, "iotriage_processes_devices_unknown 1");
     /* a device without a scheduler has no scheduler_info, but its other figures */
     has_line(t, "iotriage_device_nr_requests{device=\"we\\\"ird\\\\dev\\n\xef\xbf\xbd\"} 128");
     no_text(t, "iotriage_device_scheduler_info{device=\"we");
@@ -207,6 +213,7 @@ static void test_tasks_unknown(void **state)
     has_line(t, "# TYPE iotriage_warnings gauge");    /* the family, without samples */
     no_text(t, "iotriage_warnings{");
     no_text(t, "iotriage_device_processes{");
+    no_text(t, "\niotriage_processes ");
     has_line(t, "iotriage_source_ok{source=\"processes\"} 0");
     no_text(t, "iotriage_build_info");                /* no meta: no exporter families */
     free(t);
