@@ -140,7 +140,7 @@ query 'up{job="iotriage"}' | jq -e '.data.result[0].value[1] == "1"' >/dev/null 
 query "iotriage_device_scheduler_info{device=\"$LAB_NAME\"}" |
     jq -e '.data.result[0].metric.scheduler == "none"' >/dev/null || fail "scheduler_info not queryable"
 rules=$(curl -s "$API/rules" | jq '[.data.groups[].rules[]] | length')
-[ "$rules" = 6 ] || fail "prometheus loaded $rules rules, expected 6"
+[ "$rules" = 7 ] || fail "prometheus loaded $rules rules, expected 7"
 ok "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') scraped it (OpenMetrics): iotriage_warnings{code=\"ioprio-ignored\",device=\"$LAB_NAME\"} = $n; up 1; $rules rules loaded"
 
 # ---- node_exporter serves the textfile ----------------------------------------------------
