@@ -140,7 +140,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
-    (void)version, (void)upload_data, (void)upload_data_size, (void)con_cls;
+    (void)version, (void)upload_data, (void)upload_data_size;
     bool metrics = strcmp(url, "/metrics") == 0, index = strcmp(url, "/") == 0;
     if (!metrics && !index)
         return reply_static(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
@@ -150,6 +150,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
                             "method not allowed: GET or HEAD only\n", "GET, HEAD");
+    /* MHD calls once when the header is in and again when the (empty) body is: answering
+     * on the second call lets it keep the connection alive for the next scrape. */
+    static int header_seen;
+    if (*con_cls == NULL) {
+        *con_cls = &header_seen;
+        return MHD_YES;
+    }
     if (index)
         return reply_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, NULL);
     return reply_page(c, cls);
