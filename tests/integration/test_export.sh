@@ -174,7 +174,7 @@ if command -v strace >/dev/null; then
     if [ ! -s "$TMP/allowed.txt" ] || [ ! -s "$TMP/denied.txt" ]; then
         fail "no SystemCallFilter= read from $unit"
     fi
-    strace -f -qq -o "$TMP/strace.txt" "$IOT" export --listen 127.0.0.1:0 -d 0.5 -n 6 \
+    strace -f -qq -o "$TMP/strace.txt" "$IOT" export --listen 127.0.0.1:0 -d 0.5 -n 3 \
         --textfile "$TMP/st.prom" 2>"$TMP/st.err" &
     st=$!; BG_PIDS+=("$st")
     stport() { SP=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$TMP/st.err"); [ -n "$SP" ]; }
