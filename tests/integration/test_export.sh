@@ -139,9 +139,14 @@ n=$(jq -r '.data.result[0].value[1]' "$TMP/q.json")
 query 'up{job="iotriage"}' | jq -e '.data.result[0].value[1] == "1"' >/dev/null || fail "up{job=iotriage} is not 1"
 query "iotriage_device_scheduler_info{device=\"$LAB_NAME\"}" |
     jq -e '.data.result[0].metric.scheduler == "none"' >/dev/null || fail "scheduler_info not queryable"
+# The type Prometheus recorded tells which format it parsed: `info` exists only in
+# OpenMetrics (the classic format would have said gauge).
+curl -s "$API/targets/metadata" >"$TMP/meta.json"
+mtype=$(jq -r '[.data[] | select(.metric == "iotriage_build" or .metric == "iotriage_build_info")][0].type' "$TMP/meta.json")
+[ "$mtype" = info ] || fail "prometheus recorded iotriage_build(_info) as '$mtype', not info: no OpenMetrics? $(jq -c '[.data[] | select(.metric | startswith("iotriage_b"))]' "$TMP/meta.json")"
 rules=$(curl -s "$API/rules" | jq '[.data.groups[].rules[]] | length')
 [ "$rules" = 7 ] || fail "prometheus loaded $rules rules, expected 7"
-ok "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') scraped it (OpenMetrics): iotriage_warnings{code=\"ioprio-ignored\",device=\"$LAB_NAME\"} = $n; up 1; $rules rules loaded"
+ok "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') scraped it (OpenMetrics: build_info typed $mtype): iotriage_warnings{code=\"ioprio-ignored\",device=\"$LAB_NAME\"} = $n; up 1; $rules rules loaded"
 
 # ---- node_exporter serves the textfile ----------------------------------------------------
 NP=$(free_port)
