@@ -348,7 +348,8 @@ static void write_roles(struct metrics_writer *w, const struct result *r,
     metrics_family(w, "iotriage_device_processes", MT_GAUGE,
                    "Processes with a role on a saturated whole block device: cause (a quarter "
                    "or more of its bytes), suffer (a fifth or more of the time waiting on "
-                   "block I/O), both; absent when processes are unknown.");
+                   "block I/O), both; absent when processes are unknown, suffer and both "
+                   "also without delay accounting.");
     if (!tasks_known(r) || v->nroles != r->ntasks)
         return;
     bool *hidden = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(*hidden));
@@ -366,11 +367,14 @@ static void write_roles(struct metrics_writer *w, const struct result *r,
                 count[di * 4 + v->roles[ti]]++;
         }
     }
+    /* Who suffers is judged from delay accounting: without it, suffer and both are
+     * unknown, not 0 (a cause needs only bytes). */
+    bool delays = r->cur->delayacct == DA_ON && r->cur->taskstats_err == 0;
     for (size_t di = 0; di < r->ndevs; di++) {
         const struct dev_rates *d = &r->devs[di];
         if (!dev_listed(d) || !d->valid)
             continue;
-        for (size_t k = 0; k < ARRAY_SIZE(roles); k++) {
+        for (size_t k = 0; k < (delays ? ARRAY_SIZE(roles) : 1); k++) {
             const char *l[] = { "device", d->dev->ds.name, "role", role_name(roles[k]) };
             metrics_sample(w, "iotriage_device_processes", "", l, 2, count[di * 4 + roles[k]]);
         }

@@ -217,6 +217,14 @@ static void test_tasks_unknown(void **state)
     has_line(t, "iotriage_source_ok{source=\"processes\"} 0");
     no_text(t, "iotriage_build_info");                /* no meta: no exporter families */
     free(t);
+    /* without delay accounting nobody can be said to suffer: absent, not 0 */
+    w_build(&w);
+    w.snap.delayacct = DA_OFF;
+    t = page(&w, METRICS_PROM_TEXT, NULL);
+    has_line(t, "iotriage_device_processes{device=\"sda\",role=\"cause\"} 1");
+    no_text(t, "role=\"suffer\"");
+    no_text(t, "role=\"both\"");
+    free(t);
     /* a device re-registered (no rates): only the codes that need none */
     w_build(&w);
     w.dr[0].valid = false;
