@@ -268,11 +268,28 @@ static void write_devices(struct metrics_writer *w, const struct result *r)
     }
 }
 
-/* Codes judged from the interval's rates: unknown while the device has none (a reset).
- * The others (ioprio-ignored, ioprio-level-ignored) need only the scheduler and labels. */
-static bool code_needs_rates(enum warn_code c)
+/* Whether verdict.c could judge code c on device d this interval: a code it could not
+ * judge is absent from the page, not 0, which would say "judged, and nobody".
+ * ioprio-ignored and ioprio-level-ignored need only the scheduler and the labels; the
+ * others need the interval's rates; the lottery and the hidden queue the queue's depth
+ * (nr_requests, aqu-sz); unsaturated the saturation verdict; the hidden queue the
+ * readers' delays (delay accounting, taskstats). */
+static bool code_judged(enum warn_code c, const struct dev_rates *d, bool delays)
 {
-    return c != W_IOPRIO_IGNORED && c != W_IOPRIO_LEVEL_IGNORED;
+    if (c == W_IOPRIO_IGNORED || c == W_IOPRIO_LEVEL_IGNORED)
+        return true;
+    if (!d->valid)
+        return false;
+    switch (c) {
+    case W_IOPRIO_LOTTERY:
+        return d->dev->bd.nr_requests > 0 && !isnan(d->aqu_sz);
+    case W_HIDDEN_QUEUE:
+        return delays && d->dev->bd.nr_requests > 0 && !isnan(d->aqu_sz);
+    case W_IOPRIO_UNSATURATED:
+        return d->saturated >= 0;
+    default:
+        return true;
+    }
 }
 
 static bool tasks_known(const struct result *r)
@@ -321,12 +338,13 @@ static void write_warnings(struct metrics_writer *w, const struct result *r,
         else
             count[k]++;
     }
+    bool delays = r->cur->delayacct == DA_ON && r->cur->taskstats_err == 0;
     for (size_t di = 0; di < r->ndevs; di++) {
         const struct dev_rates *d = &r->devs[di];
         if (!dev_listed(d))
             continue;
         for (unsigned c = 0; c < W_NCODES; c++) {
-            if (!d->valid && code_needs_rates(c))
+            if (!code_judged(c, d, delays))
                 continue;
             size_t k = di * W_NCODES + c;
             unsigned n = count[k] ? count[k] : devfind[k] ? 1 : 0;

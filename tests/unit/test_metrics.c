@@ -224,6 +224,16 @@ static void test_tasks_unknown(void **state)
     has_line(t, "iotriage_device_processes{device=\"sda\",role=\"cause\"} 1");
     no_text(t, "role=\"suffer\"");
     no_text(t, "role=\"both\"");
+    no_text(t, "code=\"hidden-queue\"");
+    has_line(t, "iotriage_warnings{code=\"ioprio-lottery\",device=\"sda\"} 0");
+    free(t);
+    /* nvme0n1: nr_requests and saturation unknown: the codes judged from them absent */
+    w_build(&w);
+    t = page(&w, METRICS_PROM_TEXT, NULL);
+    no_text(t, "iotriage_warnings{code=\"ioprio-lottery\",device=\"nvme0n1\"}");
+    no_text(t, "iotriage_warnings{code=\"ioprio-unsaturated\",device=\"nvme0n1\"}");
+    has_line(t, "iotriage_warnings{code=\"ioprio-writeback\",device=\"nvme0n1\"} 0");
+    has_line(t, "iotriage_warnings{code=\"ioprio-unsaturated\",device=\"sda\"} 0");
     free(t);
     /* a device re-registered (no rates): only the codes that need none */
     w_build(&w);
