@@ -71,6 +71,12 @@ void pipeline_close(struct pipeline *p);
 void pipeline_add_sink(struct pipeline *p, const struct sink *s);
 
 int  pipeline_step(struct pipeline *p, char *err, size_t errlen);
+/* Live, right after pipeline_open() or pipeline_set_threads(): a frame from the one
+ * snapshot there is, with what needs no interval (devices, schedulers, priorities, the
+ * labels a scheduler ignores outright) and every rate unknown (interval_s 0), handed to
+ * the sinks like any frame. The next pipeline_step() measures from the same snapshot.
+ * Returns 1, or -errno with err when a sink failed; 0 when not live or not just opened. */
+int  pipeline_first(struct pipeline *p, char *err, size_t errlen);
 /* The error pipeline_step() just returned came from a sink (a write that failed), not
  * from a recorded sample that did not decode. */
 bool pipeline_sink_failed(const struct pipeline *p);

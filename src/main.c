@@ -20,6 +20,7 @@
 #include "out/columns.h"
 #include "out/sink.h"
 #include "pipeline.h"
+#include "export.h"
 #include "tui/tui.h"
 #include "util.h"
 
@@ -51,6 +52,7 @@ static void usage(FILE *f)
 {
     fputs("Usage: iotriage [options]\n"
           "       iotriage audit [--json] [--root DIR] [--units-only]\n"
+          "       iotriage export [--listen ADDR:PORT] [--textfile PATH.prom] [-d SECONDS]\n"
           "Shows block devices (iostat -x columns, scheduler, nr_requests), pressure stall\n"
           "information and per-process I/O rates, delays and effective I/O priority.\n"
           "\n"
@@ -261,6 +263,8 @@ int main(int argc, char **argv)
     setlocale(LC_NUMERIC, "C");
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return main_audit(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "export") == 0)
+        return export_main(argc - 1, argv + 1, IOTRIAGE_VERSION);
     struct args a;
     parse_args(argc, argv, &a);
     if (a.read_only)

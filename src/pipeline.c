@@ -179,6 +179,22 @@ int pipeline_seek(struct pipeline *p, size_t i, char *err, size_t errlen)
     return 0;
 }
 
+int pipeline_first(struct pipeline *p, char *err, size_t errlen)
+{
+    p->sink_failed = false;
+    if (p->rp || !p->have_snap || p->have_result)
+        return 0;
+    delta_compute(NULL, &p->snaps[p->cur], &p->hist, &p->res);
+    verdict_compute(&p->res, &p->ver);
+    p->have_result = true;
+    p->frame = (struct frame){
+        .snap = &p->snaps[p->cur], .res = &p->res, .ver = &p->ver, .host = p->host,
+    };
+    p->have_frame = true;
+    int rc = emit(p, err, errlen);
+    return rc < 0 ? rc : 1;
+}
+
 bool pipeline_sink_failed(const struct pipeline *p)
 {
     return p->sink_failed;
