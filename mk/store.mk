@@ -1,0 +1,15 @@
+# The recorder's storage (src/record/store.c): zstd-compressed hourly files.
+# The Makefile reads mk/*.mk before it sets BUILD and before its first rule: give BUILD its
+# default here too (same value, ?=) and keep `all` the default goal.
+BUILD ?= build
+ifeq ($(.DEFAULT_GOAL),)
+.DEFAULT_GOAL := all
+endif
+PKGS    += libzstd
+LIBPKGS += libzstd
+
+# tests/helpers/storewriter.c: a tiny writer driven by tests/integration/test_store_faults.sh
+# (kill -9 mid-write, full disk). Linked with the storage module and util only.
+$(BUILD)/tests/storewriter: tests/helpers/storewriter.c $(BUILD)/src/record/store.o $(BUILD)/src/util.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ALL)
