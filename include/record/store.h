@@ -11,7 +11,7 @@
  *
  * Contract, writer
  * - store_open_writer() creates the directory (one level, mode 0750: samples hold every
- *   user's command lines) when missing and deletes expired files at once (retention, below).
+ *   user's command lines) when missing. Files are created 0640.
  * - store_append() takes one sample: one JSON line (a trailing '\n' is optional; a '\n'
  *   inside is -EINVAL). wall (seconds since the epoch, the sample's `ts`) picks the file: the
  *   UTC hour of wall. A sample of another hour than the open file's flushes and closes it
@@ -37,7 +37,8 @@
  *   it tries again to write the kept frame: when that works, the writer resumes and the
  *   sample is stored (return 0). store_retry() tries at once. store_stats() tells whether
  *   it is paused and how many samples were dropped, for the "resumed" message.
- * - Retention, at open, at every rollover and at most once a minute in store_flush(): files
+ * - Retention, at the first sample, at every rollover and at most once a minute in
+ *   store_flush(), "now" being the sample's wall (the writer never reads the clock): files
  *   whose hour ended more than opts.max_age_s before the newest sample's wall are deleted,
  *   then the oldest files while all files together exceed opts.max_bytes (0: no limit). Only
  *   names matching the pattern exactly, only regular files (never a symlink, never a
@@ -48,8 +49,10 @@
  *
  * Contract, reader
  * - store_open_reader() takes a directory (its files matching the pattern, regular files,
- *   in name order, which is time order) or one file (zstd when it starts with the zstd
- *   magic, else plain JSON lines). A directory with no recording in it opens and is empty.
+ *   not symlinks: the same files retention counts as the recorder's; in name order, which
+ *   is time order) or one file, which may be a symlink (zstd when its name ends in .zst or
+ *   it starts with the zstd magic, else plain JSON lines). A directory with no recording
+ *   in it opens and is empty.
  * - store_next() returns the samples one by one across file boundaries. A file is read
  *   into memory (at most STORE_FILE_MAX bytes) when reached. Each zstd frame is decoded
  *   whole and its checksum checked before any of its lines is returned, so a damaged frame

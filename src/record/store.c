@@ -331,11 +331,17 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
         store_close(w, NULL, 0);
         return -EINVAL;
     }
-    int rc = retain(w, clock_wall(), err, errlen);
-    if (rc < 0) {
+    /* The directory must be listable for retention: find out now, not at the first
+     * rollover. Retention itself waits for the first sample's wall: the writer's clock
+     * is the samples' clock. */
+    DIR *d = opendir_at(dfd, ".");
+    if (!d) {
+        int e = errno;
+        seterr(err, errlen, "%s: %s", dir, strerror(e));
         store_close(w, NULL, 0);
-        return rc;
+        return -e;
     }
+    closedir(d);
     *out = w;
     return 0;
 }
@@ -404,7 +410,7 @@ int store_append(struct store_writer *w, double wall, const char *line, size_t l
             w->st.dropped++;
             return rc;
         }
-        if (had)
+        if (had || isinf(w->last_retain))
             retain(w, wall, NULL, 0);
     }
     rc = compress_into(w, line, len, ZSTD_e_continue, err, errlen);
@@ -664,7 +670,11 @@ static int load_next_file(struct store_reader *r, char *err, size_t errlen)
     }
     r->cur_file = i;
     r->loaded = true;
-    r->zst = r->flen >= 4 && (memcmp(r->fbuf, zmagic, 4) == 0 || is_skippable(r->fbuf));
+    /* A .zst by name is zstd whatever its first bytes (garbage there is a damage, not a
+     * plain recording); any other file is zstd when it starts like one. */
+    size_t pl = strlen(r->files[i]), sl = strlen(".zst");
+    r->zst = (pl >= sl && strcmp(r->files[i] + pl - sl, ".zst") == 0) ||
+             (r->flen >= 4 && (memcmp(r->fbuf, zmagic, 4) == 0 || is_skippable(r->fbuf)));
     if (!r->zst) {
         r->lines = (const char *)r->fbuf;
         r->llen = r->flen;
@@ -904,7 +914,8 @@ int store_open_reader(struct store_reader **out, const char *path, char *err, si
         while ((de = readdir(d))) {
             struct stat fs;
             if (!store_name_parse(de->d_name, NULL) ||
-                fstatat(dfd, de->d_name, &fs, 0) < 0 || !S_ISREG(fs.st_mode))
+                fstatat(dfd, de->d_name, &fs, AT_SYMLINK_NOFOLLOW) < 0 ||
+                !S_ISREG(fs.st_mode))
                 continue;
             if (r->nfiles == cap) {
                 cap = cap ? cap * 2 : 64;
