@@ -21,7 +21,8 @@
  *   one write(): a file is always whole frames, then at most one frame cut short by a crash
  *   or a full disk. A kill -9 loses only the samples appended since the last flush; earlier
  *   frames are never rewritten, so they stay readable. The caller flushes every few
- *   seconds; store_append() flushes by itself when a frame's compressed bytes pass 4 MiB.
+ *   seconds; store_append() flushes by itself when a frame holds 4 MiB of lines, so that no frame decodes to more than STORE_FRAME_MAX (the reader's bound
+ *   against decompression bombs). A line over STORE_LINE_MAX is refused (-E2BIG).
  * - fsync policy: fdatasync() when a file is closed (hour rollover, store_close()), and
  *   after every flush only when opts.fsync_each_flush is set. A process crash loses
  *   nothing that was flushed (the page cache outlives it); a power cut may lose what the
@@ -81,7 +82,8 @@
 #define STORE_SUFFIX     ".iotr.zst"
 #define STORE_DEFAULT_DIR "/var/lib/iotriage"
 #define STORE_FILE_MAX   (1ull << 30)    /* bytes of one file the reader loads */
-#define STORE_FRAME_MAX  (256u << 20)    /* decompressed bytes of one frame */
+#define STORE_LINE_MAX   (8u << 20)      /* bytes of one sample the writer takes */
+#define STORE_FRAME_MAX  (16u << 20)     /* decompressed bytes of one frame the reader takes */
 
 struct store_opts {
     double   max_age_s;         /* delete files older than this; 0: keep forever */
@@ -108,7 +110,7 @@ struct store_reader;
 int  store_open_writer(struct store_writer **out, const char *dir, const struct store_opts *o,
                        char *err, size_t errlen);
 /* 0 stored; -ENOSPC/-EDQUOT the disk just filled (now paused); -EAGAIN paused, dropped;
- * -EINVAL not one line; other -errno: the file could not be opened or written. */
+ * -EINVAL not one line; -E2BIG over STORE_LINE_MAX; other -errno: the file could not be opened or written. */
 int  store_append(struct store_writer *w, double wall, const char *line, size_t len,
                   char *err, size_t errlen);
 /* End the frame and write it (no-op when nothing is pending). Same returns as append. */

@@ -26,8 +26,8 @@
 #include "util.h"
 
 #define FRAME_SOFT_MAX   (4u << 20)   /* compressed bytes before append flushes by itself */
+#define FRAME_RAW_MAX    (4u << 20)   /* line bytes before append flushes by itself */
 #define RETAIN_EVERY_S   60.0
-#define READER_WINDOW_LOG 24          /* 16 MiB: the writer's levels use far less */
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -126,6 +126,7 @@ struct store_writer {
     uint64_t size;               /* its size: whole frames (what we know we wrote) */
     unsigned char *buf;          /* the current frame's compressed bytes */
     size_t blen, bcap;
+    size_t raw;                  /* line bytes in the current frame */
     bool frame_open;             /* samples compressed into it, frame not ended */
     bool frame_ended;            /* buf holds one whole frame not yet written */
     bool paused;
@@ -313,11 +314,19 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     w->o = o ? *o : (struct store_opts){ 0 };
     if (w->o.level == 0)
         w->o.level = 3;
+    if (w->o.level > 19) {
+        /* The ultra levels trade a lot of memory for a little ratio; nothing to gain here. */
+        seterr(err, errlen, "zstd level %d: at most 19", w->o.level);
+        close(dfd);
+        free(w->dir);
+        free(w);
+        return -EINVAL;
+    }
     if (!(w->o.retry_s > 0))
         w->o.retry_s = 10;
     w->fd = -1;
-    w->last_retain = -INFINITY;
-    w->newest = -INFINITY;
+    w->last_retain = -(double)INFINITY;
+    w->newest = -(double)INFINITY;
     w->cctx = ZSTD_createCCtx();
     if (!w->cctx) {
         fputs("iotriage: out of memory\n", stderr);
@@ -354,6 +363,7 @@ static int flush_frame(struct store_writer *w, double wall, char *err, size_t er
             return rc;
         w->frame_open = false;
         w->frame_ended = true;
+        w->raw = 0;
     }
     if (!w->frame_ended || w->fd < 0)
         return 0;
@@ -384,6 +394,10 @@ int store_append(struct store_writer *w, double wall, const char *line, size_t l
     if (len == 0 || memchr(line, '\n', len)) {
         seterr(err, errlen, "%s: a sample must be one non-empty line", w->dir);
         return -EINVAL;
+    }
+    if (len > STORE_LINE_MAX) {
+        seterr(err, errlen, "%s: a sample of %zu bytes is over %u", w->dir, len, STORE_LINE_MAX);
+        return -E2BIG;
     }
     if (!isfinite(wall) || wall < 0) {
         seterr(err, errlen, "%s: sample time is not a time", w->dir);
@@ -420,13 +434,15 @@ int store_append(struct store_writer *w, double wall, const char *line, size_t l
         /* The compressor's state is unknown now: drop the frame and start a new one. */
         ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
         w->blen = 0;
+        w->raw = 0;
         w->frame_open = false;
         w->st.dropped++;
         return rc;
     }
     w->frame_open = true;
+    w->raw += len + 1;
     w->st.appended++;
-    if (w->blen >= FRAME_SOFT_MAX) {
+    if (w->blen >= FRAME_SOFT_MAX || w->raw >= FRAME_RAW_MAX) {
         rc = flush_frame(w, wall, err, errlen);
         if (rc < 0)
             return rc;     /* the sample is in the kept frame: not dropped */
@@ -719,34 +735,36 @@ static int decode_frame(struct store_reader *r, char *err, size_t errlen)
     }
     size_t dlen = 0;
     if (!what) {
-        ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
-        ZSTD_inBuffer in = { p, n, 0 };
-        size_t ret = 1;
-        while (!what) {
-            if (r->dcap - dlen < ZSTD_DStreamOutSize()) {
-                if (r->dcap >= STORE_FRAME_MAX) {
-                    snprintf(why, sizeof(why), "frame decodes to more than %u bytes",
-                             STORE_FRAME_MAX);
-                    what = why;
-                    break;
-                }
-                r->dcap = r->dcap ? r->dcap * 2 : 4 * ZSTD_DStreamOutSize();
+        /* One-shot decoding straight into dbuf: no window buffer to allocate (the frame
+         * header's window size is the writer's word, or an attacker's), and the checksum
+         * is checked at the end. The decoded size is not in our frames' headers: grow
+         * dbuf and decode again when it was too small (rare: dbuf keeps its size). */
+        if (!r->dcap) {
+            r->dcap = 1u << 20;
+            r->dbuf = xmalloc(r->dcap);
+        }
+        for (;;) {
+            size_t ret = ZSTD_decompressDCtx(r->dctx, r->dbuf, r->dcap, p, n);
+            if (!ZSTD_isError(ret)) {
+                dlen = ret;
+                break;
+            }
+            ZSTD_ErrorCode code = ZSTD_getErrorCode(ret);
+            if (code == ZSTD_error_dstSize_tooSmall && r->dcap < STORE_FRAME_MAX) {
+                r->dcap *= 2;
                 r->dbuf = xrealloc(r->dbuf, r->dcap);
+                continue;
             }
-            ZSTD_outBuffer out = { r->dbuf + dlen, r->dcap - dlen, 0 };
-            ret = ZSTD_decompressStream(r->dctx, &out, &in);
-            dlen += out.pos;
-            if (ZSTD_isError(ret)) {
-                what = ZSTD_getErrorCode(ret) == ZSTD_error_checksum_wrong
-                           ? "checksum mismatch (frame corrupted)" : ZSTD_getErrorName(ret);
-                break;
+            if (code == ZSTD_error_dstSize_tooSmall) {
+                snprintf(why, sizeof(why), "frame decodes to more than %u bytes",
+                         STORE_FRAME_MAX);
+                what = why;
+            } else if (code == ZSTD_error_checksum_wrong) {
+                what = "checksum mismatch (frame corrupted)";
+            } else {
+                what = ZSTD_getErrorName(ret);
             }
-            if (ret == 0 && in.pos == in.size)
-                break;
-            if (in.pos == in.size && out.pos < out.size) {
-                what = "frame cut short";
-                break;
-            }
+            break;
         }
     }
     if (what) {
@@ -769,7 +787,7 @@ static double line_ts(const char *s, size_t len)
     size_t lim = len < 256 ? len : 256;
     const char *k = memmem(s, lim, "\"ts\":", 5);
     if (!k)
-        return NAN;
+        return (double)NAN;
     k += 5;
     size_t left = (size_t)(s + len - k);
     char num[48];
@@ -779,7 +797,7 @@ static double line_ts(const char *s, size_t len)
         num[i] = k[i], i++;
     num[i] = '\0';
     if (!i)
-        return NAN;
+        return (double)NAN;
     char *end;
     double v = strtod(num, &end);
     return *end == '\0' && isfinite(v) ? v : (double)NAN;
@@ -944,14 +962,13 @@ int store_open_reader(struct store_reader **out, const char *path, char *err, si
         r->files = xcalloc(1, sizeof(*r->files));
         r->hours = xcalloc(1, sizeof(*r->hours));
         r->files[0] = xstrdup(path);
-        r->hours[0] = NAN;   /* a lone file: seek scans it from its start */
+        r->hours[0] = (double)NAN;   /* a lone file: seek scans it from its start */
     }
     r->dctx = ZSTD_createDCtx();
     if (!r->dctx) {
         fputs("iotriage: out of memory\n", stderr);
         abort();
     }
-    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, READER_WINDOW_LOG);
     *out = r;
     return 0;
 }

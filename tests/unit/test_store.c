@@ -290,7 +290,27 @@ static void test_roundtrip(void **state)
     assert_int_equal(store_append(w, t, "{\"a\":1}\n{\"b\":2}", 15, err, sizeof(err)), -EINVAL);
     assert_int_equal(store_append(w, t, "\n", 1, err, sizeof(err)), -EINVAL);
     assert_int_equal(store_append(w, NAN, "{}", 2, err, sizeof(err)), -ERANGE);
+    /* Big samples: frames end by themselves, so none decodes past the reader's bound. */
+    size_t big = 3u << 20;
+    char *b = malloc(STORE_LINE_MAX + 2);
+    assert_non_null(b);
+    for (int i = 0; i < 6; i++) {
+        int k = snprintf(b, 64, "{\"ts\":%.3f,\"n\":%d,\"x\":\"", t + 7200 + i, 7000 + i);
+        memset(b + k, 'a' + i, big - (size_t)k - 2);
+        memcpy(b + big - 2, "\"}", 2);
+        assert_int_equal(store_append(w, t + 7200 + i, b, big, err, sizeof(err)), 0);
+    }
+    memset(b, 'x', STORE_LINE_MAX + 1);
+    assert_int_equal(store_append(w, t + 7300, b, STORE_LINE_MAX + 1, err, sizeof(err)), -E2BIG);
+    free(b);
+    struct store_stats bs;
+    store_writer_stats(w, &bs);
+    assert_int_equal(bs.frames, 3);           /* 2 samples (6 MiB) each: past 4 MiB */
     close_writer(w);
+    read_path(path_in("2026-12-01T03.iotr.zst"), &g);
+    assert_int_equal(g.n, 6);
+    assert_int_equal(g.damages, 0);
+    assert_int_equal(g.ids[5], 7005);
 }
 
 static void test_hours(void **state)
