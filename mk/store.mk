@@ -13,3 +13,10 @@ LIBPKGS += libzstd
 $(BUILD)/tests/storewriter: tests/helpers/storewriter.c $(BUILD)/src/record/store.o $(BUILD)/src/util.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+# The recorder's unit file, installed and never enabled (`make install` should depend on
+# install-record-unit). UNITDIR: systemd's system unit directory for locally built software.
+UNITDIR ?= /etc/systemd/system
+.PHONY: install-record-unit
+install-record-unit:
+	install -D -m 0644 contrib/systemd/iotriage-record.service $(DESTDIR)$(UNITDIR)/iotriage-record.service
