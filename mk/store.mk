@@ -20,3 +20,10 @@ UNITDIR ?= /etc/systemd/system
 .PHONY: install-record-unit
 install-record-unit:
 	install -D -m 0644 contrib/systemd/iotriage-record.service $(DESTDIR)$(UNITDIR)/iotriage-record.service
+
+# tests/helpers/recorder.c: record_run() as a program (tests, bench) until main.c has
+# `iotriage record`. The Makefile's LIBOBJS is not defined yet when this file is read.
+STORE_LIBOBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out src/main.c,$(sort $(wildcard src/*.c src/*/*.c))))
+$(BUILD)/tests/recorder: tests/helpers/recorder.c $(STORE_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_ALL)

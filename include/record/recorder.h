@@ -1,0 +1,50 @@
+/* record/recorder.h: `iotriage record`, the always-on recorder (issue #16).
+ *
+ * Contract
+ * - record_run() samples every interval_s (CLOCK_MONOTONIC deadlines, like the batch
+ *   loop) until *stop is set or `iterations` samples were written, and appends each
+ *   sample to the store in o->dir as the line out_json_sample writes with only_active:
+ *   devices, PSI, every verdict, and every process that moved bytes or waited on I/O in
+ *   that interval (with its priority, devices and role), plus stubs for processes that
+ *   only a warning names (replay rebuilds those). That is what the screen needs to say
+ *   who suffered, who caused, on which device and scheduler, with which verdicts.
+ * - It flushes (ends a zstd frame) every flush_s seconds, so a kill -9 loses at most
+ *   that much; retention (max_age_s, max_bytes) runs as record/store.h says.
+ * - Messages go to o->log (stderr under systemd: the journal), one line each, never one
+ *   per sample: a full disk is reported once when it fills and once when recording
+ *   resumes (with the number of samples dropped); any other store error once per errno
+ *   until a sample is stored again.
+ * - Returns 0 on a requested stop, 1 when it could not start (the reason logged).
+ *   Signals are the caller's: it sets *stop from its handler; sleeps end on EINTR.
+ * - Defaults (0 in a field): dir STORE_DEFAULT_DIR, interval RECORD_DEFAULT_INTERVAL_S,
+ *   flush RECORD_DEFAULT_FLUSH_S, age RECORD_DEFAULT_AGE_S, size RECORD_DEFAULT_BYTES.
+ *   docs/performance.md gives the cost that chose the interval.
+ */
+#ifndef IOTRIAGE_RECORD_RECORDER_H
+#define IOTRIAGE_RECORD_RECORDER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RECORD_DEFAULT_INTERVAL_S 5.0
+#define RECORD_DEFAULT_FLUSH_S    10.0
+#define RECORD_DEFAULT_AGE_S      (7.0 * 86400)
+#define RECORD_DEFAULT_BYTES      (1ull << 30)
+
+struct record_opts {
+    const char *dir;                 /* recording directory */
+    double interval_s;               /* between samples */
+    double flush_s;                  /* between frames (what a kill -9 may lose) */
+    double max_age_s;                /* retention by age; < 0: keep forever */
+    uint64_t max_bytes;              /* retention by size; UINT64_MAX: no limit */
+    int level;                       /* zstd level, 0: the store's default */
+    long iterations;                 /* 0: until *stop */
+    const char *proc_root, *sys_root;/* NULL: /proc, /sys */
+    volatile sig_atomic_t *stop;     /* may be NULL (then only iterations stop it) */
+    FILE *log;                       /* NULL: stderr */
+};
+
+int record_run(const struct record_opts *o);
+
+#endif

@@ -1,0 +1,162 @@
+/* record/recorder.c: the sampling loop of `iotriage record`; contract in
+ * include/record/recorder.h. It takes samples the way src/main.c's batch loop does
+ * (sampler -> delta -> verdict) and hands each line to record/store.c. */
+#include "record/recorder.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "delta.h"
+#include "out/output.h"
+#include "record/store.h"
+#include "snapshot.h"
+#include "util.h"
+#include "verdict.h"
+
+static bool stopped(const struct record_opts *o)
+{
+    return o->stop && *o->stop;
+}
+
+static void sleep_until(const struct record_opts *o, double deadline)
+{
+    struct timespec ts = { .tv_sec = (time_t)deadline };
+    ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
+    while (!stopped(o) && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+/* What the journal hears about the store: each state change once. */
+struct reporter {
+    FILE *log;
+    bool full;                       /* a full disk was reported, no resume yet */
+    int last_err;                    /* another errno already reported */
+};
+
+static void report(struct reporter *rp, struct store_writer *w, int rc, const char *err)
+{
+    if (rc == 0) {
+        if (rp->full) {
+            struct store_stats st;
+            store_writer_stats(w, &st);
+            fprintf(rp->log, "iotriage record: space is back, recording resumed "
+                    "(%llu samples dropped in all)\n", (unsigned long long)st.dropped);
+            fflush(rp->log);
+            rp->full = false;
+        }
+        rp->last_err = 0;
+        return;
+    }
+    if (rc == -EAGAIN)
+        return;                      /* still paused: said once already */
+    if (rc == -ENOSPC || rc == -EDQUOT) {
+        if (!rp->full)
+            fprintf(rp->log, "iotriage record: %s\n", err);
+        rp->full = true;
+    } else if (rc != rp->last_err) {
+        fprintf(rp->log, "iotriage record: %s\n", err);
+        rp->last_err = rc;
+    }
+    fflush(rp->log);
+}
+
+int record_run(const struct record_opts *in)
+{
+    struct record_opts o = *in;
+    if (!o.dir)
+        o.dir = STORE_DEFAULT_DIR;
+    if (!(o.interval_s > 0))
+        o.interval_s = RECORD_DEFAULT_INTERVAL_S;
+    if (!(o.flush_s > 0))
+        o.flush_s = RECORD_DEFAULT_FLUSH_S;
+    if (o.max_age_s == 0)
+        o.max_age_s = RECORD_DEFAULT_AGE_S;
+    if (o.max_bytes == 0)
+        o.max_bytes = RECORD_DEFAULT_BYTES;
+    if (!o.log)
+        o.log = stderr;
+
+    char err[512] = "";
+    struct store_opts so = {
+        .max_age_s = o.max_age_s > 0 ? o.max_age_s : 0,
+        .max_bytes = o.max_bytes == UINT64_MAX ? 0 : o.max_bytes,
+        .level = o.level,
+    };
+    struct store_writer *w;
+    if (store_open_writer(&w, o.dir, &so, err, sizeof(err)) < 0) {
+        fprintf(o.log, "iotriage record: %s\n", err);
+        return 1;
+    }
+    struct sampler_opts sopts = { .proc_root = o.proc_root, .sys_root = o.sys_root };
+    struct sampler *s;
+    if (sampler_open(&s, &sopts, err, sizeof(err)) < 0) {
+        fprintf(o.log, "iotriage record: %s\n", err);
+        store_close(w, NULL, 0);
+        return 1;
+    }
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    /* Only active processes: a sample keeps who did I/O or waited on it (and, through the
+     * warnings, who a verdict names), not the hundreds of sleepers a box always has. */
+    struct out_opts oo = { .hostname = host, .only_active = true };
+    struct reporter rp = { .log = o.log };
+
+    struct snapshot snaps[2];
+    struct baselines hist = { 0 };
+    int cur = 0;
+    sampler_take(s, &snaps[cur]);
+    double next = snaps[cur].mono, last_flush = next;
+    for (long i = 0; (o.iterations == 0 || i < o.iterations) && !stopped(&o); i++) {
+        next += o.interval_s;
+        sleep_until(&o, next);
+        if (stopped(&o))
+            break;
+        int prev = cur;
+        cur ^= 1;
+        sampler_take(s, &snaps[cur]);
+        struct result r;
+        struct verdicts v;
+        delta_compute(&snaps[prev], &snaps[cur], &hist, &r);
+        verdict_compute(&r, &v);
+
+        /* One line into memory; the store compresses it. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (!m) {
+            fputs("iotriage: out of memory\n", stderr);
+            abort();
+        }
+        out_json_sample(m, &r, &v, &oo);
+        if (fclose(m) != 0) {
+            fputs("iotriage: out of memory\n", stderr);
+            abort();
+        }
+        double wall = snaps[cur].wall;
+        int rc = store_append(w, wall, buf, len, err, sizeof(err));
+        report(&rp, w, rc, err);
+        free(buf);
+        if (snaps[cur].mono - last_flush >= o.flush_s) {
+            last_flush = snaps[cur].mono;
+            rc = store_flush(w, wall, err, sizeof(err));
+            report(&rp, w, rc, err);
+        }
+        verdicts_free(&v);
+        result_free(&r);
+        snapshot_free(&snaps[prev]);
+        double now = clock_mono();
+        if (next < now - o.interval_s)
+            next = now;
+    }
+    snapshot_free(&snaps[cur]);
+    baselines_free(&hist);
+    sampler_close(s);
+    int rc = store_close(w, err, sizeof(err));
+    if (rc < 0)
+        fprintf(o.log, "iotriage record: %s\n", err);
+    return 0;
+}
