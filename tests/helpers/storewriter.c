@@ -9,6 +9,10 @@
  *       journal: one line when the disk fills, one when recording resumes.
  *   storewriter read PATH
  *       stdout: "sample N TS" per sample, "damage TEXT" per damage, "end" at the end.
+ *   storewriter import DIR FILE EVERY [LEVEL]
+ *       Store the JSON lines of FILE (a plain recording) with their own `ts` as wall,
+ *       a frame every EVERY lines: what the recorder's files would weigh with that many
+ *       samples per frame (bench/record.sh). Prints "samples N".
  */
 #include <errno.h>
 #include <signal.h>
@@ -140,8 +144,48 @@ static int do_read(const char *path)
     return 0;
 }
 
+static int do_import(int argc, char **argv)
+{
+    long every = atol(argv[4]);
+    struct store_opts o = { .level = argc > 5 ? atoi(argv[5]) : 0 };
+    char err[512];
+    struct store_writer *w;
+    if (every < 1 || store_open_writer(&w, argv[2], &o, err, sizeof(err)) < 0) {
+        fprintf(stderr, "storewriter: %s\n", every < 1 ? "EVERY < 1" : err);
+        return 1;
+    }
+    FILE *f = fopen(argv[3], "r");
+    if (!f) {
+        perror(argv[3]);
+        return 1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long n = 0;
+    double wall = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        const char *t = strstr(line, "\"ts\":");
+        wall = t ? atof(t + 5) : wall;
+        if (store_append(w, wall, line, (size_t)len, err, sizeof(err)) < 0 ||
+            (++n % every == 0 && store_flush(w, wall, err, sizeof(err)) < 0)) {
+            fprintf(stderr, "storewriter: %s\n", err);
+            return 1;
+        }
+    }
+    free(line);
+    fclose(f);
+    if (store_close(w, err, sizeof(err)) < 0) {
+        fprintf(stderr, "storewriter: %s\n", err);
+        return 1;
+    }
+    return printf("samples %ld\n", n) < 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "import") == 0)
+        return do_import(argc, argv);
     if (argc >= 3 && strcmp(argv[1], "write") == 0)
         return do_write(argc, argv);
     if (argc == 3 && strcmp(argv[1], "read") == 0)
