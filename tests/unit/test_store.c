@@ -109,10 +109,16 @@ struct got {
     char damage[4][512];
 };
 
-static int n_of(const char *text)
+/* The "n" of a sample line, which is not NUL-terminated (the reader's buffer). */
+static int n_of(const char *text, size_t len)
 {
-    const char *p = strstr(text, "\"n\":");
-    return p ? atoi(p + 4) : -1;
+    const char *p = memmem(text, len, "\"n\":", 4);
+    int v = 0;
+    if (!p)
+        return -1;
+    for (p += 4; p < text + len && *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (*p - '0');
+    return v;
 }
 
 static void read_all(struct store_reader *r, struct got *g)
@@ -134,7 +140,7 @@ static void read_all(struct store_reader *r, struct got *g)
             continue;
         }
         assert_true(g->n < 4096);
-        g->ids[g->n] = n_of(l.text);
+        g->ids[g->n] = n_of(l.text, l.len);
         g->ts[g->n] = l.ts;
         g->offs[g->n] = l.offset;
         size_t fl = strlen(l.file);
@@ -372,36 +378,36 @@ static void test_seek(void **state)
     /* 03:10:00 exactly: sample 22 (02:59 + 11 minutes). */
     assert_int_equal(store_seek(r, T0 + 3 * 3600 + 600), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 22);
+    assert_int_equal(n_of(l.text, l.len), 22);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 23);
+    assert_int_equal(n_of(l.text, l.len), 23);
     /* 03:10:01: the next one at or after it. */
     assert_int_equal(store_seek(r, T0 + 3 * 3600 + 601), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 23);
+    assert_int_equal(n_of(l.text, l.len), 23);
     /* Back to an earlier hour, then across the 04:00 boundary by iterating. */
     assert_int_equal(store_seek(r, T0 + 3 * 3600 + 3599), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 122);        /* 04:00:00 */
+    assert_int_equal(n_of(l.text, l.len), 122);        /* 04:00:00 */
     assert_non_null(strstr(l.file, "T04.iotr.zst"));
     /* Before everything: the first sample; after everything: none. */
     assert_int_equal(store_seek(r, T0), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 0);
+    assert_int_equal(n_of(l.text, l.len), 0);
     assert_int_equal(store_seek(r, T0 + 6 * 3600), -ENOENT);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 0);
     /* In the gap between the last sample of an hour's file and the next file. */
     assert_int_equal(store_seek(r, T0 + 5 * 3600 + 58 * 60 + 31), -ENOENT);
     assert_int_equal(store_seek(r, T0 + 5 * 3600 + 58 * 60 + 30), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 359);
+    assert_int_equal(n_of(l.text, l.len), 359);
     store_close_reader(r);
 
     /* A single file is scanned from its start. */
     assert_int_equal(store_open_reader(&r, path_in("2026-12-01T04.iotr.zst"), err, sizeof(err)), 0);
     assert_int_equal(store_seek(r, T0 + 4 * 3600 + 1800), 0);
     assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
-    assert_int_equal(n_of(l.text), 182);
+    assert_int_equal(n_of(l.text, l.len), 182);
     store_close_reader(r);
 
     /* A damage on the way to the sample is reported before it. */
