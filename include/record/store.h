@@ -67,7 +67,9 @@
  *   from its start) and scans lines, reading only the `ts` near the start of each line.
  *   Samples without a readable `ts` are skipped by the scan. A damage seen while scanning is
  *   not lost: the next store_next() returns it first (the first one; store_stats counts).
- * - A store_line points into the reader's buffers: valid until the next call on r.
+ * - A store_line points into the reader's buffers: valid until the next call on r. Its
+ *   pos brings the reader back to it (store_goto): a frame is decoded again, nothing is
+ *   indexed ahead, so stepping back costs one frame's decoding at most.
  *
  * Time parsing (the CLI's --at, --from, --to): store_parse_time() is pure except for the
  * local time zone (TZ), which it reads as date(1) does.
@@ -124,7 +126,15 @@ void store_writer_stats(const struct store_writer *w, struct store_stats *st);
 /* Flush, fdatasync, close. Returns 0 or the flush's error (everything is freed anyway). */
 int  store_close(struct store_writer *w, char *err, size_t errlen);
 
+/* Where a sample is, to come back to it (a screen stepping backwards). */
+struct store_pos {
+    size_t   file;              /* index among store_reader_file() */
+    uint64_t frame;             /* byte offset of its frame in the file (plain: 0) */
+    size_t   line;              /* byte offset of the line in the frame's decoded bytes */
+};
+
 struct store_line {
+    struct store_pos pos;
     const char *text;           /* the JSON line, without its '\n' */
     size_t      len;
     double      ts;             /* its `ts`, NAN when none could be read */
@@ -141,6 +151,10 @@ const char *store_reader_file(const struct store_reader *r, size_t i);
 int  store_next(struct store_reader *r, struct store_line *l, char *err, size_t errlen);
 /* 0 positioned at a sample; -ENOENT none at or after wall (the reader is at its end). */
 int  store_seek(struct store_reader *r, double wall);
+/* Position the reader so that store_next() returns the sample at pos (a pos from a
+ * store_line of this reader). 0, or -ERANGE (no such file or offset), or the damage that
+ * now prevents reading it (-EBADMSG, -errno; the reader is then as after a damage). */
+int  store_goto(struct store_reader *r, const struct store_pos *pos, char *err, size_t errlen);
 void store_reader_stats(const struct store_reader *r, struct store_stats *st);
 void store_close_reader(struct store_reader *r);
 

@@ -829,6 +829,8 @@ static int next_raw(struct store_reader *r, struct store_line *l, char *err, siz
             r->loff += n + 1;
             if (blank(s, n))
                 continue;
+            l->pos = (struct store_pos){ r->cur_file, r->zst ? r->frame_off : 0,
+                                         (size_t)(s - r->lines) };
             l->text = s;
             l->len = n;
             l->ts = line_ts(s, n);
@@ -898,6 +900,50 @@ int store_seek(struct store_reader *r, double wall)
             return 0;
         }
     }
+}
+
+int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, size_t errlen)
+{
+    r->have_line = false;
+    r->pend_rc = 0;
+    if (pos->file >= r->nfiles) {
+        seterr(err, errlen, "no file %zu in the recording", pos->file);
+        return -ERANGE;
+    }
+    if (!r->loaded || r->cur_file != pos->file) {
+        unload(r);
+        r->next_file = pos->file;
+        int rc = load_next_file(r, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    if (r->zst) {
+        if (pos->frame >= r->flen) {
+            seterr(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
+                   (unsigned long long)pos->frame);
+            return -ERANGE;
+        }
+        if (!(r->lines && r->frame_off == pos->frame && r->lines == r->dbuf)) {
+            r->foff = (size_t)pos->frame;
+            int rc = decode_frame(r, err, errlen);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                seterr(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
+                       (unsigned long long)pos->frame);
+                return -ERANGE;
+            }
+        }
+    } else {
+        r->lines = (const char *)r->fbuf;
+        r->llen = r->flen;
+    }
+    if (pos->line >= r->llen) {
+        seterr(err, errlen, "%s: no line at %zu", r->files[pos->file], pos->line);
+        return -ERANGE;
+    }
+    r->loff = pos->line;
+    return 0;
 }
 
 static int name_cmp(const void *a, const void *b)

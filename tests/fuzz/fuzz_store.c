@@ -2,7 +2,7 @@
  * once as a .zst (by name: every frame decoded and checked) and once under a neutral name
  * (zstd or plain JSON lines by the first bytes). Every damage must be reported in one
  * line, every sample returned must lie inside what was decoded (ASan) and hold no
- * newline, and a seek must agree with a scan. The first byte picks the seek target.
+ * newline, a seek must agree with a scan, and a sample's position must bring it back. The first byte picks the seek target.
  * The bytes go through a memfd because the reader reads files. */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,8 @@ static void read_through(const char *path, double target)
         FZ_CHECK(err[0] != '\0');
         return;
     }
-    size_t samples = 0, damages = 0, first_at = (size_t)-1;
+    size_t samples = 0, damages = 0, first_at = (size_t)-1, last_len = 0;
+    struct store_pos last = { 0 };
     for (int guard = 0; guard < 100000; guard++) {
         struct store_line l;
         err[0] = '\0';
@@ -39,6 +40,8 @@ static void read_through(const char *path, double target)
         for (size_t i = 0; i < l.len; i++)       /* ASan: every byte is readable */
             sum ^= l.text[i];
         (void)sum;
+        last = l.pos;
+        last_len = l.len;
         if (first_at == (size_t)-1 && !isnan(l.ts) && l.ts >= target)
             first_at = samples;
         samples++;
@@ -52,6 +55,12 @@ static void read_through(const char *path, double target)
         while ((rc = store_next(r, &l, err, sizeof(err))) < 0)
             ;
         FZ_CHECK(rc == 1 && l.ts >= target);
+    }
+    /* The last sample's position brings it back. */
+    if (samples) {
+        struct store_line l;
+        FZ_CHECK(store_goto(r, &last, err, sizeof(err)) == 0);
+        FZ_CHECK(store_next(r, &l, err, sizeof(err)) == 1 && l.len == last_len);
     }
     store_close_reader(r);
 }

@@ -349,6 +349,33 @@ static void test_hours(void **state)
         store_file_name(want, sizeof(want), t + 30.0 * i);
         assert_non_null(strstr(want, g.files[i]));
     }
+    /* Every sample's position brings the reader back to it, stepping backwards across
+     * files and frames, and reading on from there continues in order. */
+    static struct store_pos pos[360];
+    assert_int_equal(store_open_reader(&r, tmpdir, err, sizeof(err)), 0);
+    struct store_line l;
+    for (int i = 0; i < 360; i++) {
+        assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
+        pos[i] = l.pos;
+    }
+    for (int i = 359; i >= 0; i -= 7) {
+        if (store_goto(r, &pos[i], err, sizeof(err)))
+            fail_msg("goto %d: %s", i, err);
+        assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
+        assert_int_equal(n_of(l.text, l.len), i);
+        if (i < 359) {
+            assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
+            assert_int_equal(n_of(l.text, l.len), i + 1);
+        }
+    }
+    struct store_pos bad = pos[5];
+    bad.file = 99;
+    assert_int_equal(store_goto(r, &bad, err, sizeof(err)), -ERANGE);
+    bad = pos[5];
+    bad.line = 1u << 30;
+    assert_int_equal(store_goto(r, &bad, err, sizeof(err)), -ERANGE);
+    store_close_reader(r);
+
     assert_int_equal(g.ids[1], 1);
     assert_non_null(strstr(names[0], g.files[1]));
     assert_non_null(strstr(names[1], g.files[2]));      /* 03:00:00 */
