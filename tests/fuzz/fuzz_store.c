@@ -2,8 +2,9 @@
  * once as a .zst (by name: every frame decoded and checked) and once under a neutral name
  * (zstd or plain JSON lines by the first bytes). Every damage must be reported in one
  * line, every sample returned must lie inside what was decoded (ASan) and hold no
- * newline, a seek must agree with a scan, and a sample's position must bring it back. The first byte picks the seek target.
- * The bytes go through a memfd because the reader reads files. */
+ * newline, a seek must agree with a scan, and a sample's position must bring it back.
+ * The first byte picks the seek target. The bytes go through a memfd because the reader
+ * reads files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
