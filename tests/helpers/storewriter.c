@@ -9,6 +9,10 @@
  *       journal: one line when the disk fills, one when recording resumes.
  *   storewriter read PATH
  *       stdout: "sample N TS" per sample, "damage TEXT" per damage, "end" at the end.
+ *   storewriter at PATH TIME
+ *       TIME as the CLI takes it (store_parse_time: "03:10", "-2h", "@EPOCH"); prints the
+ *       first sample at or after it, whole, or "none" (exit 1). Damages on the way to it
+ *       go to stderr.
  *   storewriter import DIR FILE EVERY [LEVEL]
  *       Store the JSON lines of FILE (a plain recording) with their own `ts` as wall,
  *       a frame every EVERY lines: what the recorder's files would weigh with that many
@@ -182,8 +186,41 @@ static int do_import(int argc, char **argv)
     return printf("samples %ld\n", n) < 0;
 }
 
+static int do_at(const char *path, const char *when)
+{
+    double t;
+    if (store_parse_time(when, clock_wall(), &t) < 0) {
+        fprintf(stderr, "storewriter: bad time %s\n", when);
+        return 2;
+    }
+    char err[512];
+    struct store_reader *r;
+    if (store_open_reader(&r, path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "storewriter: %s\n", err);
+        return 2;
+    }
+    int rc = 1;
+    if (store_seek(r, t) == 0) {
+        struct store_line l;
+        int k;
+        while ((k = store_next(r, &l, err, sizeof(err))) < 0)
+            fprintf(stderr, "damage %s\n", err);
+        if (k == 1) {
+            fwrite(l.text, 1, l.len, stdout);
+            putchar('\n');
+            rc = 0;
+        }
+    }
+    if (rc)
+        puts("none");
+    store_close_reader(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "at") == 0)
+        return do_at(argv[2], argv[3]);
     if (argc >= 5 && strcmp(argv[1], "import") == 0)
         return do_import(argc, argv);
     if (argc >= 3 && strcmp(argv[1], "write") == 0)
