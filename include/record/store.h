@@ -11,7 +11,8 @@
  *
  * Contract, writer
  * - store_open_writer() creates the directory (one level, mode 0750: samples hold every
- *   user's command lines) when missing. Files are created 0640.
+ *   user's command lines) when missing. Files are created 0640. One writer per directory:
+ *   it holds flock(LOCK_EX) on the directory; a second gets -EBUSY.
  * - store_append() takes one sample: one JSON line (a trailing '\n' is optional; a '\n'
  *   inside is -EINVAL). wall (seconds since the epoch, the sample's `ts`) picks the file: the
  *   UTC hour of wall. A sample of another hour than the open file's flushes and closes it

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,9 +189,8 @@ static int write_frame(struct store_writer *w, double wall, char *err, size_t er
             int e = k < 0 ? errno : EIO;
             /* Undo a partial frame, so that the file stays whole frames (and the space it
              * took is given back). When even that fails, the reader skips the torn bytes. */
-            if (done && ftruncate(w->fd, (off_t)w->size) < 0) {
-                /* keep going: the next frame follows the torn one */
-            }
+            if (done && ftruncate(w->fd, (off_t)w->size) < 0)
+                w->size += done;     /* left torn: the reader skips it, the next frame follows */
             if (is_full(e))
                 return pause_full(w, e, wall, err, errlen, "write");
             seterr(err, errlen, "%s/%s: write: %s; %zu bytes of samples lost", w->dir,
@@ -306,6 +306,19 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     if (dfd < 0) {
         int e = errno;
         seterr(err, errlen, "%s: %s", dir, strerror(e));
+        return -e;
+    }
+    /* One writer per directory: two would append to the same hour, and one's undo of a
+     * failed write (ftruncate) could cut the other's frames. The lock is on the directory
+     * itself, so no file of another name is needed; it goes with the process. */
+    if (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        close(dfd);
+        if (e == EWOULDBLOCK) {
+            seterr(err, errlen, "%s: another recorder writes to this directory", dir);
+            return -EBUSY;
+        }
+        seterr(err, errlen, "%s: flock: %s", dir, strerror(e));
         return -e;
     }
     struct store_writer *w = xcalloc(1, sizeof(*w));
@@ -479,8 +492,11 @@ int store_close(struct store_writer *w, char *err, size_t errlen)
     int rc = 0;
     if (w->fd >= 0) {
         rc = flush_frame(w, w->newest > 0 ? w->newest : clock_wall(), err, errlen);
-        if (rc == -EAGAIN)
+        if (rc == -EAGAIN || (rc < 0 && w->frame_ended)) {
             rc = w->pause_err ? w->pause_err : -ENOSPC;
+            seterr(err, errlen, "%s/%s: %s: %zu bytes of samples kept in memory are lost",
+                   w->dir, w->name, strerror(-rc), w->blen);
+        }
         if (rc == 0 && fdatasync(w->fd) < 0) {
             rc = -errno;
             seterr(err, errlen, "%s/%s: fdatasync: %s", w->dir, w->name, strerror(-rc));

@@ -290,9 +290,12 @@ static void test_roundtrip(void **state)
     assert_int_equal(g.damages, 0);
     assert_int_equal(g.ids[4], 4);
 
-    /* Lines are one line each. */
+    /* Lines are one line each. One writer per directory. */
     w = writer(NULL);
     char err[256];
+    struct store_writer *w2;
+    assert_int_equal(store_open_writer(&w2, tmpdir, NULL, err, sizeof(err)), -EBUSY);
+    assert_non_null(strstr(err, "another recorder"));
     assert_int_equal(store_append(w, t, "{\"a\":1}\n{\"b\":2}", 15, err, sizeof(err)), -EINVAL);
     assert_int_equal(store_append(w, t, "\n", 1, err, sizeof(err)), -EINVAL);
     assert_int_equal(store_append(w, NAN, "{}", 2, err, sizeof(err)), -ERANGE);
