@@ -14,6 +14,9 @@
  *   per sample: a full disk is reported once when it fills and once when recording
  *   resumes (with the number of samples dropped); any other store error once per errno
  *   until a sample is stored again.
+ * - Under systemd (Type=notify: $NOTIFY_SOCKET set) it sends READY=1 once the sources are
+ *   open and the first snapshot is taken, STATUS= when recording pauses or resumes, and
+ *   STOPPING=1 on the way out.
  * - Returns 0 on a requested stop, 1 when it could not start (the reason logged).
  *   Signals are the caller's: it sets *stop from its handler; sleeps end on EINTR.
  * - Defaults (0 in a field): dir STORE_DEFAULT_DIR, interval RECORD_DEFAULT_INTERVAL_S,

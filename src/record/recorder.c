@@ -5,8 +5,11 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +33,29 @@ static void sleep_until(const struct record_opts *o, double deadline)
         ;
 }
 
+/* systemd's readiness protocol (Type=notify), without libsystemd: one datagram of
+ * "KEY=value" lines to the socket named by $NOTIFY_SOCKET ('@' for the abstract
+ * namespace). Nothing happens when it is unset (not under systemd). */
+static void notify(const char *msg)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    if (!path || (path[0] != '/' && path[0] != '@'))
+        return;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    size_t n = strlen(path);
+    if (n >= sizeof(sa.sun_path))
+        return;
+    memcpy(sa.sun_path, path, n);
+    if (path[0] == '@')
+        sa.sun_path[0] = '\0';
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (const struct sockaddr *)&sa,
+           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n));
+    close(fd);
+}
+
 /* What the journal hears about the store: each state change once. */
 struct reporter {
     FILE *log;
@@ -47,6 +73,7 @@ static void report(struct reporter *rp, struct store_writer *w, int rc, const ch
                     "(%llu samples dropped in all)\n", (unsigned long long)st.dropped);
             fflush(rp->log);
             rp->full = false;
+            notify("STATUS=recording");
         }
         rp->last_err = 0;
         return;
@@ -54,8 +81,10 @@ static void report(struct reporter *rp, struct store_writer *w, int rc, const ch
     if (rc == -EAGAIN)
         return;                      /* still paused: said once already */
     if (rc == -ENOSPC || rc == -EDQUOT) {
-        if (!rp->full)
+        if (!rp->full) {
             fprintf(rp->log, "iotriage record: %s\n", err);
+            notify("STATUS=paused: disk full, retrying");
+        }
         rp->full = true;
     } else if (rc != rp->last_err) {
         fprintf(rp->log, "iotriage record: %s\n", err);
@@ -110,6 +139,8 @@ int record_run(const struct record_opts *in)
     int cur = 0;
     sampler_take(s, &snaps[cur]);
     double next = snaps[cur].mono, last_flush = next;
+    /* Ready: the sources are open and the first snapshot taken; samples follow. */
+    notify("READY=1\nSTATUS=recording");
     for (long i = 0; (o.iterations == 0 || i < o.iterations) && !stopped(&o); i++) {
         next += o.interval_s;
         sleep_until(&o, next);
@@ -152,6 +183,7 @@ int record_run(const struct record_opts *in)
         if (next < now - o.interval_s)
             next = now;
     }
+    notify("STOPPING=1");
     snapshot_free(&snaps[cur]);
     baselines_free(&hist);
     sampler_close(s);

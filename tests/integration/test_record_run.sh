@@ -55,3 +55,31 @@ n=$(grep -c '^sample' "$TMP/read2.out")
 grep -q '^damage' "$TMP/read2.out" && fail "damage after SIGTERM"
 [ "$n" -ge 3 ] || fail "only $n samples after 1.5 s at 0.2 s"
 ok "SIGTERM: clean stop, $n samples readable"
+
+# Type=notify: with $NOTIFY_SOCKET set, READY=1 arrives before the first sample is due and
+# STOPPING=1 on the way out (a datagram socket here stands in for systemd).
+command -v python3 >/dev/null || skip "python3 not installed (for the notify socket)"
+python3 - "$TMP/notify.sock" "$TMP/notify.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+with open(sys.argv[2], "w") as log:
+    try:
+        while True:
+            m = s.recv(4096).decode()
+            log.write(m.replace("\n", " ") + "\n")
+            log.flush()
+            if "STOPPING=1" in m:
+                break
+    except socket.timeout:
+        pass
+PY
+listener=$!
+BG_PIDS+=("$listener")
+for ((i = 0; i < 100; i++)); do [ -S "$TMP/notify.sock" ] && break; sleep 0.05; done
+NOTIFY_SOCKET="$TMP/notify.sock" "$REC_BIN" "$TMP/rec3" 0.3 3 1 || fail "recorder under NOTIFY_SOCKET"
+wait "$listener" || fail "notify listener"
+grep -q '^READY=1 STATUS=recording' "$TMP/notify.log" || { cat "$TMP/notify.log" >&2; fail "no READY=1"; }
+[ "$(tail -n 1 "$TMP/notify.log")" = "STOPPING=1" ] || { cat "$TMP/notify.log" >&2; fail "no STOPPING=1 last"; }
+ok "sd_notify: $(tr '\n' '|' <"$TMP/notify.log")"
