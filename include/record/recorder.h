@@ -19,6 +19,8 @@
  *   STOPPING=1 on the way out.
  * - Returns 0 on a requested stop, 1 when it could not start (the reason logged).
  *   Signals are the caller's: it sets *stop from its handler; sleeps end on EINTR.
+ * - The device baselines (quiet-time await) start from the directory's newest sample of
+ *   the last day (record_baselines_load), so a restart does not forget them.
  * - Defaults (0 in a field): dir STORE_DEFAULT_DIR, interval RECORD_DEFAULT_INTERVAL_S,
  *   flush RECORD_DEFAULT_FLUSH_S, age RECORD_DEFAULT_AGE_S, size RECORD_DEFAULT_BYTES.
  *   docs/performance.md gives the cost that chose the interval.
@@ -49,5 +51,18 @@ struct record_opts {
 };
 
 int record_run(const struct record_opts *o);
+
+struct baselines;
+
+/* Seed a live run's device baselines (delta.h) from a recording, so that saturation is
+ * judged from the first refresh instead of after the device's first quiet interval: the
+ * newest sample in dir (its last hour's file) no older than max_age_s before now gives each
+ * device's `quiet_await` (name and major:minor must match, as delta's own lookup does);
+ * devices with a null level are left alone. record_run() seeds itself this way, so a
+ * restarted recorder keeps what it learnt. Returns the number of devices seeded (0 when
+ * there is no recent sample), or -errno with one line in err (unreadable directory, a
+ * newest sample that is not valid JSON). */
+int record_baselines_load(const char *dir, double now, double max_age_s, struct baselines *hist,
+                          char *err, size_t errlen);
 
 #endif

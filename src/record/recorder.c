@@ -4,6 +4,7 @@
 #include "record/recorder.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "delta.h"
+#include "json.h"
 #include "out/output.h"
 #include "record/store.h"
 #include "snapshot.h"
@@ -93,6 +95,83 @@ static void report(struct reporter *rp, struct store_writer *w, int rc, const ch
     fflush(rp->log);
 }
 
+static struct dev_baseline *baseline_add(struct baselines *b, const char *name,
+                                         unsigned major, unsigned minor)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->v[i].major == major && b->v[i].minor == minor && strcmp(b->v[i].name, name) == 0)
+            return &b->v[i];
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->v = xreallocarray(b->v, b->cap, sizeof(*b->v));
+    }
+    struct dev_baseline *n = &b->v[b->n++];
+    memset(n, 0, sizeof(*n));
+    str_copy(n->name, name, sizeof(n->name));
+    n->major = major;
+    n->minor = minor;
+    n->quiet_await = n->ceiling = (double)NAN;
+    return n;
+}
+
+int record_baselines_load(const char *dir, double now, double max_age_s, struct baselines *hist,
+                          char *err, size_t errlen)
+{
+    struct store_reader *r;
+    int rc = store_open_reader(&r, dir, err, errlen);
+    if (rc < 0)
+        return rc;
+    size_t nf = store_reader_files(r);
+    double hour;
+    char *last = NULL;
+    size_t last_len = 0;
+    /* Only the newest file: its last readable sample is the newest there is. */
+    if (nf && store_name_parse(strrchr(store_reader_file(r, nf - 1), '/') + 1, &hour) &&
+        store_seek(r, hour) == 0) {
+        struct store_line l;
+        char e2[256];
+        int k;
+        while ((k = store_next(r, &l, e2, sizeof(e2))) != 0) {
+            if (k < 0 || isnan(l.ts) || l.ts < now - max_age_s || l.ts > now + 60)
+                continue;
+            free(last);
+            last = xstrndup(l.text, l.len);
+            last_len = l.len;
+        }
+    }
+    store_close_reader(r);
+    if (!last)
+        return 0;
+    struct json_doc *doc;
+    struct json_error je;
+    rc = json_parse(&doc, last, last_len, NULL, &je);
+    free(last);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: newest sample: byte %zu: %s", dir, je.offset, je.msg);
+        return rc;
+    }
+    const struct json_value *devs = json_get(json_root(doc), "devices");
+    int seeded = 0;
+    for (size_t i = 0; i < json_len(devs); i++) {
+        const struct json_value *d = json_at(devs, i);
+        const char *name;
+        size_t nlen;
+        int64_t maj, min;
+        double q;
+        if (json_as_string(json_get(d, "name"), &name, &nlen) != JSON_OK || nlen == 0 ||
+            nlen >= DS_NAME_MAX || memchr(name, '\0', nlen) ||
+            json_as_int(json_get(d, "major"), 0, UINT32_MAX, &maj) != JSON_OK ||
+            json_as_int(json_get(d, "minor"), 0, UINT32_MAX, &min) != JSON_OK ||
+            json_as_double(json_get(d, "quiet_await"), &q) != JSON_OK || !(q > 0) || !isfinite(q))
+            continue;
+        struct dev_baseline *b = baseline_add(hist, name, (unsigned)maj, (unsigned)min);
+        b->quiet_await = q;
+        seeded++;
+    }
+    json_free(doc);
+    return seeded;
+}
+
 int record_run(const struct record_opts *in)
 {
     struct record_opts o = *in;
@@ -136,6 +215,8 @@ int record_run(const struct record_opts *in)
 
     struct snapshot snaps[2];
     struct baselines hist = { 0 };
+    if (record_baselines_load(o.dir, clock_wall(), 86400, &hist, err, sizeof(err)) < 0)
+        fprintf(o.log, "iotriage record: device baselines not restored: %s\n", err);
     int cur = 0;
     sampler_take(s, &snaps[cur]);
     double next = snaps[cur].mono, last_flush = next;

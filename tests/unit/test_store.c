@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "delta.h"
+#include "record/recorder.h"
 #include "record/store.h"
 
 /* 2026-12-01T00:00:00Z */
@@ -730,6 +732,57 @@ static void test_symlink_refused(void **state)
     assert_int_equal(g.damages, 0);
 }
 
+/* A sample with three devices: vda with quiet-time level q, loop0 without one, and one
+ * whose major is out of range (skipped). broken: a line cut inside its devices. */
+static void put_line(struct store_writer *w, double ts, double q, bool broken)
+{
+    char line[512], err[256];
+    int k = broken ? snprintf(line, sizeof(line), "{\"ts\":%.3f,\"devices\":[", ts)
+                   : snprintf(line, sizeof(line), "{\"version\":1,\"ts\":%.3f,\"devices\":["
+                              "{\"name\":\"vda\",\"major\":254,\"minor\":0,\"quiet_await\":%.3f},"
+                              "{\"name\":\"loop0\",\"major\":7,\"minor\":0,\"quiet_await\":null},"
+                              "{\"name\":\"bad\",\"major\":-1,\"minor\":0,\"quiet_await\":1.0}]}",
+                              ts, q);
+    if (store_append(w, ts, line, (size_t)k, err, sizeof(err)))
+        fail_msg("append: %s", err);
+}
+
+static void test_baselines(void **state)
+{
+    (void)state;
+    struct store_writer *w = writer(NULL);
+    put_line(w, T0 + 3600, 0.9, false);
+    put_line(w, T0 + 7200, 0.7, false);
+    put_line(w, T0 + 7205, 0.512, false);           /* the newest */
+    close_writer(w);
+
+    struct baselines h = { 0 };
+    char err[256];
+    /* A baseline the live run already has is overwritten; others are added. */
+    assert_int_equal(record_baselines_load(tmpdir, T0 + 7300, 86400, &h, err, sizeof(err)), 1);
+    assert_int_equal(h.n, 1);
+    assert_string_equal(h.v[0].name, "vda");
+    assert_int_equal(h.v[0].major, 254);
+    assert_true(fabs(h.v[0].quiet_await - 0.512) < 1e-9);
+    assert_true(isnan(h.v[0].ceiling));
+    h.v[0].quiet_await = 5;
+    assert_int_equal(record_baselines_load(tmpdir, T0 + 7300, 86400, &h, err, sizeof(err)), 1);
+    assert_int_equal(h.n, 1);
+    assert_true(fabs(h.v[0].quiet_await - 0.512) < 1e-9);
+    baselines_free(&h);
+
+    /* Too old for max_age: nothing. */
+    assert_int_equal(record_baselines_load(tmpdir, T0 + 7205 + 3601, 3600, &h, err, sizeof(err)), 0);
+    assert_int_equal(h.n, 0);
+    /* The newest sample is not JSON: an error with the offset. */
+    w = writer(NULL);
+    put_line(w, T0 + 7210, 0, true);
+    close_writer(w);
+    assert_int_equal(record_baselines_load(tmpdir, T0 + 7300, 86400, &h, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "newest sample: byte"));
+    baselines_free(&h);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC0", 1);
@@ -744,6 +797,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retention_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlink_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_baselines, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
