@@ -191,7 +191,7 @@ static void test_names(void **state)
         if (store_name_parse(bad[i], &h))
             fail_msg("accepted %s", bad[i]);
     assert_int_equal(store_file_name(name, sizeof(name), -1), -ERANGE);
-    assert_int_equal(store_file_name(name, sizeof(name), NAN), -ERANGE);
+    assert_int_equal(store_file_name(name, sizeof(name), (double)NAN), -ERANGE);
 }
 
 static void test_parse_time(void **state)
@@ -300,7 +300,7 @@ static void test_roundtrip(void **state)
     assert_non_null(strstr(err, "another recorder"));
     assert_int_equal(store_append(w, t, "{\"a\":1}\n{\"b\":2}", 15, err, sizeof(err)), -EINVAL);
     assert_int_equal(store_append(w, t, "\n", 1, err, sizeof(err)), -EINVAL);
-    assert_int_equal(store_append(w, NAN, "{}", 2, err, sizeof(err)), -ERANGE);
+    assert_int_equal(store_append(w, (double)NAN, "{}", 2, err, sizeof(err)), -ERANGE);
     /* Big samples: frames end by themselves, so none decodes past the reader's bound. */
     size_t big = 3u << 20;
     char *b = malloc(STORE_LINE_MAX + 2);
