@@ -41,7 +41,7 @@ for ((i = 0; i < 600; i++)); do
     sleep 0.1
 done
 grep -q '^ready' "$out/ready" || die "spawn did not come up"
-procs=$(ls /proc | grep -c '^[0-9]')
+procs=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
 
 cpu_of() { # DIR INTERVAL SAMPLES FLUSH -> seconds of user+system
     /usr/bin/time -f '%U %S' -o "$out/time" "$BUILD/tests/recorder" "$1" "$2" "$3" "$4" ||
