@@ -7,7 +7,7 @@ set -eu
 what=${1:-build}
 pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libzstd-dev"
 if [ "$what" = test ]; then
-    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev"
+    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev zstd"
 fi
 missing=""
 for p in $pkgs; do
