@@ -23,9 +23,6 @@ READ_ONLY ?= 0
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -DIOTRIAGE_READ_ONLY=$(READ_ONLY) $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
 
-# Each lens or service that needs its own libraries or generated files keeps its rules in
-# mk/NAME.mk (PKGS/LIBPKGS additions, generated headers); they are read here.
--include $(sort $(wildcard mk/*.mk))
 
 BUILD   ?= build
 SRCS    := $(sort $(wildcard src/*.c src/*/*.c))
@@ -34,10 +31,17 @@ OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
 LIBOBJS := $(LIBSRCS:%.c=$(BUILD)/%.o)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+# Helpers of the integration tests that a lens's mk/NAME.mk builds (CHECK_HELPERS += ...).
+CHECK_HELPERS :=
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all run check unit lab deps deps-test clean clang tidy san readonly layers
 all: iotriage
+
+# Each lens or service that needs its own libraries, helpers or generated files keeps its
+# rules in mk/NAME.mk (PKGS/LIBPKGS additions, generated headers, test helpers); they are
+# read here, after BUILD, LIBOBJS and the default goal.
+-include $(sort $(wildcard mk/*.mk))
 
 # One link rule for every variant of the program: the default build, the sanitized and
 # clang builds and the read-only one differ only in their BUILD directory and flags.
@@ -77,7 +81,7 @@ run: deps
 # The whole suite: unit tests on fixtures, then integration tests on real processes and
 # the lab disk. tests/run.sh prints one line per test and the summary line last.
 check: deps-test
-	$(MAKE) iotriage $(UNIT_BINS) $(BUILD)/tests/slowfs $(BUILD)/tests/taskhelper
+	$(MAKE) iotriage $(UNIT_BINS) $(BUILD)/tests/slowfs $(BUILD)/tests/taskhelper $(CHECK_HELPERS)
 	tests/run.sh
 
 unit: $(UNIT_BINS)
@@ -153,7 +157,7 @@ fuzz-build:
 FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpool.c $(addprefix src/source/,$(addsuffix .c, \
                 blockdev diskstats fdmap ioprio procs psi taskstats unitfile unitpath)) src/record/replay.c \
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c \
-                src/out/metrics.c
+                src/out/metrics.c src/record/store.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)

@@ -57,7 +57,12 @@ struct sink {
 
 struct pipeline_opts {
     struct sampler_opts sampler;     /* live */
-    const char *replay;              /* a recording to read instead of the machine */
+    const char *replay;              /* a recording to read instead of the machine: a file,
+                                      * or a recorder's directory (record/store.h) */
+    /* A window of it (epoch seconds; NAN, or 0 in all three: the whole file, or the last
+     * hour of a directory), and the moment the first frame shows (the first sample at or
+     * after it). */
+    double replay_from, replay_to, replay_at;
 };
 
 struct pipeline;
@@ -86,6 +91,10 @@ const struct frame *pipeline_frame(const struct pipeline *p);
 
 bool pipeline_is_replay(const struct pipeline *p);
 
+/* The device baselines the deltas keep (delta.h), for seeding them before the first step
+ * (the recorder's quiet-time levels of an earlier run); not to be changed after. */
+struct baselines *pipeline_baselines(struct pipeline *p);
+
 /* Live: start again with threads (or processes) as the unit. The first frame comes from
  * the next step. Returns 0 or -errno with err. */
 int  pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t errlen);
@@ -94,6 +103,8 @@ int  pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t er
  * to sample i (sinks are not called: moving about a recording is not a new frame).
  * pipeline_seek() returns 0, or -errno with err (the frame stays the last good one). */
 size_t pipeline_replay_count(const struct pipeline *p);
+/* The first damage met reading a recorder's files, or NULL. */
+const char *pipeline_replay_damage(const struct pipeline *p);
 size_t pipeline_replay_pos(const struct pipeline *p);
 int    pipeline_seek(struct pipeline *p, size_t i, char *err, size_t errlen);
 

@@ -21,6 +21,8 @@
 #include "out/sink.h"
 #include "pipeline.h"
 #include "export.h"
+#include "record/store.h"
+#include "recorder.h"
 #include "tui/tui.h"
 #include "util.h"
 
@@ -45,6 +47,7 @@ struct args {
     const char *proc_root, *sys_root;
     const char *record;
     const char *replay;
+    double at, from, to;             /* --at, --from, --to: epoch seconds, NAN when not given */
     bool read_only;
 };
 
@@ -53,6 +56,7 @@ static void usage(FILE *f)
     fputs("Usage: iotriage [options]\n"
           "       iotriage audit [--json] [--root DIR] [--units-only]\n"
           "       iotriage export [--listen ADDR:PORT] [--textfile PATH.prom] [-d SECONDS]\n"
+          "       iotriage record [--dir DIR] [-d SECONDS] [--max-age DAYS] [--max-size MB]\n"
           "Shows block devices (iostat -x columns, scheduler, nr_requests), pressure stall\n"
           "information and per-process I/O rates, delays and effective I/O priority.\n"
           "\n"
@@ -66,6 +70,8 @@ static void usage(FILE *f)
           "      --record FILE      also write every sample to FILE as JSON lines\n"
           "      --replay FILE      show a recording on the screen (step, pause, speed);\n"
           "                         with -b or --json, print its samples\n"
+          "      --at TIME          with --replay: start at that moment (03:10, -2h, @EPOCH)\n"
+          "      --from TIME, --to TIME  with --replay: only the samples between\n"
           "      --list-columns     the process table's columns, and what each shows\n"
           "      --read-only        refuse every action (scheduler switch, ionice, delay\n"
           "                         accounting); the screen shows READ-ONLY\n"
@@ -101,7 +107,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 static void parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY,
-           OPT_LIST_COLUMNS };
+           OPT_LIST_COLUMNS, OPT_AT, OPT_FROM, OPT_TO };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -118,10 +124,14 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "replay", required_argument, NULL, OPT_REPLAY },
         { "read-only", no_argument, NULL, OPT_READ_ONLY },
         { "list-columns", no_argument, NULL, OPT_LIST_COLUMNS },
+        { "at", required_argument, NULL, OPT_AT },
+        { "from", required_argument, NULL, OPT_FROM },
+        { "to", required_argument, NULL, OPT_TO },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
     a->delay_s = 1.0;
+    a->at = a->from = a->to = NAN;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":bn:d:p:oPhV", longopts, NULL)) != -1) {
@@ -150,6 +160,13 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_RECORD: a->record = optarg; break;
         case OPT_REPLAY: a->replay = optarg; break;
         case OPT_READ_ONLY: a->read_only = true; break;
+        case OPT_AT: case OPT_FROM: case OPT_TO: {
+            double t;
+            if (store_parse_time(optarg, clock_wall(), &t) < 0)
+                bad_usage("invalid time '%s' (03:10, 2026-12-01 03:10, -2h, @EPOCH)", optarg);
+            *(c == OPT_AT ? &a->at : c == OPT_FROM ? &a->from : &a->to) = t;
+            break;
+        }
         case OPT_LIST_COLUMNS:
             for (int k = 0; k < COL_N; k++)
                 printf("%-8s %s\n", col_table[k].title, col_table[k].help);
@@ -164,6 +181,8 @@ static void parse_args(int argc, char **argv, struct args *a)
     }
     if (optind < argc)
         bad_usage("unexpected argument '%s'", argv[optind]);
+    if (!a->replay && (!isnan(a->at) || !isnan(a->from) || !isnan(a->to)))
+        bad_usage("%s", "--at, --from and --to choose a moment of a recording: give --replay");
     if (a->replay && (a->npids || a->threads || a->proc_root || a->sys_root))
         bad_usage("%s", "--replay shows what was recorded: not with -p, -P, --proc-root or --sys-root");
 }
@@ -255,6 +274,80 @@ static int main_audit(int argc, char **argv)
     return audit_run(&o);
 }
 
+/* `iotriage record`: the always-on recorder (recorder.h), in the foreground for systemd. */
+static int main_record(int argc, char **argv)
+{
+    enum { OPT_DIR = 256, OPT_MAX_AGE, OPT_MAX_SIZE, OPT_FLUSH, OPT_PROC_ROOT, OPT_SYS_ROOT };
+    static const struct option longopts[] = {
+        { "dir", required_argument, NULL, OPT_DIR },
+        { "delay", required_argument, NULL, 'd' },
+        { "iterations", required_argument, NULL, 'n' },
+        { "max-age", required_argument, NULL, OPT_MAX_AGE },
+        { "max-size", required_argument, NULL, OPT_MAX_SIZE },
+        { "flush", required_argument, NULL, OPT_FLUSH },
+        { "proc-root", required_argument, NULL, OPT_PROC_ROOT },
+        { "sys-root", required_argument, NULL, OPT_SYS_ROOT },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct record_opts o = { .stop = &stop_requested };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":d:n:h", longopts, NULL)) != -1) {
+        char *end;
+        double v;
+        switch (c) {
+        case OPT_DIR: o.dir = optarg; break;
+        case 'n': o.iterations = parse_long_arg(optarg, "-n", 1, 1000000000L); break;
+        case 'd': case OPT_MAX_AGE: case OPT_MAX_SIZE: case OPT_FLUSH:
+            errno = 0;
+            v = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || errno || !(v > 0 && v < 1e9))
+                bad_usage("invalid value '%s' for %s", optarg, argv[optind - 1]);
+            if (c == 'd') {
+                if (!(v >= DELAY_MIN_S && v <= DELAY_MAX_S))
+                    bad_usage("invalid delay '%s' (seconds, %g to %g)", optarg, DELAY_MIN_S, DELAY_MAX_S);
+                o.interval_s = v;
+            } else if (c == OPT_MAX_AGE) {
+                o.max_age_s = v * 86400.0;
+            } else if (c == OPT_MAX_SIZE) {
+                o.max_bytes = (uint64_t)(v * 1024 * 1024);
+            } else {
+                o.flush_s = v;
+            }
+            break;
+        case OPT_PROC_ROOT: o.proc_root = optarg; break;
+        case OPT_SYS_ROOT: o.sys_root = optarg; break;
+        case 'h':
+            printf("Usage: iotriage record [--dir DIR] [-d SECONDS] [--max-age DAYS] [--max-size MB]\n"
+                   "Records a sample every interval to hourly zstd files in DIR (default %s),\n"
+                   "for `iotriage --replay DIR` to look back at. Runs in the foreground (for systemd).\n"
+                   "\n"
+                   "  --dir DIR          the recording directory\n"
+                   "  -d, --delay SECS   between samples (default %g)\n"
+                   "  -n N               stop after N samples\n"
+                   "  --flush SECS       end a compressed frame this often: what a crash may lose\n"
+                   "                     (default %g)\n"
+                   "  --max-age DAYS     delete its own files older than this (default %g)\n"
+                   "  --max-size MB      keep its own files under this in all (default %llu)\n",
+                   STORE_DEFAULT_DIR, RECORD_DEFAULT_INTERVAL_S, RECORD_DEFAULT_FLUSH_S,
+                   RECORD_DEFAULT_AGE_S / 86400, (unsigned long long)(RECORD_DEFAULT_BYTES >> 20));
+            exit(0);
+        case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
+        default: bad_usage("unknown record option %s", argv[optind - 1]); break;
+        }
+    }
+    if (optind < argc)
+        bad_usage("unexpected argument '%s'", argv[optind]);
+    act_set_read_only();                 /* a recorder never acts */
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    return record_run(&o);
+}
+
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
@@ -263,6 +356,8 @@ int main(int argc, char **argv)
     setlocale(LC_NUMERIC, "C");
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return main_audit(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "record") == 0)
+        return main_record(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1, IOTRIAGE_VERSION);
     struct args a;
@@ -279,7 +374,7 @@ int main(int argc, char **argv)
     struct pipeline_opts po = {
         .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
                      .proc_root = a.proc_root, .sys_root = a.sys_root },
-        .replay = a.replay,
+        .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
     };
     char err[320] = "";
     struct pipeline *p;
@@ -290,6 +385,8 @@ int main(int argc, char **argv)
          * like a bad option; one that cannot be read is an error like any other. */
         return a.replay && (orc == -EINVAL || orc == -EPROTO) ? 2 : 1;
     }
+    if (pipeline_replay_damage(p))
+        fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n", pipeline_replay_damage(p));
     FILE *record = NULL;
     struct stream_sink rec = { .name = a.record, .format = STREAM_JSON, .only_active = a.only_active };
     if (a.record) {

@@ -2,6 +2,8 @@
 #include "pipeline.h"
 
 #include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +72,27 @@ int pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *er
 {
     struct pipeline *p = xcalloc(1, sizeof(*p));
     if (o->replay) {
-        int rc = replay_open(&p->rp, o->replay, err, errlen);
+        int rc;
+        struct stat st;
+        bool dir = stat(o->replay, &st) == 0 && S_ISDIR(st.st_mode);
+        size_t plen = strlen(o->replay);
+        bool zst = plen > 4 && strcmp(o->replay + plen - 4, ".zst") == 0;
+        double from = o->replay_from, to = o->replay_to, at = o->replay_at;
+        if (from == 0 && to == 0 && at == 0)
+            from = to = at = NAN;
+        if (dir || zst || !isnan(from) || !isnan(to) || !isnan(at)) {
+            /* A directory without a window: the last hour of it. */
+            if (dir && isnan(from) && isnan(to) && isnan(at))
+                from = clock_wall() - 3600;
+            /* A moment without a window: the hour around it. */
+            if (!isnan(at) && isnan(from) && isnan(to)) {
+                from = at - 3600;
+                to = at + 3600;
+            }
+            rc = replay_open_window(&p->rp, o->replay, from, to, at, err, errlen);
+        } else {
+            rc = replay_open(&p->rp, o->replay, err, errlen);
+        }
         if (rc < 0) {
             free(p);
             return rc;
@@ -79,7 +101,7 @@ int pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *er
          * with the first sample's error. */
         char first[256] = "";
         size_t n = replay_count(p->rp);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = replay_start(p->rp); i < n; i++) {
             rc = pipeline_seek(p, i, i ? NULL : first, i ? 0 : sizeof(first));
             if (rc == 0)
                 break;
@@ -244,6 +266,11 @@ const struct frame *pipeline_frame(const struct pipeline *p)
     return p->have_frame ? &p->frame : NULL;
 }
 
+struct baselines *pipeline_baselines(struct pipeline *p)
+{
+    return &p->hist;
+}
+
 bool pipeline_is_replay(const struct pipeline *p)
 {
     return p->rp != NULL;
@@ -264,6 +291,11 @@ int pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t err
 size_t pipeline_replay_count(const struct pipeline *p)
 {
     return p->rp ? replay_count(p->rp) : 0;
+}
+
+const char *pipeline_replay_damage(const struct pipeline *p)
+{
+    return p->rp ? replay_damage(p->rp) : NULL;
 }
 
 size_t pipeline_replay_pos(const struct pipeline *p)

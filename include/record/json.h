@@ -51,7 +51,7 @@ struct json_opts {
     unsigned max_depth;              /* arrays/objects inside each other; 0: default;
                                       * at most 512 whatever is asked (recursion) */
     size_t   max_values;             /* values of every kind, keys not counted; 0: default */
-    /* For text from esc_json() (out/escape.h), which writes each byte that is not UTF-8 as
+    /* For text from esc_json() (util/escape.h), which writes each byte that is not UTF-8 as
      * the escape \ufffd and a real U+FFFD as itself: decode that escape to the single
      * byte 0xFF (never valid UTF-8) instead, so that the string written again reads the
      * same, and a display shows an invalid byte where the original had one. */

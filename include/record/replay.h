@@ -76,6 +76,17 @@ struct replay_frame {
 /* Open and index path. Returns 0, or -errno with "FILE: what" in err: the open/read
  * error, -EFBIG over REPLAY_FILE_MAX, -EINVAL when there is no sample. */
 int    replay_open(struct replay **out, const char *path, char *err, size_t errlen);
+/* The recorder's files (a directory of them, one .zst file, or a plain file read the same
+ * way: record/store.h), the samples of [from, to] (NAN: no bound), taken into memory as
+ * one plain recording; at (NAN: none) picks the sample replay_start() names, the first at
+ * or after it (the last when none is). A damaged file is read up to the damage and on from
+ * the next frame; replay_damage() tells the first damage. Returns 0, or -errno with err:
+ * -ENOENT when the window holds no sample, -EFBIG over REPLAY_FILE_MAX. Line numbers in
+ * messages count the window's samples. */
+int    replay_open_window(struct replay **out, const char *path, double from, double to, double at,
+                          char *err, size_t errlen);
+size_t replay_start(const struct replay *r);
+const char *replay_damage(const struct replay *r);
 /* Samples (non-blank lines) in the file. */
 size_t replay_count(const struct replay *r);
 /* The 1-based line of sample i, or 0 when there is no such sample. */

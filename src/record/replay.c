@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "record/json.h"
+#include "record/store.h"
 #include "util/escape.h"
 #include "util.h"
 #include "record/sample.h"
@@ -40,6 +41,8 @@ struct replay {
     struct line_ref *lines;          /* non-blank lines: the samples */
     size_t n;
     bool last_cut;                   /* the file does not end with a newline */
+    size_t start;                    /* the sample to show first (replay_open_window's at) */
+    char *damage;                    /* the first damage the recorder's reader met, or NULL */
 };
 
 /* ---- open: read and index -------------------------------------------------------------- */
@@ -160,6 +163,84 @@ int replay_open(struct replay **out, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* A recorder's directory or file (record/store.h), or a plain file read through the same
+ * reader: the samples of [from, to] one after the other in memory, as a plain recording
+ * would have them. */
+int replay_open_window(struct replay **out, const char *path, double from, double to, double at,
+                       char *err, size_t errlen)
+{
+    *out = NULL;
+    struct store_reader *sr;
+    int rc = store_open_reader(&sr, path, err, errlen);
+    if (rc < 0)
+        return rc;
+    struct replay *r = xcalloc(1, sizeof(*r));
+    size_t cap = 0;
+    bool at_found = false;
+    size_t nlines = 0;
+    if (isfinite(from) && store_seek(sr, from) < 0)
+        goto indexed;                /* nothing at or after from */
+    for (;;) {
+        struct store_line l;
+        char why[512] = "";
+        int n = store_next(sr, &l, why, sizeof(why));
+        if (n == 0)
+            break;
+        if (n < 0) {
+            if (!r->damage)
+                r->damage = xstrdup(why[0] ? why : strerror(-n));
+            continue;                /* read up to the damage, then on */
+        }
+        if (isfinite(to) && !isnan(l.ts) && l.ts > to)
+            break;
+        if (r->len + l.len + 1 > REPLAY_FILE_MAX) {
+            set_err(err, errlen, "%s: over the %llu MiB a replay reads: give --from and --to", path,
+                    REPLAY_FILE_MAX >> 20);
+            store_close_reader(sr);
+            replay_close(r);
+            return -EFBIG;
+        }
+        if (r->len + l.len + 1 > cap) {
+            cap = (r->len + l.len + 1) * 2;
+            r->buf = xrealloc(r->buf, cap);
+        }
+        memcpy(r->buf + r->len, l.text, l.len);
+        r->len += l.len;
+        r->buf[r->len++] = '\n';
+        if (!at_found && isfinite(at) && !isnan(l.ts) && l.ts >= at) {
+            r->start = nlines;
+            at_found = true;
+        }
+        nlines++;
+    }
+indexed:
+    store_close_reader(sr);
+    index_lines(r);
+    if (isfinite(at) && !at_found && r->n)
+        r->start = r->n - 1;         /* after the last sample: show the last */
+    if (r->n == 0) {
+        set_err(err, errlen, "%s: no samples%s%s", path, isfinite(from) || isfinite(to) ? " in that window" : "",
+                r->damage ? " (and a damage: see above)" : "");
+        if (r->damage && errlen > 0)
+            set_err(err, errlen, "%s: no samples in that window; %s", path, r->damage);
+        replay_close(r);
+        return -ENOENT;
+    }
+    r->path = xstrdup(path);
+    *out = r;
+    return 0;
+}
+
+size_t replay_start(const struct replay *r)
+{
+    return r ? r->start : 0;
+}
+
+const char *replay_damage(const struct replay *r)
+{
+    return r ? r->damage : NULL;
+}
+
 size_t replay_count(const struct replay *r)
 {
     return r ? r->n : 0;
@@ -177,6 +258,7 @@ void replay_close(struct replay *r)
     free(r->path);
     free(r->buf);
     free(r->lines);
+    free(r->damage);
     free(r);
 }
 

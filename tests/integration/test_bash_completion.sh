@@ -29,7 +29,7 @@ expect "--read-only --record --replay" iotriage --re
 expect "export" iotriage ex
 expect "--textfile" iotriage export --text
 expect "audit" iotriage au
-expect "audit export" iotriage ""
+expect "audit export record" iotriage ""
 expect "--root" iotriage audit --ro
 expect "--json" iotriage audit --units-only --j
 expect "--iterations" iotriage -b --it
@@ -51,7 +51,7 @@ got=$(complete_line iotriage -p $$)
 ok "values: files, directories, pids"
 
 # Every option the binary documents is completed (a new option needs a line here).
-for sub in "" audit export; do
+for sub in "" audit export record; do
     # shellcheck disable=SC2086
     # the option table (lines starting with an option) and, for a subcommand, the
     # [--options] of its usage line (the monitor's help shows audit's usage line too:
