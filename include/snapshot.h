@@ -98,6 +98,10 @@ struct snapshot {
      * (delayacct on at boot: 0; switched on while we watched: that moment). -1 when
      * unknown: then only tasks whose counters show data are trusted. */
     long long delayacct_since_ticks;
+    /* Why sysfs could not say what a device's queue is ("" when it could): an attribute
+     * that exists but cannot be read (blockdev_info.attr_err), or no class/block at all
+     * (an empty or unmounted /sys). Then scheduler/nr_requests are unknown, not absent. */
+    char   sys_note[320];
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
 };

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "out/output.h"
 #include "source/fdmap.h"
 #include "source/taskstats.h"
 #include "util.h"
@@ -134,6 +135,8 @@ void sampler_close(struct sampler *s)
     free(s);
 }
 
+static void sys_note(struct sampler *s, struct snapshot *out);
+
 static void take_devices(struct sampler *s, struct snapshot *out)
 {
     struct diskstats_row *rows = NULL;
@@ -187,7 +190,32 @@ static void take_devices(struct sampler *s, struct snapshot *out)
         k++;
     }
     out->ndevs = k;
+    sys_note(s, out);
     free(rows);
+}
+
+/* Say when sysfs failed to describe the devices: a JSON null or an empty SCHED column
+ * means "no scheduler" only when sysfs was read and had none. */
+static void sys_note(struct sampler *s, struct snapshot *out)
+{
+    out->sys_note[0] = '\0';
+    size_t bad = 0, gone = 0;
+    const struct dev_sample *first = NULL;
+    for (size_t i = 0; i < out->ndevs; i++) {
+        const struct dev_sample *d = &out->devs[i];
+        /* the device's directory itself unreadable (EACCES...), or one of its attributes */
+        if (((d->bd_err && d->bd_err != -ENOENT) || d->bd.attr_err) && !bad++)
+            first = d;
+        gone += d->bd_err == -ENOENT;
+    }
+    if (first) {
+        bool dir = first->bd_err && first->bd_err != -ENOENT;
+        snprintf(out->sys_note, sizeof(out->sys_note), NOTE_SYS_ATTR, first->ds.name,
+                 dir ? "class/block entry" : first->bd.attr_err_name,
+                 strerror(dir ? -first->bd_err : -first->bd.attr_err), bad - 1);
+    } else if (out->ndevs && gone == out->ndevs && faccessat(s->sys_fd, "class/block", F_OK, 0) != 0) {
+        snprintf(out->sys_note, sizeof(out->sys_note), NOTE_SYS_EMPTY, strerror(errno));
+    }
 }
 
 /* Seconds since boot, in clock ticks, from /proc/uptime (the clock start_time counts in). */

@@ -21,6 +21,13 @@
 #define NOTE_DA_OFF     "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data"
 #define NOTE_DA_MISSING "kernel.task_delayacct not found: kernel without delay accounting"
 
+/* harden (issue #18): sysfs that could not describe the devices (snapshot.sys_note,
+ * filled by src/snapshot.c): printf formats. */
+#define NOTE_SYS_ATTR   "%s %s unreadable (%s), and %zu more devices: their scheduler, nr_requests " \
+                        "or inflight are unknown (null), not absent"
+#define NOTE_SYS_EMPTY  "no class/block under the sysfs root (%s: empty or not mounted?): schedulers " \
+                        "and nr_requests are unknown (null), not absent"
+
 struct out_opts {
     const char *hostname;
     bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */

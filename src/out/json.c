@@ -332,6 +332,12 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", txt);
         jw_close(&w, '}');
     }
+    if (c->sys_note[0]) {            /* harden: sysfs could not describe the devices */
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "sysfs");
+        jw_str(&w, "text", c->sys_note);
+        jw_close(&w, '}');
+    }
     if (c->delayacct != DA_ON || c->taskstats_err) {
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "delayacct");
