@@ -102,6 +102,10 @@ struct snapshot {
      * that exists but cannot be read (blockdev_info.attr_err), or no class/block at all
      * (an empty or unmounted /sys). Then scheduler/nr_requests are unknown, not absent. */
     char   sys_note[320];
+    /* Set when the procfs root shows processes only (mounted subset=pid): diskstats, PSI
+     * and the delayacct sysctl are then absent from it, not from the kernel, and their
+     * ENOENT must not be read as "kernel without ..." or "exited". "" otherwise. */
+    char   proc_note[320];
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
 };

@@ -136,6 +136,7 @@ void sampler_close(struct sampler *s)
 }
 
 static void sys_note(struct sampler *s, struct snapshot *out);
+static void proc_note(struct sampler *s, struct snapshot *out);
 
 static void take_devices(struct sampler *s, struct snapshot *out)
 {
@@ -216,6 +217,22 @@ static void sys_note(struct sampler *s, struct snapshot *out)
     } else if (out->ndevs && gone == out->ndevs && faccessat(s->sys_fd, "class/block", F_OK, 0) != 0) {
         snprintf(out->sys_note, sizeof(out->sys_note), NOTE_SYS_EMPTY, strerror(errno));
     }
+}
+
+/* A procfs without its system files (mounted subset=pid) answers ENOENT for diskstats,
+ * pressure/ and sys/: absent from this mount, not from the kernel. Told by the files
+ * every procfs of a full mount has (stat) while its processes are there (self). */
+static void proc_note(struct sampler *s, struct snapshot *out)
+{
+    out->proc_note[0] = '\0';
+    bool missing = out->diskstats_err == -ENOENT || out->delayacct == DA_UNKNOWN;
+    for (int r = 0; r < PSI_NRES; r++)
+        missing |= out->psi[r].err == -ENOENT;
+    if (!missing || faccessat(s->proc_fd, "stat", F_OK, 0) == 0 || errno != ENOENT ||
+        faccessat(s->proc_fd, "self", F_OK, 0) != 0)
+        return;
+    snprintf(out->proc_note, sizeof(out->proc_note), NOTE_PROC_SUBSET,
+             s->opts.proc_root ? s->opts.proc_root : "/proc");
 }
 
 /* Seconds since boot, in clock ticks, from /proc/uptime (the clock start_time counts in). */
@@ -464,6 +481,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     for (int r = 0; r < PSI_NRES; r++)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
     take_delayacct(s, out);
+    proc_note(s, out);
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);

@@ -25,6 +25,9 @@
  * filled by src/snapshot.c): printf formats. */
 #define NOTE_SYS_ATTR   "%s %s unreadable (%s), and %zu more devices: their scheduler, nr_requests " \
                         "or inflight are unknown (null), not absent"
+#define NOTE_PROC_SUBSET "%s shows processes only (a procfs mounted subset=pid): /proc/diskstats, " \
+                         "pressure/ and kernel.task_delayacct cannot be read there; devices, PSI " \
+                         "and delay accounting are unknown, not missing from the kernel"
 #define NOTE_SYS_EMPTY  "no class/block under the sysfs root (%s: empty or not mounted?): schedulers " \
                         "and nr_requests are unknown (null), not absent"
 
