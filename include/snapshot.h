@@ -106,6 +106,10 @@ struct snapshot {
      * and the delayacct sysctl are then absent from it, not from the kernel, and their
      * ENOENT must not be read as "kernel without ..." or "exited". "" otherwise. */
     char   proc_note[320];
+    /* Set when the procfs hides other users' processes from us (hidepid=1/2, and we
+     * cannot see through it): how many tasks the kernel has that the list lacks. "" when
+     * nothing is hidden or the list was restricted on purpose (-p). */
+    char   hidden_note[320];
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
 };

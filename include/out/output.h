@@ -28,6 +28,8 @@
 #define NOTE_PROC_SUBSET "%s shows processes only (a procfs mounted subset=pid): /proc/diskstats, " \
                          "pressure/ and kernel.task_delayacct cannot be read there; devices, PSI " \
                          "and delay accounting are unknown, not missing from the kernel"
+#define NOTE_HIDEPID    "%ld of the kernel's %ld tasks are hidden: /proc is mounted hidepid=%s and " \
+                        "uid %u may not see other users' processes (root or the gid= group can)"
 #define NOTE_SYS_EMPTY  "no class/block under the sysfs root (%s: empty or not mounted?): schedulers " \
                         "and nr_requests are unknown (null), not absent"
 

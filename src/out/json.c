@@ -323,6 +323,12 @@ void out_json_sample(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", c->proc_note);
         jw_close(&w, '}');
     }
+    if (c->hidden_note[0]) {         /* harden: hidepid hides processes */
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "procs");
+        jw_str(&w, "text", c->hidden_note);
+        jw_close(&w, '}');
+    }
     if (c->diskstats_err && !(subset && c->diskstats_err == -ENOENT)) {
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "diskstats");
