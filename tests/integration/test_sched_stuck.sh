@@ -137,7 +137,7 @@ check_waiting() {
 WARN="^WARNING: (no request on $LAB_NAME has completed for|requests on $LAB_NAME take) [0-9.]+ s.*; $DEPTH in flight now"
 for ((try = 1; ; try++)); do
     next_request
-    sleep 1.5                  # nothing completes for 3 s: 1.5 s, then the dialog
+    sleep 2                    # nothing completes for 3 s: 2 s, then the dialog
     open_confirm bfq
     sleep 0.3
     screen | grep -Eq -- "$WARN" && break
