@@ -66,6 +66,18 @@ struct task_hist {
 /* What task_delta reads of one task. */
 struct task_hist task_hist_of(const struct task_sample *t);
 
+/* The texts of the snapshot's own notes (sys_note, proc_note, hidden_note): what sysfs or
+ * procfs could not say, and why (printf formats). */
+#define NOTE_SYS_ATTR   "%s %s unreadable (%s), and %zu more devices: their scheduler, nr_requests " \
+                        "or inflight are unknown (null), not absent"
+#define NOTE_PROC_SUBSET "%s shows processes only (a procfs mounted subset=pid): /proc/diskstats, " \
+                         "pressure/ and kernel.task_delayacct cannot be read there; devices, PSI " \
+                         "and delay accounting are unknown, not missing from the kernel"
+#define NOTE_HIDEPID    "%ld of the kernel's %ld tasks are hidden: /proc is mounted hidepid=%s and " \
+                        "uid %u may not see other users' processes (root or the gid= group can)"
+#define NOTE_SYS_EMPTY  "no class/block under the sysfs root (%s: empty or not mounted?): schedulers " \
+                        "and nr_requests are unknown (null), not absent"
+
 #define SNAP_PIDS_MISSING_MAX 8
 
 struct snapshot {
@@ -102,6 +114,18 @@ struct snapshot {
      * (delayacct on at boot: 0; switched on while we watched: that moment). -1 when
      * unknown: then only tasks whose counters show data are trusted. */
     long long delayacct_since_ticks;
+    /* Why sysfs could not say what a device's queue is ("" when it could): an attribute
+     * that exists but cannot be read (blockdev_info.attr_err), or no class/block at all
+     * (an empty or unmounted /sys). Then scheduler/nr_requests are unknown, not absent. */
+    char   sys_note[320];
+    /* Set when the procfs root shows processes only (mounted subset=pid): diskstats, PSI
+     * and the delayacct sysctl are then absent from it, not from the kernel, and their
+     * ENOENT must not be read as "kernel without ..." or "exited". "" otherwise. */
+    char   proc_note[320];
+    /* Set when the procfs hides other users' processes from us (hidepid=1/2, and we
+     * cannot see through it): how many tasks the kernel has that the list lacks. "" when
+     * nothing is hidden or the list was restricted on purpose (-p). */
+    char   hidden_note[320];
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
 };

@@ -58,7 +58,8 @@ double clock_mono(void);
 double clock_wall(void);
 
 /* Flush a stream and say whether everything written to it since it was opened arrived:
- * 0, or -errno (the flush's errno, or -EIO for a write that failed earlier). */
+ * 0, or -errno: the flush's, or that of a write that failed earlier when the caller set
+ * errno to 0 before writing (else -EIO). */
 int stream_flush(FILE *f);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,10 @@ void sampler_close(struct sampler *s)
     free(s);
 }
 
+static void sys_note(struct sampler *s, struct snapshot *out);
+static void proc_note(struct sampler *s, struct snapshot *out);
+static void hidden_note(struct sampler *s, struct snapshot *out);
+
 static void take_devices(struct sampler *s, struct snapshot *out)
 {
     struct diskstats_row *rows = NULL;
@@ -183,7 +188,108 @@ static void take_devices(struct sampler *s, struct snapshot *out)
         k++;
     }
     out->ndevs = k;
+    sys_note(s, out);
     free(rows);
+}
+
+/* Say when sysfs failed to describe the devices: a JSON null or an empty SCHED column
+ * means "no scheduler" only when sysfs was read and had none. */
+static void sys_note(struct sampler *s, struct snapshot *out)
+{
+    out->sys_note[0] = '\0';
+    size_t bad = 0, gone = 0;
+    const struct dev_sample *first = NULL;
+    for (size_t i = 0; i < out->ndevs; i++) {
+        const struct dev_sample *d = &out->devs[i];
+        /* the device's directory itself unreadable (EACCES...), or one of its attributes */
+        if (((d->bd_err && d->bd_err != -ENOENT) || d->bd.attr_err) && !bad++)
+            first = d;
+        gone += d->bd_err == -ENOENT;
+    }
+    if (first) {
+        bool dir = first->bd_err && first->bd_err != -ENOENT;
+        snprintf(out->sys_note, sizeof(out->sys_note), NOTE_SYS_ATTR, first->ds.name,
+                 dir ? "class/block entry" : first->bd.attr_err_name,
+                 strerror(dir ? -first->bd_err : -first->bd.attr_err), bad - 1);
+    } else if (out->ndevs && gone == out->ndevs && faccessat(s->sys_fd, "class/block", F_OK, 0) != 0) {
+        snprintf(out->sys_note, sizeof(out->sys_note), NOTE_SYS_EMPTY, strerror(errno));
+    }
+}
+
+/* A procfs without its system files (mounted subset=pid) answers ENOENT for diskstats,
+ * pressure/ and sys/: absent from this mount, not from the kernel. Told by the files
+ * every procfs of a full mount has (stat) while its processes are there (self). */
+static void proc_note(struct sampler *s, struct snapshot *out)
+{
+    out->proc_note[0] = '\0';
+    bool missing = out->diskstats_err == -ENOENT || out->delayacct == DA_UNKNOWN;
+    for (int r = 0; r < PSI_NRES; r++)
+        missing |= out->psi[r].err == -ENOENT;
+    if (!missing || faccessat(s->proc_fd, "stat", F_OK, 0) == 0 || errno != ENOENT ||
+        faccessat(s->proc_fd, "self", F_OK, 0) != 0)
+        return;
+    snprintf(out->proc_note, sizeof(out->proc_note), NOTE_PROC_SUBSET,
+             s->opts.proc_root ? s->opts.proc_root : "/proc");
+}
+
+/* The hidepid= option of the procfs mounted at the proc root ("" when none or off), from
+ * self/mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPER".
+ * The last mount on that point is the one seen. */
+static void procfs_hidepid(struct sampler *s, char *out, size_t n)
+{
+    out[0] = '\0';
+    char root[PATH_MAX], *text = NULL;
+    if (!realpath(s->opts.proc_root ? s->opts.proc_root : "/proc", root) ||
+        read_file_alloc_at(s->proc_fd, "self/mountinfo", &text, 1 << 22) <= 0) {
+        free(text);
+        return;
+    }
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char mnt[PATH_MAX], fstype[64], super[512];
+        const char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+            sscanf(dash + 3, "%63s %*s %511s", fstype, super) != 2 ||
+            strcmp(mnt, root) != 0 || strcmp(fstype, "proc") != 0)
+            continue;
+        out[0] = '\0';
+        const char *h = strstr(super, "hidepid=");
+        if (h) {
+            size_t k = strcspn(h + 8, ",");
+            if (k < n && strncmp(h + 8, "0", k) != 0 && strncmp(h + 8, "off", k) != 0) {
+                memcpy(out, h + 8, k);
+                out[k] = '\0';
+            }
+        }
+    }
+    free(text);
+}
+
+/* hidepid= hides other users' processes: from /proc/PID (hidepid=1, "noaccess": listed,
+ * unreadable) or from the listing too (2, "invisible"). The list would look complete.
+ * The kernel's task count (loadavg's 4th field, all threads) against the threads the
+ * list holds says how many are missing; compared only under hidepid, where the gap is
+ * not the few tasks that came and went between the two reads. */
+static void hidden_note(struct sampler *s, struct snapshot *out)
+{
+    out->hidden_note[0] = '\0';
+    if (s->opts.npids || !s->procs || out->procs_err)
+        return;
+    char hp[32], buf[128];
+    procfs_hidepid(s, hp, sizeof(hp));
+    if (!hp[0] || read_file_at(s->proc_fd, "loadavg", buf, sizeof(buf)) <= 0)
+        return;
+    long running, total;
+    if (sscanf(buf, "%*s %*s %*s %ld/%ld", &running, &total) != 2)
+        return;
+    long seen = 0;
+    for (size_t i = 0; i < out->ntasks; i++)
+        seen += out->tasks[i].nlwp > 0 ? out->tasks[i].nlwp : 1;
+    long hidden = total - seen;
+    /* We see through it (root, the gid= group): then the gap is only what started
+     * between the two reads, a few tasks; hidden ones are most of a machine's. */
+    if (hidden < 3 || hidden * 50 < total)
+        return;
+    snprintf(out->hidden_note, sizeof(out->hidden_note), NOTE_HIDEPID, hidden, total, hp, (unsigned)geteuid());
 }
 
 /* Seconds since boot, in clock ticks, from /proc/uptime (the clock start_time counts in). */
@@ -457,10 +563,12 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     for (int r = 0; r < PSI_NRES; r++)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
     take_delayacct(s, out);
+    proc_note(s, out);
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
     }
+    hidden_note(s, out);
 }
 
 void snapshot_free(struct snapshot *snap)

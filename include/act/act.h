@@ -67,6 +67,45 @@ struct sched_outcome {
 int sched_apply(const char *sys_root, const char *disk, const struct sched_state *expect,
                 const char *to, long keep_nr, struct sched_outcome *out);
 
+/* ---- the switch in a child process ----
+ *
+ * Writing queue/scheduler (and nr_requests) freezes the queue: the writer sleeps in D
+ * state (blk_mq_freeze_queue_wait) until every request in flight has completed, on a
+ * hung disk forever, and no signal, not even SIGKILL, ends that sleep. Reading the
+ * queue's files meanwhile does not wait (measured on 6.18). So the screen never writes
+ * itself: sched_start forks a child that runs sched_apply and sends the outcome back
+ * through a pipe. The caller polls job->fd and may quit without waiting: the child then
+ * finishes the switch (and its undo on failure) alone, when the requests drain. */
+struct sched_job {
+    pid_t  pid;                      /* the child; 0 when no job */
+    int    fd;                       /* read end, non-blocking, close-on-exec; -1 when none */
+    double started;                  /* CLOCK_MONOTONIC */
+    char   disk[BD_NAME_MAX];
+    char   to[BD_SCHED_MAX];
+};
+
+/* Fork the child that runs sched_apply(sys_root, disk, expect, to, keep_nr). Returns 0,
+ * or -errno when no child could be started (then nothing was written). */
+int sched_start(struct sched_job *job, const char *sys_root, const char *disk,
+                const struct sched_state *expect, const char *to, long keep_nr);
+
+/* Without blocking: 1 when the child reported (out is its outcome; the job is over and
+ * the child reaped), 0 while it still waits, or -errno when it ended without a report
+ * (out->msg says how; out->after re-read from sysfs). */
+int sched_collect(struct sched_job *job, const char *sys_root, struct sched_outcome *out);
+
+/* Stop listening without waiting: the child goes on alone. The job is over. */
+void sched_abandon(struct sched_job *job);
+
+/* Pure: how long the device has certainly made no progress. hist holds the device's last
+ * n intervals, oldest first: completions (reads + writes) and busy time (%util) each.
+ * When the newest intervals completed nothing while the device was busy, the requests in
+ * flight at their start are still in flight: the oldest has waited at least their total
+ * length. Returns that many seconds (0 when the last interval completed something or was
+ * idle, NAN when unknown). */
+struct sched_interval { double completions, util, secs; };
+double sched_stalled_s(const struct sched_interval *hist, size_t n);
+
 /* A udev rule that sets scheduler and nr_requests when the device appears, matched on
  * its kernel name (and on its wwid when the device has one). Ready to copy into a
  * file under /etc/udev/rules.d/; iotriage writes no file. */

@@ -23,6 +23,7 @@
 #define NOTE_DA_OFF     "kernel.task_delayacct is 0: delays unavailable; after enabling it only tasks started later carry data"
 #define NOTE_DA_MISSING "kernel.task_delayacct not found: kernel without delay accounting"
 
+
 struct sample_opts {
     const char *hostname;
     bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */

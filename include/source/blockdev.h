@@ -43,6 +43,11 @@ struct blockdev_info {
     long inflight_r, inflight_w;     /* of this device (partition or disk) */
     struct bd_tunable tunables[BD_NTUNABLES];   /* queue/iosched/<name> */
     unsigned ntunables;
+    /* The first attribute (inflight, queue/scheduler, queue/nr_requests) that exists but
+     * could not be read, and why (-errno; 0 none): its field is unknown, which the -1/""
+     * of an absent attribute cannot tell apart from "the device has none". */
+    int  attr_err;
+    char attr_err_name[24];
 };
 
 /* Pure: parse the text of queue/scheduler, e.g. "none [mq-deadline] kyber bfq".

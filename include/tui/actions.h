@@ -28,6 +28,10 @@ struct actions {
     struct sched_state expect;       /* the device as shown in the dialog */
     char to[BD_SCHED_MAX];
     long keep_nr;                    /* offered with k; 0 when not offered */
+    /* a switch under way in a child process (act.h: sched_start) */
+    struct sched_job job;
+    bool job_undo;
+    double job_mono;                 /* when y was pressed */
     /* the last switch, for u */
     bool have_undo;
     char undo_disk[64];
@@ -49,7 +53,8 @@ void actions_sched(struct actions *a, const char *dev);     /* s: on this device
 void actions_undo(struct actions *a);                        /* u */
 void actions_prio(struct actions *a, size_t task);           /* i: on r->tasks[task] */
 void actions_delayacct(struct actions *a);                   /* A */
-/* q: true when the program may end now; false when a dialog asks first. */
+/* q: true when the program may end now; false when a dialog asks first. A switch still
+ * waiting does not hold the program: its child finishes alone (actions_exit_note). */
 bool actions_quit(struct actions *a);
 
 /* A key while a dialog is open. Returns 1 when the program should end. */
@@ -58,7 +63,15 @@ int actions_key(struct actions *a, int ch);
 /* After each live sample: the after-figures of the last switch. */
 void actions_sampled(struct actions *a);
 
-/* After the screen is gone: what is left changed (delay accounting on) goes to f. */
-void actions_exit_note(const struct actions *a, FILE *f);
+/* A switch writes in a child process and the screen goes on: the loop polls this fd
+ * (POLLIN; -1 when no switch is under way) and calls actions_poll when it is readable
+ * (also called after each sample, so a loop that does not poll the fd is late, not
+ * wrong). Returns true when the screen changed. */
+int  actions_wait_fd(const struct actions *a);
+bool actions_poll(struct actions *a);
+
+/* After the screen is gone: what is left changed (delay accounting on) or still under
+ * way (a switch waiting for its device) goes to f. */
+void actions_exit_note(struct actions *a, FILE *f);
 
 #endif

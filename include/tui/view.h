@@ -47,6 +47,7 @@ struct spark {
 enum dialog_kind {
     DLG_NONE, DLG_SCHED_MENU, DLG_SCHED_CONFIRM, DLG_UNDO_CONFIRM, DLG_PRIO_CHOOSE,
     DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
+    DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/actions.c) */
 };
 #define DLG_LINES 24
 #define DLG_LINE_MAX 256

@@ -1,6 +1,7 @@
 /* out/sink.c: a stream as a pipeline sink (out/sink.h). */
 #include "out/sink.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ int stream_sink_emit(void *ctx, const struct frame *f, char *err, size_t errlen)
         .hostname = f->host, .only_active = s->only_active || f->nunlisted > 0, .utf8 = s->utf8,
     };
     off_t start = ftello(s->f);
+    errno = 0;                       /* so that a failed write's reason is the one given */
     int rc = s->format == STREAM_JSON ? sample_write(s->f, f->res, f->ver, &o)
                                       : out_text_sample(s->f, f->res, f->ver, &o);
     if (rc < 0) {

@@ -39,6 +39,15 @@ static void header(FILE *f, const struct result *r, const struct sample_opts *o)
         fprintf(f, "Delays: unavailable: kernel without delay accounting (no kernel.task_delayacct)\n");
     else if (c->delayacct_since_ticks < 0)
         fprintf(f, "Delays: on (tasks started before it was switched on show '-')\n");
+    /* What procfs or sysfs could not say (snapshot.h): hidden processes, a restricted
+     * /proc, devices sysfs does not describe. */
+    const char *notes[] = { c->proc_note, c->hidden_note, c->sys_note };
+    for (size_t k = 0; k < ARRAY_SIZE(notes); k++)
+        if (notes[k][0]) {
+            char esc[1024];
+            esc_display(esc, sizeof(esc), notes[k], strlen(notes[k]), o->utf8);
+            fprintf(f, "Note: %s\n", esc);
+        }
 }
 
 static void psi_block(FILE *f, const struct result *r)

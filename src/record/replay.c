@@ -1377,6 +1377,12 @@ static int decode_notes(struct dec *d, const struct json_value *root, struct sna
                 note_psi(s, text);
             else if (strcmp(src, "delayacct") == 0)
                 note_delayacct(s, text);
+            else if (strcmp(src, "procfs") == 0)
+                copy_cut(s->proc_note, sizeof(s->proc_note), text, tlen);
+            else if (strcmp(src, "procs") == 0)
+                copy_cut(s->hidden_note, sizeof(s->hidden_note), text, tlen);
+            else if (strcmp(src, "sysfs") == 0)
+                copy_cut(s->sys_note, sizeof(s->sys_note), text, tlen);
             else if (strcmp(src, "pids") == 0 && s->npids_missing < SNAP_PIDS_MISSING_MAX &&
                      snapshot_pid_note_parse(text, &s->pids_missing[s->npids_missing]))
                 s->npids_missing++;

@@ -317,14 +317,29 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
 
     /* Why something is unavailable: one entry per source that could not give data. */
     jw_open(&w, "notes", '[');
-    if (c->diskstats_err) {
+    /* harden: a procfs showing processes only explains the ENOENTs below: not "exited",
+     * not "kernel without PSI", not "without delay accounting" */
+    bool subset = c->proc_note[0] != '\0';
+    if (subset) {
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "procfs");
+        jw_str(&w, "text", c->proc_note);
+        jw_close(&w, '}');
+    }
+    if (c->hidden_note[0]) {         /* harden: hidepid hides processes */
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "procs");
+        jw_str(&w, "text", c->hidden_note);
+        jw_close(&w, '}');
+    }
+    if (c->diskstats_err && !(subset && c->diskstats_err == -ENOENT)) {
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "diskstats");
         jw_str(&w, "text", source_err_text(c->diskstats_err));
         jw_close(&w, '}');
     }
     for (int k = 0; k < PSI_NRES; k++) {
-        if (!c->psi[k].err)
+        if (!c->psi[k].err || (subset && c->psi[k].err == -ENOENT))
             continue;
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "psi");
@@ -343,7 +358,13 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", txt);
         jw_close(&w, '}');
     }
-    if (c->delayacct != DA_ON || c->taskstats_err) {
+    if (c->sys_note[0]) {            /* harden: sysfs could not describe the devices */
+        jw_open(&w, NULL, '{');
+        jw_str(&w, "source", "sysfs");
+        jw_str(&w, "text", c->sys_note);
+        jw_close(&w, '}');
+    }
+    if ((c->delayacct != DA_ON || c->taskstats_err) && !(subset && c->delayacct == DA_UNKNOWN && !c->taskstats_err)) {
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "delayacct");
         if (c->taskstats_err)

@@ -98,6 +98,16 @@ static void read_tunables(int qfd, struct blockdev_info *out)
         }
 }
 
+/* rc: what reading attribute `name` gave (<0: -errno). An absent attribute (ENOENT) is
+ * the device's answer; anything else (EIO, EACCES...) leaves the field unknown. */
+static void attr_failed(struct blockdev_info *out, const char *name, int rc)
+{
+    if (rc >= 0 || rc == -ENOENT || out->attr_err)
+        return;
+    out->attr_err = rc;
+    str_copy(out->attr_err_name, name, sizeof(out->attr_err_name));
+}
+
 int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
 {
     char path[256], buf[512];
@@ -130,8 +140,11 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
         }
     }
 
-    if (read_file_at(dfd, "inflight", buf, sizeof(buf)) > 0)
+    ssize_t rd = read_file_at(dfd, "inflight", buf, sizeof(buf));
+    if (rd > 0)
         blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
+    else
+        attr_failed(out, "inflight", (int)rd);
     close(dfd);
 
     /* Deleted while we read? The kernel removes the class link before the directory, so a
@@ -152,7 +165,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     if (qfd < 0)
         return 0;
     out->has_queue = true;
-    if (read_file_at(qfd, "scheduler", buf, sizeof(buf)) >= 0) {
+    ssize_t rs = read_file_at(qfd, "scheduler", buf, sizeof(buf));
+    attr_failed(out, "queue/scheduler", (int)rs);
+    if (rs >= 0) {
         int n = blockdev_parse_scheduler(buf, out->scheduler, out->schedulers);
         out->nsched = n > 0 ? (unsigned)n : 0;
         /* "none" alone without brackets (kernels before 5.x style) means none is active. */
@@ -160,6 +175,10 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
             str_copy(out->scheduler, "none", sizeof(out->scheduler));
     }
     out->nr_requests = read_long_at(qfd, "nr_requests");
+    if (out->nr_requests < 0) {
+        ssize_t rn = read_file_at(qfd, "nr_requests", buf, sizeof(buf));
+        attr_failed(out, "queue/nr_requests", rn < 0 ? (int)rn : 0);
+    }
     out->rotational = (int)read_long_at(qfd, "rotational");
     if (out->scheduler[0] && strcmp(out->scheduler, "none") != 0)
         read_tunables(qfd, out);

@@ -386,6 +386,30 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
         return -e;
     }
     rc = genl_ctrl_resolve(src->sk, TASKSTATS_GENL_NAME);
+    if (rc < 0 && nlerr_to_errno(rc) == ENOENT) {
+        /* libnl answers "not found" for any lookup that failed, a netlink error on the
+         * way included: that must not read as a kernel without TASKSTATS. Ask for
+         * nlctrl, which every kernel with generic netlink has, then once more. */
+        /* A fresh socket: the failed lookup's answer may still be queued on the old one,
+         * and read as the answer to the next question (seen: a lookup retried on the same
+         * socket took nlctrl's id for TASKSTATS, and every query was refused). */
+        nl_socket_free(src->sk);
+        src->sk = nl_socket_alloc();
+        rc = src->sk ? genl_connect(src->sk) : -NLE_NOMEM;
+        if (rc < 0) {
+            set_err(err, errlen, "taskstats: cannot open a generic netlink socket: %s", nl_geterror(rc));
+            taskstats_close(src);
+            return -nlerr_to_errno(rc);
+        }
+        int ctl = genl_ctrl_resolve(src->sk, "nlctrl");
+        if (ctl < 0) {
+            set_err(err, errlen, "taskstats: generic netlink lookups fail (even of nlctrl: %s)",
+                    nl_geterror(ctl));
+            taskstats_close(src);
+            return -EIO;
+        }
+        rc = genl_ctrl_resolve(src->sk, TASKSTATS_GENL_NAME);
+    }
     if (rc < 0) {
         int e = nlerr_to_errno(rc);
         if (e == ENOENT)

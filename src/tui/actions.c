@@ -8,7 +8,9 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,6 +78,13 @@ static void clock_text(char *buf, size_t n, double wall)
 /* Why no action can be taken now, or NULL. */
 static const char *refusal(const struct actions *a)
 {
+    static char busy[160];
+    if (a->job.pid > 0) {
+        /* one change at a time: the next one would queue behind the frozen device anyway */
+        snprintf(busy, sizeof(busy), "the switch of %s to %s still waits for its device: one change at a time",
+                 a->job.disk, a->job.to);
+        return busy;
+    }
     if (act_read_only())
         return act_built_read_only() ? "read-only: this iotriage was built read-only and changes nothing"
                                      : "read-only: started with --read-only, iotriage changes nothing";
@@ -167,6 +176,66 @@ static unsigned list_changed(struct actions *a, const char *from, const char *to
     return n;
 }
 
+/* Requests in flight on disk now, from sysfs (reading it does not wait for a frozen
+ * queue); -1 unknown. */
+static long inflight_now(const struct actions *a, const char *disk)
+{
+    char path[320], buf[64];
+    snprintf(path, sizeof(path), "%s/class/block/%s/inflight", a->sys_root ? a->sys_root : "/sys", disk);
+    long r, w;
+    if (read_file_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || blockdev_parse_inflight(buf, &r, &w) < 0)
+        return -1;
+    return r + w;
+}
+
+#define STALL_MIN_S   1.0            /* the switch would hold the device's I/O this long: say so */
+#define STALL_FACTOR  20.0           /* "far longer than usual": 20 times the usual await */
+
+/* Before y: is the device stuck? A switch waits until every request in flight has
+ * completed, and the kernel holds new I/O to the device meanwhile. sysfs gives no
+ * request's age, but when nothing completed over the last intervals while the device
+ * was busy, the requests in flight then are still in flight: the oldest is at least
+ * that old (sched_stalled_s). The warning comes from STALL_MIN_S on, whatever the
+ * device usually does (a switch holding I/O for a second is worth knowing), and says
+ * "far longer than usual" from STALL_FACTOR times the usual await: the device's await
+ * in quiet intervals (delta.h), else its mean await over the history. An interval that
+ * completed something but whose await is above both limits warns the same way. Adds
+ * dialog lines; returns true when it warned. */
+static bool stall_warning(struct actions *a, const struct dev_rates *d)
+{
+    struct dialog *g = &a->vw->dlg;
+    const struct spark *s = spark_find(a->vw, a->disk);
+    long inflight = inflight_now(a, a->disk);
+    if (!s || s->n == 0 || inflight <= 0)
+        return false;
+    struct sched_interval hist[SPARK_LEN];
+    double sum_await = 0, n_await = 0;
+    for (unsigned k = 0; k < s->n; k++) {
+        unsigned i = (s->head + SPARK_LEN - s->n + k) % SPARK_LEN;
+        hist[k] = (struct sched_interval){ s->v[i] * s->itv[i], s->util[i], s->itv[i] };
+        if (!isnan(s->await[i]))
+            sum_await += s->await[i], n_await++;
+    }
+    double usual_ms = d && !isnan(d->quiet_await) ? d->quiet_await : n_await > 0 ? sum_await / n_await : (double)NAN;
+    double stalled = sched_stalled_s(hist, s->n);
+    double last_await = s->await[(s->head + SPARK_LEN - 1) % SPARK_LEN];
+    double age_s;
+    char head[160], usual[80] = "";
+    if (!isnan(stalled) && stalled >= STALL_MIN_S)
+        age_s = stalled, snprintf(head, sizeof(head), "no request on %s has completed for %.1f s", a->disk, age_s);
+    else if (!isnan(last_await) && last_await / 1000.0 >= STALL_MIN_S)
+        age_s = last_await / 1000.0, snprintf(head, sizeof(head), "requests on %s take %.1f s now", a->disk, age_s);
+    else
+        return false;
+    if (!isnan(usual_ms) && age_s * 1000.0 >= STALL_FACTOR * usual_ms)
+        snprintf(usual, sizeof(usual), ", far longer than usual (%.1f ms)", usual_ms);
+    dlg_line(g, "WARNING: %s%s; %ld in flight now.", head, usual, inflight);
+    dlg_line(g, "The switch waits until every request in flight has completed, and the kernel holds new");
+    dlg_line(g, "I/O to %s until then. iotriage stays usable meanwhile and q quits without waiting.", a->disk);
+    dlg_line(g, "%s", "");
+    return true;
+}
+
 static void sched_confirm(struct actions *a, const char *to)
 {
     str_copy(a->to, to, sizeof(a->to));
@@ -175,6 +244,7 @@ static void sched_confirm(struct actions *a, const char *to)
     snprintf(title, sizeof(title), "Switch %s from %s to %s?", a->disk, e->sched, to);
     dlg_open(a, DLG_SCHED_CONFIRM, title);
     struct dialog *g = &a->vw->dlg;
+    stall_warning(a, find_dev(a->r, a->disk));
     dlg_line(g, "%-12s %s", to, verdict_sched_reads(to));
     dlg_line(g, "%-12s %s (now)", e->sched, verdict_sched_reads(e->sched));
     dlg_line(g, "%s", "");
@@ -244,41 +314,52 @@ static void result_dialog(struct actions *a, const char *title, const char *msg,
     say(a, "%s", msg);
 }
 
-static void sched_do(struct actions *a, bool keep, bool undo)
+/* The switch is done (or its child failed): the result, the undo, the udev rule. */
+static void sched_finish(struct actions *a, const struct sched_outcome *o)
 {
-    struct sched_outcome o;
-    const char *to = undo ? a->undo_from.sched : a->to;
-    long nr = undo ? a->undo_from.nr_requests : keep ? a->keep_nr : 0;
-    double mono = clock_mono();
-    sched_apply(a->sys_root, undo ? a->undo_disk : a->disk, &a->expect, to, nr, &o);
+    bool undo = a->job_undo;
     char title[96];
-    snprintf(title, sizeof(title), "%s %s", undo ? "Undo" : "Switch", o.err ? "failed" : "done");
-    result_dialog(a, title, o.msg, o.err == 0);
-    if (o.err)
+    snprintf(title, sizeof(title), "%s %s", undo ? "Undo" : "Switch", o->err ? "failed" : "done");
+    /* the operator may have hidden the waiting dialog and opened another: keep that one */
+    bool show = a->vw->dlg.kind == DLG_NONE || a->vw->dlg.kind == DLG_SCHED_WAIT;
+    if (show) {
+        result_dialog(a, title, o->msg, o->err == 0);
+    } else {
+        say(a, "%s: %s", title, o->msg);
+    }
+    if (o->err) {
+        if (show)
+            dlg_keys(&a->vw->dlg, "any key: close");
         return;
-    struct dialog *g = &a->vw->dlg;
-    const char *disk = undo ? a->undo_disk : a->disk;
-    /* before/after figures, for a minute */
+    }
+    const char *disk = a->disk;      /* actions_undo set it to the undone disk */
+    /* before/after figures, for a minute: before up to y, after from the moment it took */
     struct switch_mark *m = &a->vw->mark;
     memset(m, 0, sizeof(*m));
     m->active = true;
     str_copy(m->disk, disk, sizeof(m->disk));
-    str_copy(m->from, o.before.sched, sizeof(m->from));
-    str_copy(m->to, o.after.sched, sizeof(m->to));
-    m->mono = mono;
-    m->before = figs_before(a->vw, disk, mono, 30.0);
+    str_copy(m->from, o->before.sched, sizeof(m->from));
+    str_copy(m->to, o->after.sched, sizeof(m->to));
+    m->mono = clock_mono();
+    m->before = figs_before(a->vw, disk, a->job_mono, 30.0);
     if (undo) {
         a->have_undo = false;
     } else {
         a->have_undo = true;
         str_copy(a->undo_disk, disk, sizeof(a->undo_disk));
-        a->undo_from = o.before;
-        a->undo_to = o.after;
+        a->undo_from = o->before;
+        a->undo_to = o->after;
         a->undo_wall = clock_wall();
     }
-    sched_udev_rule(a->vw->udev_rule, sizeof(a->vw->udev_rule), a->sys_root, disk, o.after.sched,
-                    o.after.nr_requests);
+    sched_udev_rule(a->vw->udev_rule, sizeof(a->vw->udev_rule), a->sys_root, disk, o->after.sched,
+                    o->after.nr_requests);
     str_copy(a->vw->udev_disk, disk, sizeof(a->vw->udev_disk));
+    if (!show)
+        return;
+    struct dialog *g = &a->vw->dlg;
+    double took = m->mono - a->job_mono;
+    if (took >= 1.0)
+        dlg_line(g, "It took %.1f s: the kernel switches only once the requests in flight have completed.", took);
     dlg_line(g, "%s", "");
     dlg_line(g, "To keep it after a reboot, a udev rule (iotriage writes no file), e.g. in");
     dlg_line(g, "/etc/udev/rules.d/60-io-scheduler.rules:");
@@ -288,6 +369,74 @@ static void sched_do(struct actions *a, bool keep, bool undo)
     if (!undo)
         dlg_line(g, "u undoes this switch (after a confirmation).");
     dlg_keys(g, "any key: close");
+}
+
+/* The dialog while the child waits for the device. */
+static void wait_dialog(struct actions *a)
+{
+    const struct sched_job *j = &a->job;
+    char title[160];
+    snprintf(title, sizeof(title), "%s %s to %s: waiting for the device", a->job_undo ? "Undoing: switching" : "Switching",
+             j->disk, j->to);
+    dlg_open(a, DLG_SCHED_WAIT, title);
+    struct dialog *g = &a->vw->dlg;
+    long n = inflight_now(a, j->disk);
+    char nb[32];
+    if (n >= 0)
+        snprintf(nb, sizeof(nb), "%ld", n);
+    else
+        snprintf(nb, sizeof(nb), "an unknown number of");
+    dlg_line(g, "Waiting %.1f s for %s request%s in flight on %s to complete.", clock_mono() - a->job_mono, nb,
+             n == 1 ? "" : "s", j->disk);
+    dlg_line(g, "The kernel changes the scheduler only once every request in flight has completed, and");
+    dlg_line(g, "holds new I/O to %s until then. The write runs in process %d, not in iotriage:", j->disk, (int)j->pid);
+    dlg_line(g, "the screen goes on, and q quits without waiting (that process then finishes alone).");
+    dlg_keys(g, "q quit   Esc hide (the result opens when the switch is done)");
+}
+
+static void sched_do(struct actions *a, bool keep, bool undo)
+{
+    const char *to = undo ? a->undo_from.sched : a->to;
+    long nr = undo ? a->undo_from.nr_requests : keep ? a->keep_nr : 0;
+    const char *disk = undo ? a->undo_disk : a->disk;
+    a->job_undo = undo;
+    a->job_mono = clock_mono();
+    int rc = sched_start(&a->job, a->sys_root, disk, &a->expect, to, nr);
+    if (rc < 0) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "%s: could not start the process that writes: %s; nothing written", disk,
+                 strerror(-rc));
+        result_dialog(a, undo ? "Undo failed" : "Switch failed", msg, false);
+        dlg_keys(&a->vw->dlg, "any key: close");
+        return;
+    }
+    /* A device that is not stuck switches in milliseconds: its result opens at once,
+     * with no waiting dialog flashing past. The wait is poll(2), never the write. */
+    wait_dialog(a);                  /* replaces the confirmation (drawn only if still waiting) */
+    struct pollfd p = { .fd = a->job.fd, .events = POLLIN };
+    if (poll(&p, 1, 200) > 0)
+        actions_poll(a);
+}
+
+int actions_wait_fd(const struct actions *a)
+{
+    return a->job.pid > 0 ? a->job.fd : -1;
+}
+
+bool actions_poll(struct actions *a)
+{
+    if (a->job.pid <= 0)
+        return false;
+    struct sched_outcome o;
+    int rc = sched_collect(&a->job, a->sys_root, &o);
+    if (rc == 0) {
+        if (a->vw->dlg.kind != DLG_SCHED_WAIT)
+            return false;
+        wait_dialog(a);              /* the seconds and the count in flight, afresh */
+        return true;
+    }
+    sched_finish(a, &o);
+    return true;
 }
 
 void actions_undo(struct actions *a)
@@ -528,8 +677,14 @@ bool actions_quit(struct actions *a)
     return false;
 }
 
-void actions_exit_note(const struct actions *a, FILE *f)
+void actions_exit_note(struct actions *a, FILE *f)
 {
+    if (a->job.pid > 0) {
+        fprintf(f, "iotriage: the switch of %s to %s was still waiting for the device's requests to complete; "
+                   "process %d finishes it alone (see /sys/block/%s/queue/scheduler)\n",
+                a->job.disk, a->job.to, (int)a->job.pid, a->job.disk);
+        sched_abandon(&a->job);
+    }
     if (a->da_turned_on && delayacct_get(a->proc_root) == 1)
         fprintf(f, "iotriage: delay accounting is still on (turned on by iotriage); "
                    "sysctl -w kernel.task_delayacct=0 turns it off\n");
@@ -572,7 +727,8 @@ int actions_key(struct actions *a, int ch)
 {
     struct dialog *g = &a->vw->dlg;
     a->vw->message[0] = '\0';
-    if (!a->r && g->kind != DLG_NONE && g->kind != DLG_RESULT && g->kind != DLG_QUIT_DELAYACCT) {
+    if (!a->r && g->kind != DLG_NONE && g->kind != DLG_RESULT && g->kind != DLG_QUIT_DELAYACCT &&
+        g->kind != DLG_SCHED_WAIT) {
         dlg_close(a);                /* the sampler restarted under it */
         say(a, "nothing changed");
         return 0;
@@ -582,6 +738,14 @@ int actions_key(struct actions *a, int ch)
         return 0;
     case DLG_RESULT:
         dlg_close(a);
+        return 0;
+    case DLG_SCHED_WAIT:
+        if (ch == 'q' || ch == 'Q')
+            return actions_quit(a) ? 1 : 0;
+        if (ch == 27) {
+            dlg_close(a);
+            say(a, "the switch of %s goes on: its result opens when it is done", a->job.disk);
+        }
         return 0;
     case DLG_SCHED_MENU:
         if (ch == 27 || ch == 'q' || ch == 'n') {
@@ -683,6 +847,7 @@ int actions_key(struct actions *a, int ch)
 
 void actions_sampled(struct actions *a)
 {
+    actions_poll(a);
     struct switch_mark *m = &a->vw->mark;
     const struct result *r = a->r;
     if (!m->active || !r || r->interval_s <= 0)

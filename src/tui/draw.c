@@ -178,6 +178,17 @@ static void draw_header(const struct result *r, struct view *vw, int w)
         x += putf(0, x, w - x, "not root: others' I/O unknown  ");
         attrset(A_NORMAL);
     }
+    /* What procfs or sysfs could not say, in short: the full text is in -b and JSON. */
+    attrset(color(vw, C_WARN, A_BOLD));
+    if (c->hidden_note[0]) {
+        long hidden = strtol(c->hidden_note, NULL, 10);
+        x += putf(0, x, w - x, "%ld hidden (hidepid)  ", hidden);
+    }
+    if (c->proc_note[0])
+        x += putf(0, x, w - x, "/proc restricted  ");
+    if (c->sys_note[0])
+        x += putf(0, x, w - x, "sysfs unreadable  ");
+    attrset(A_NORMAL);
     if (c->delayacct != DA_ON || c->taskstats_err)
         attrset(color(vw, C_WARN, A_BOLD));
     putf(0, x, w - x, "%s", da);

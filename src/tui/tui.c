@@ -561,7 +561,14 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
         int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
         struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-        int pr = poll(&pfd, 1, wait_ms);
+        /* harden: a scheduler switch waiting in its child reports on this fd */
+        struct pollfd pfds[2] = { pfd, { .fd = actions_wait_fd(&t->act), .events = POLLIN } };
+        int pr = poll(pfds, pfds[1].fd >= 0 ? 2 : 1, wait_ms);
+        pfd = pfds[0];
+        if (pr > 0 && pfds[1].fd >= 0 && pfds[1].revents) {
+            dirty |= actions_poll(&t->act);
+            pr -= 1;
+        }
         if (pr < 0 && errno != EINTR)
             break;
         if (pr > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(pfd.revents & POLLIN)) {

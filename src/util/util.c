@@ -214,7 +214,10 @@ double clock_wall(void)
 
 int stream_flush(FILE *f)
 {
+    /* A write that failed earlier left its errno (the caller cleared errno before it
+     * wrote): that is the reason to give, not a vague EIO. */
+    int earlier = errno;
     if (fflush(f) != 0)
         return errno ? -errno : -EIO;
-    return ferror(f) ? -EIO : 0;
+    return ferror(f) ? (earlier ? -earlier : -EIO) : 0;
 }

@@ -10,7 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -184,6 +188,94 @@ static void test_read_only(void **state)
     assert_int_equal(act_write_at(AT_FDCWD, "/dev/null", "x"), -EROFS);
 }
 
+/* The lower bound on the oldest request's age, from intervals without completions. */
+static void test_stalled(void **state)
+{
+    (void)state;
+    /* busy throughout, nothing completed in the last three: 1.5 s */
+    struct sched_interval h[] = { { 10, 80, 0.5 }, { 0, 100, 0.5 }, { 0, 99.8, 0.5 }, { 0, 100, 0.5 } };
+    assert_true(fabs(sched_stalled_s(h, 4) - (0.5 + 0.499 + 0.5)) < 1e-9);
+    /* the run starts in an interval busy 40 %: its busy end counts, what came before not */
+    struct sched_interval g[] = { { 0, 100, 1 }, { 0, 40, 1 }, { 0, 100, 1 } };
+    assert_true(fabs(sched_stalled_s(g, 3) - 1.4) < 1e-9);
+    /* the last interval completed something: no stall */
+    struct sched_interval c[] = { { 0, 100, 1 }, { 3, 100, 1 } };
+    assert_true(sched_stalled_s(c, 2) == 0);
+    /* idle: nothing in flight */
+    struct sched_interval i[] = { { 0, 0, 1 } };
+    assert_true(sched_stalled_s(i, 1) == 0);
+    /* unknown newest interval, or none: unknown, not 0 */
+    struct sched_interval u[] = { { 0, 100, 1 }, { (double)NAN, (double)NAN, 1 } };
+    assert_true(isnan(sched_stalled_s(u, 2)));
+    assert_true(isnan(sched_stalled_s(u, 0)));
+    /* an unknown interval earlier ends the run */
+    struct sched_interval e[] = { { (double)NAN, 100, 1 }, { 0, 100, 1 } };
+    assert_true(fabs(sched_stalled_s(e, 2) - 1.0) < 1e-9);
+}
+
+/* The switch in a child: its outcome comes back through the pipe. */
+static void test_job_reports(void **state)
+{
+    (void)state;
+    struct sched_state seen;
+    assert_int_equal(sched_read(root, "sdz", &seen), 0);
+    seen.nr_requests = 32;           /* stale: the child writes nothing and says why */
+    struct sched_job j;
+    assert_int_equal(sched_start(&j, root, "sdz", &seen, "bfq", 0), 0);
+    assert_true(j.pid > 0 && j.fd >= 0);
+    struct pollfd p = { .fd = j.fd, .events = POLLIN };
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    struct sched_outcome o;
+    assert_int_equal(sched_collect(&j, root, &o), 1);
+    assert_int_equal(o.err, -ESTALE);
+    assert_non_null(strstr(o.msg, "nothing written"));
+    assert_int_equal(j.pid, 0);
+    assert_int_equal(j.fd, -1);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);   /* reaped: no zombie left */
+}
+
+/* A write that never returns (a FIFO nobody reads stands in for a frozen queue): the
+ * caller is told "still waiting" without blocking; a child killed meanwhile is reported
+ * as such, with the device as it is now. */
+static void test_job_stuck(void **state)
+{
+    (void)state;
+    char p[256];
+    snprintf(p, sizeof(p), "%s/class/block/sdz/queue/scheduler", root);
+    unlink(p);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    struct sched_job j;
+    assert_int_equal(sched_start(&j, root, "sdz", NULL, "bfq", 0), 0);
+    struct sched_outcome o;
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(sched_collect(&j, root, &o), 0);
+        usleep(20000);
+    }
+    pid_t child = j.pid;
+    assert_int_equal(kill(child, SIGKILL), 0);
+    unlink(p);
+    put("class/block/sdz/queue/scheduler", "[none] mq-deadline bfq\n");
+    struct pollfd pf = { .fd = j.fd, .events = POLLIN };
+    assert_int_equal(poll(&pf, 1, 10000), 1);       /* end of file: the child is gone */
+    assert_int_equal(sched_collect(&j, root, &o), -ECHILD);
+    assert_int_equal(o.err, -ECHILD);
+    assert_non_null(strstr(o.msg, "killed by signal 9"));
+    assert_non_null(strstr(o.msg, "now none"));
+    assert_int_equal(j.fd, -1);
+    /* abandoning a job that still runs returns at once and leaves the child alone */
+    unlink(p);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(sched_start(&j, root, "sdz", NULL, "bfq", 0), 0);
+    child = j.pid;
+    sched_abandon(&j);
+    assert_int_equal(j.fd, -1);
+    assert_int_equal(kill(child, 0), 0);             /* still there, blocked on its write */
+    kill(child, SIGKILL);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    unlink(p);
+    put("class/block/sdz/queue/scheduler", "[none] mq-deadline bfq\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,7 +286,10 @@ int main(void)
         cmocka_unit_test(test_rollback),
         cmocka_unit_test(test_readback_checked),
         cmocka_unit_test(test_udev_rule),
-        cmocka_unit_test(test_read_only),
+        cmocka_unit_test(test_stalled),
+        cmocka_unit_test(test_job_reports),
+        cmocka_unit_test(test_job_stuck),
+        cmocka_unit_test(test_read_only),           /* last: read-only mode cannot be left */
     };
     return cmocka_run_group_tests(tests, tree_setup, tree_teardown);
 }
