@@ -37,6 +37,8 @@ struct dev_rates {
     int    saturated;                /* 1, 0, or -1 unknown (no baseline, no data) */
 };
 
+struct cgroup_rates;
+
 struct psi_rates {
     bool   some_valid, full_valid;
     double some_pct, full_pct;       /* share of the interval stalled, from `total` */
@@ -63,6 +65,8 @@ struct result {
     struct psi_rates psi[PSI_NRES];
     struct task_rates *tasks;        /* same order as cur->tasks */
     size_t ntasks;
+    struct cgroup_rates *cgroups;    /* cgroups.h: same order as cur->cgroups->v */
+    size_t ncgroups;
 };
 
 /* Per-device memory across samples for the saturation verdict. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroups.h"
 #include "util.h"
 
 double delta_u32(uint64_t prev, uint64_t cur)
@@ -305,12 +306,14 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         }
         task_delta(cur, p, c, itv, &out->tasks[i]);
     }
+    cgroups_delta(prev ? prev->cgroups : NULL, cur->cgroups, out);
 }
 
 void result_free(struct result *r)
 {
     free(r->devs);
     free(r->tasks);
+    free(r->cgroups);
     memset(r, 0, sizeof(*r));
 }
 

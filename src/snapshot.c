@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "source/fdmap.h"
 #include "source/taskstats.h"
 #include "util.h"
@@ -32,6 +33,7 @@ struct sampler {
     struct snapshot *last;           /* the snapshot taken last, to reduce at the next take */
     unsigned long last_serial;
     const struct task_sample *last_tasks;
+    struct cgroup_src *cg;           /* task -> cgroup on the fd rescan cadence (cgroups.h) */
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -107,6 +109,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             s->fdmap = NULL;
         else
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
+        s->cg = cgroups_open(s->proc_fd, s->sys_fd, FDMAP_RESCAN_S);
     }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
@@ -121,6 +124,7 @@ void sampler_close(struct sampler *s)
         return;
     procs_close(s->procs);
     fdmap_free(s->fdmap);
+    cgroups_close(s->cg);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -439,6 +443,8 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
+        if (s->cg)
+            out->cgroups = cgroups_take(s->cg, out);
     }
     s->last = out;
     s->last_serial = out->serial;
@@ -454,6 +460,7 @@ void snapshot_free(struct snapshot *snap)
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     free(snap->hist);
+    cgroups_free(snap->cgroups);
     memset(snap, 0, sizeof(*snap));
 }
 

@@ -1,0 +1,671 @@
+/* cgroups.c: task -> cgroup membership on a slow cadence, the set of cgroups a snapshot
+ * shows, and their rates (cgroups.h). */
+#include "cgroups.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "delta.h"
+#include "snapshot.h"
+#include "util.h"
+
+/* A cgroup the sampler has met: its path, its place in the tree and the controls last
+ * read (they change rarely; read every rescan_s). */
+struct cg_known {
+    char *path;
+    char *rel;                       /* relative to the hierarchy's root directory */
+    int   parent;                    /* index in known[]; -1 for the root */
+    int   depth;
+    struct cgroup_names names;
+    struct cgroup_settings settings;
+    double settings_due;
+    bool  iostat_absent;             /* io.stat was ENOENT: not asked again before settings_due */
+    unsigned long used_gen;
+    int   set_idx;                   /* index in the set being built */
+};
+
+/* A task's membership, in an array sorted by pid like the snapshot's tasks. */
+struct task_cg {
+    pid_t id;
+    unsigned long long start_ticks;
+    int   known;                     /* index into known[], -1 unknown */
+    int   err;
+    double due;
+};
+
+struct cgroup_src {
+    int proc_fd, sys_fd;
+    double rescan_s;
+    double hier_due;
+    int   hier_err;                  /* no hierarchy: why */
+    bool  v1_only;
+    char  mount_root[CG_PATH_MAX];   /* mountinfo root field of the hierarchy shown */
+    struct cgroup_mounts mounts;
+    int   root_fd;                   /* the hierarchy shown */
+    int   io_on_v2, memory_on_v2;
+    int   costqos_err;
+    struct cg_costqos costqos;
+    struct cg_known *known;
+    size_t nknown, capknown;
+    size_t *slots;                   /* open addressing on path: index + 1, 0 empty */
+    size_t nslots;
+    struct task_cg *tasks;
+    size_t ntasks;
+    unsigned long gen;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void rehash(struct cgroup_src *s)
+{
+    free(s->slots);
+    s->nslots = 64;
+    while (s->nslots < 2 * s->nknown + 2)
+        s->nslots *= 2;
+    s->slots = xcalloc(s->nslots, sizeof(*s->slots));
+    for (size_t i = 0; i < s->nknown; i++) {
+        size_t h = (size_t)hash_str(s->known[i].path) & (s->nslots - 1);
+        while (s->slots[h])
+            h = (h + 1) & (s->nslots - 1);
+        s->slots[h] = i + 1;
+    }
+}
+
+/* The known[] index of path, added (with its ancestors) when new; -1 when it cannot be
+ * placed in the hierarchy shown. */
+static int intern(struct cgroup_src *s, const char *path, double mono)
+{
+    if (!s->slots || 2 * (s->nknown + 1) > s->nslots)
+        rehash(s);
+    size_t h = (size_t)hash_str(path) & (s->nslots - 1);
+    while (s->slots[h]) {
+        if (strcmp(s->known[s->slots[h] - 1].path, path) == 0)
+            return (int)(s->slots[h] - 1);
+        h = (h + 1) & (s->nslots - 1);
+    }
+    char rel[CG_PATH_MAX];
+    if (cgroup_rel_path(s->mount_root, path, rel, sizeof(rel)))
+        return -1;
+    int parent = -1;
+    if (strcmp(path, "/") != 0) {
+        char up[CG_PATH_MAX];
+        str_copy(up, path, sizeof(up));
+        char *slash = strrchr(up, '/');
+        if (slash == up)
+            up[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        /* At the top of a subtree mounted in a namespace, the mount's root is the root. */
+        if (cgroup_rel_path(s->mount_root, up, rel, sizeof(rel)) == 0) {
+            parent = intern(s, up, mono);
+            if (parent < 0)
+                return -1;
+        }
+        cgroup_rel_path(s->mount_root, path, rel, sizeof(rel));
+    }
+    if (s->nknown == s->capknown) {
+        s->capknown = s->capknown ? s->capknown * 2 : 64;
+        s->known = xreallocarray(s->known, s->capknown, sizeof(*s->known));
+    }
+    struct cg_known *k = &s->known[s->nknown];
+    memset(k, 0, sizeof(*k));
+    k->path = xstrdup(path);
+    k->rel = xstrdup(rel);
+    k->parent = parent;
+    k->depth = parent < 0 ? 0 : s->known[parent].depth + 1;
+    cgroup_names_of(path, &k->names);
+    k->settings_due = mono;          /* read at its first use */
+    s->nknown++;
+    if (2 * s->nknown > s->nslots) {
+        rehash(s);
+    } else {
+        h = (size_t)hash_str(path) & (s->nslots - 1);
+        while (s->slots[h])
+            h = (h + 1) & (s->nslots - 1);
+        s->slots[h] = s->nknown;
+    }
+    return (int)(s->nknown - 1);
+}
+
+static void forget_known(struct cgroup_src *s)
+{
+    for (size_t i = 0; i < s->nknown; i++) {
+        free(s->known[i].path);
+        free(s->known[i].rel);
+    }
+    s->nknown = 0;
+    free(s->slots);
+    s->slots = NULL;
+    s->nslots = 0;
+}
+
+/* Cgroups come and go (every container start makes some): drop those no listed task
+ * was in for a while, keeping the indices the task cache holds valid. */
+static void compact_known(struct cgroup_src *s)
+{
+    if (s->nknown < 1024)
+        return;
+    size_t used = 0;
+    for (size_t i = 0; i < s->nknown; i++)
+        used += s->known[i].used_gen == s->gen;
+    if (s->nknown < 4 * used)
+        return;
+    int *map = xcalloc(s->nknown, sizeof(int));
+    size_t n = 0;
+    for (size_t i = 0; i < s->nknown; i++) {
+        if (s->known[i].used_gen == s->gen) {
+            map[i] = (int)n;
+            s->known[n++] = s->known[i];   /* parents come first: already moved */
+        } else {
+            map[i] = -1;
+            free(s->known[i].path);
+            free(s->known[i].rel);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s->known[i].parent >= 0)
+            s->known[i].parent = map[s->known[i].parent];
+    for (size_t i = 0; i < s->ntasks; i++)
+        if (s->tasks[i].known >= 0)
+            s->tasks[i].known = map[s->tasks[i].known];
+    s->nknown = n;
+    free(map);
+    rehash(s);
+}
+
+/* Mount table, the hierarchy shown and its root's files: on the slow cadence. */
+static void read_hierarchy(struct cgroup_src *s, double mono)
+{
+    s->hier_due = mono + s->rescan_s;
+    struct cgroup_mounts m;
+    int err = cgroup_mounts_read(s->proc_fd, &m);
+    const char *mp = NULL, *root = NULL;
+    bool v1 = false;
+    if (!err && m.has_v2) {
+        mp = m.v2;
+        root = m.v2_root;
+    } else if (!err && m.has_blkio) {
+        mp = m.blkio;
+        root = m.blkio_root;
+        v1 = true;
+    }
+    bool same = s->root_fd >= 0 && mp && strcmp(mp, s->mounts.has_v2 ? s->mounts.v2 : s->mounts.blkio) == 0 &&
+                v1 == s->v1_only && strcmp(root, s->mount_root) == 0;
+    s->mounts = m;
+    if (!same) {
+        /* Another hierarchy: every path and task membership read so far is void. */
+        if (s->root_fd >= 0)
+            close(s->root_fd);
+        s->root_fd = -1;
+        forget_known(s);
+        for (size_t i = 0; i < s->ntasks; i++) {
+            s->tasks[i].known = -1;
+            s->tasks[i].due = mono;
+        }
+        s->hier_err = err ? err : mp ? 0 : -ENOENT;
+        if (mp) {
+            int fd = cgroup_open_mount(s->sys_fd, mp);
+            if (fd < 0)
+                s->hier_err = fd;
+            else
+                s->root_fd = fd;
+            str_copy(s->mount_root, root, sizeof(s->mount_root));
+        }
+        s->v1_only = v1;
+    }
+    if (s->root_fd < 0 || v1) {
+        s->io_on_v2 = s->memory_on_v2 = v1 ? 0 : -1;
+        s->costqos_err = -ENOENT;
+        memset(&s->costqos, 0, sizeof(s->costqos));
+        return;
+    }
+    int io = cgroup_has_controller(s->root_fd, "io");
+    int mem = cgroup_has_controller(s->root_fd, "memory");
+    s->io_on_v2 = io < 0 ? -1 : io;
+    s->memory_on_v2 = mem < 0 ? -1 : mem;
+    s->costqos_err = cgroup_costqos_read(s->root_fd, &s->costqos);
+}
+
+struct cgroup_src *cgroups_open(int proc_fd, int sys_fd, double rescan_s)
+{
+    struct cgroup_src *s = xcalloc(1, sizeof(*s));
+    s->proc_fd = proc_fd;
+    s->sys_fd = sys_fd;
+    s->rescan_s = rescan_s > 0 ? rescan_s : 5.0;
+    s->root_fd = -1;
+    s->hier_due = -1e300;
+    return s;
+}
+
+void cgroups_close(struct cgroup_src *s)
+{
+    if (!s)
+        return;
+    forget_known(s);
+    free(s->known);
+    free(s->tasks);
+    if (s->root_fd >= 0)
+        close(s->root_fd);
+    free(s);
+}
+
+/* When a task's membership is read again: rescan_s on average, spread over 0.75-1.25 of it
+ * by the pid so that tasks first seen together do not come due together. */
+static double next_due(const struct cgroup_src *s, pid_t id, double mono)
+{
+    uint64_t x = (uint64_t)(uint32_t)id * 0x9e3779b97f4a7c15ull;
+    double frac = (double)(x >> 40) / (double)(1ull << 24);
+    return mono + s->rescan_s * (0.75 + 0.5 * frac);
+}
+
+static void read_task(struct cgroup_src *s, const struct task_sample *t, double mono, struct task_cg *c)
+{
+    c->id = t->id;
+    c->start_ticks = t->start_ticks;
+    c->due = next_due(s, t->id, mono);
+    c->known = -1;
+    struct cgroup_membership m;
+    c->err = cgroup_proc_read(s->proc_fd, t->id, &m);
+    if (c->err)
+        return;
+    const char *path = s->v1_only ? (m.has_blkio ? m.blkio : NULL) : (m.has_v2 ? m.v2 : NULL);
+    if (!path) {
+        c->err = -ENOENT;
+        return;
+    }
+    c->known = intern(s, path, mono);
+    if (c->known < 0)
+        c->err = -ENOENT;       /* outside the subtree this namespace mounted */
+}
+
+static void join_path(char *out, size_t n, const char *rel, const char *file)
+{
+    snprintf(out, n, "%s/%s", rel, file);
+}
+
+/* Read what changes every refresh (pressure, io.stat), and the controls when due. */
+static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, struct cgroup_entry *e)
+{
+    char path[CG_PATH_MAX + 32];
+    char buf[8192];
+    bool root = k->parent < 0;
+    if (mono >= k->settings_due) {
+        k->settings_due = mono + s->rescan_s;
+        k->iostat_absent = false;
+        int dfd = openat(s->root_fd, k->rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) {
+            memset(&k->settings, 0, sizeof(k->settings));
+            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
+                k->settings.prio_err = -errno;
+        } else {
+            if (s->v1_only)
+                cgroup_settings_read_v1(dfd, &k->settings);
+            else
+                cgroup_settings_read(dfd, &k->settings);
+            close(dfd);
+        }
+        if (root && !s->v1_only) {
+            /* The root has none of the controls: the files are ENOENT there. */
+            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
+                k->settings.prio_err = -ENOENT;
+        }
+    }
+    e->settings = k->settings;
+    if (s->v1_only) {
+        e->pressure.err = -ENOENT;   /* PSI files exist in v2 only */
+        e->iostat_err = -ENOENT;
+        return;
+    }
+    join_path(path, sizeof(path), k->rel, "io.pressure");
+    ssize_t n = read_file_at(s->root_fd, path, buf, sizeof(buf));
+    if (n < 0) {
+        memset(&e->pressure, 0, sizeof(e->pressure));
+        e->pressure.err = (int)n;
+    } else {
+        psi_parse(buf, (size_t)n, &e->pressure);
+    }
+    if (k->iostat_absent) {
+        e->iostat_err = -ENOENT;
+        return;
+    }
+    join_path(path, sizeof(path), k->rel, "io.stat");
+    n = read_file_at(s->root_fd, path, buf, sizeof(buf));
+    if (n < 0) {
+        e->iostat_err = (int)n;
+        if (n == -ENOENT)
+            k->iostat_absent = true;
+    } else {
+        e->iostat_err = cgroup_iostat_parse(buf, (size_t)n, &e->iostat);
+    }
+}
+
+/* Children in path order, after their parent: the tree as a list. */
+static int cmp_known_path(const void *a, const void *b, void *ctx)
+{
+    const struct cgroup_src *s = ctx;
+    const struct cg_known *x = &s->known[*(const int *)a], *y = &s->known[*(const int *)b];
+    return strcmp(x->path, y->path);
+}
+
+static void tree_order(struct cgroup_src *s, int *used, size_t nused, int *out)
+{
+    /* Sort by path, then emit depth-first: each node's children are the used nodes whose
+     * parent it is, linked in path order (positions in used[] + 1; 0 ends a list). */
+    qsort_r(used, nused, sizeof(int), cmp_known_path, s);
+    size_t *first = xcalloc(s->nknown + 1, sizeof(size_t));
+    size_t *last = xcalloc(s->nknown + 1, sizeof(size_t));
+    size_t *next = xcalloc(nused ? nused : 1, sizeof(size_t));
+    size_t *cursor = xcalloc(nused ? nused : 1, sizeof(size_t));
+    size_t *stack = xcalloc(nused ? nused : 1, sizeof(size_t));
+    for (size_t i = 0; i < nused; i++) {
+        int p = s->known[used[i]].parent;
+        if (p < 0 || s->known[p].used_gen != s->gen)
+            continue;
+        if (!first[p])
+            first[p] = i + 1;
+        else
+            next[last[p] - 1] = i + 1;
+        last[p] = i + 1;
+    }
+    size_t k = 0;
+    for (size_t r = 0; r < nused; r++) {
+        int p = s->known[used[r]].parent;
+        if (p >= 0 && s->known[p].used_gen == s->gen)
+            continue;                 /* not a root of the listed tree */
+        size_t sp = 0;
+        out[k++] = used[r];
+        cursor[r] = first[used[r]];
+        stack[sp++] = r;
+        while (sp) {
+            size_t top = stack[sp - 1];
+            size_t c = cursor[top];
+            if (!c) {
+                sp--;
+                continue;
+            }
+            cursor[top] = next[c - 1];
+            out[k++] = used[c - 1];
+            cursor[c - 1] = first[used[c - 1]];
+            stack[sp++] = c - 1;
+        }
+    }
+    free(first);
+    free(last);
+    free(next);
+    free(cursor);
+    free(stack);
+}
+
+struct cgroup_set *cgroups_take(struct cgroup_src *s, const struct snapshot *snap)
+{
+    struct cgroup_set *set = xcalloc(1, sizeof(*set));
+    double mono = snap->mono;
+    s->gen++;
+    if (mono >= s->hier_due)
+        read_hierarchy(s, mono);
+    set->err = s->hier_err;
+    set->v1_only = s->v1_only;
+    str_copy(set->mount, s->mounts.has_v2 && !s->v1_only ? s->mounts.v2 : s->mounts.blkio, sizeof(set->mount));
+    set->io_on_v2 = s->io_on_v2;
+    set->memory_on_v2 = s->memory_on_v2;
+    set->costqos_err = s->costqos_err;
+    set->costqos = s->costqos;
+    set->nmounts = s->mounts.nblock;
+    set->mounts_truncated = s->mounts.block_truncated;
+    memcpy(set->mounts, s->mounts.block, sizeof(set->mounts));
+    set->ntasks = snap->ntasks;
+    set->task_cg = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(int));
+    set->task_err = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(int));
+
+    /* Walk the cache and the tasks together (both sorted by id). */
+    struct task_cg *nt = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(*nt));
+    size_t j = 0;
+    for (size_t i = 0; i < snap->ntasks; i++) {
+        const struct task_sample *t = &snap->tasks[i];
+        while (j < s->ntasks && s->tasks[j].id < t->id)
+            j++;
+        struct task_cg *c = &nt[i];
+        if (j < s->ntasks && s->tasks[j].id == t->id && s->tasks[j].start_ticks == t->start_ticks &&
+            mono < s->tasks[j].due && (s->tasks[j].known >= 0 || s->tasks[j].err != 0))
+            *c = s->tasks[j];
+        else if (s->root_fd >= 0)
+            read_task(s, t, mono, c);
+        else
+            *c = (struct task_cg){ .id = t->id, .start_ticks = t->start_ticks, .known = -1,
+                                   .err = s->hier_err, .due = next_due(s, t->id, mono) };
+        set->task_err[i] = c->err;
+        set->task_cg[i] = c->known;
+        for (int k = c->known; k >= 0 && s->known[k].used_gen != s->gen; k = s->known[k].parent)
+            s->known[k].used_gen = s->gen;
+    }
+    free(s->tasks);
+    s->tasks = nt;
+    s->ntasks = snap->ntasks;
+
+    size_t nused = 0;
+    for (size_t k = 0; k < s->nknown; k++)
+        nused += s->known[k].used_gen == s->gen;
+    int *used = xcalloc(nused ? nused : 1, sizeof(int));
+    int *order = xcalloc(nused ? nused : 1, sizeof(int));
+    nused = 0;
+    for (size_t k = 0; k < s->nknown; k++)
+        if (s->known[k].used_gen == s->gen)
+            used[nused++] = (int)k;
+    tree_order(s, used, nused, order);
+    set->n = nused;
+    set->v = xcalloc(nused ? nused : 1, sizeof(*set->v));
+    for (size_t i = 0; i < nused; i++)
+        s->known[order[i]].set_idx = (int)i;
+    for (size_t i = 0; i < nused; i++) {
+        struct cg_known *k = &s->known[order[i]];
+        struct cgroup_entry *e = &set->v[i];
+        e->path = xstrdup(k->path);
+        e->parent = k->parent >= 0 && s->known[k->parent].used_gen == s->gen ? s->known[k->parent].set_idx : -1;
+        e->depth = k->depth;
+        e->names = k->names;
+        read_cgroup(s, k, mono, e);
+    }
+    for (size_t i = 0; i < snap->ntasks; i++) {
+        if (set->task_cg[i] >= 0) {
+            set->task_cg[i] = s->known[set->task_cg[i]].set_idx;
+            set->v[set->task_cg[i]].ntasks++;
+        }
+    }
+    free(used);
+    free(order);
+    compact_known(s);
+    return set;
+}
+
+void cgroups_free(struct cgroup_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++)
+        free(set->v[i].path);
+    free(set->v);
+    free(set->task_cg);
+    free(set->task_err);
+    free(set);
+}
+
+/* ---- rates ----------------------------------------------------------------------------- */
+
+static const struct cgroup_entry *find_prev(const struct cgroup_set *prev, const char *path,
+                                            const size_t *slots, size_t nslots)
+{
+    size_t h = (size_t)hash_str(path) & (nslots - 1);
+    while (slots[h]) {
+        const struct cgroup_entry *e = &prev->v[slots[h] - 1];
+        if (strcmp(e->path, path) == 0)
+            return e;
+        h = (h + 1) & (nslots - 1);
+    }
+    return NULL;
+}
+
+static double pressure_pct(const struct psi_line *a, const struct psi_line *b, double itv_s)
+{
+    if (!a->valid || !b->valid || b->total_us < a->total_us || itv_s <= 0)
+        return (double)NAN;
+    return fmin(100.0, (double)(b->total_us - a->total_us) / (itv_s * 1e6) * 100.0);
+}
+
+static int dev_of(const struct result *r, unsigned major, unsigned minor)
+{
+    for (size_t i = 0; i < r->ndevs; i++)
+        if (r->devs[i].dev->ds.major == major && r->devs[i].dev->ds.minor == minor)
+            return (int)i;
+    return -1;
+}
+
+static void iostat_rates(const struct cgroup_entry *p, const struct cgroup_entry *c, double itv,
+                         const struct result *r, struct cgroup_rates *out)
+{
+    for (unsigned i = 0; i < c->iostat.n && out->ndev < CG_DEVS_MAX; i++) {
+        const struct cg_iostat_row *z = &c->iostat.row[i];
+        struct cgroup_dev_rates *d = &out->dev[out->ndev++];
+        d->dev = dev_of(r, z->major, z->minor);
+        d->major = z->major;
+        d->minor = z->minor;
+        d->has_cost = z->has_cost;
+        d->has_lat = z->has_lat;
+        d->lat_depth = z->lat_depth;
+        d->rbps = d->wbps = d->riops = d->wiops = (double)NAN;
+        d->cost_wait_pct = d->cost_indelay_pct = (double)NAN;
+        const struct cg_iostat_row *a = NULL;
+        for (unsigned k = 0; p && !p->iostat_err && k < p->iostat.n; k++)
+            if (p->iostat.row[k].major == z->major && p->iostat.row[k].minor == z->minor)
+                a = &p->iostat.row[k];
+        if (!a || itv <= 0 || z->rbytes < a->rbytes || z->wbytes < a->wbytes || z->rios < a->rios ||
+            z->wios < a->wios)
+            continue;   /* new, or its counters were reset (the cgroup made again) */
+        d->rbps = (double)(z->rbytes - a->rbytes) / itv;
+        d->wbps = (double)(z->wbytes - a->wbytes) / itv;
+        d->riops = (double)(z->rios - a->rios) / itv;
+        d->wiops = (double)(z->wios - a->wios) / itv;
+        if (z->has_cost && a->has_cost && z->cost_wait_us >= a->cost_wait_us &&
+            z->cost_indelay_us >= a->cost_indelay_us) {
+            d->cost_wait_pct = (double)(z->cost_wait_us - a->cost_wait_us) / (itv * 1e6) * 100.0;
+            d->cost_indelay_pct = (double)(z->cost_indelay_us - a->cost_indelay_us) / (itv * 1e6) * 100.0;
+        }
+    }
+}
+
+void cgroups_delta(const struct cgroup_set *prev, const struct cgroup_set *cur, struct result *r)
+{
+    r->ncgroups = cur ? cur->n : 0;
+    r->cgroups = xcalloc(r->ncgroups ? r->ncgroups : 1, sizeof(*r->cgroups));
+    if (!cur)
+        return;
+    double itv = r->interval_s;
+    size_t nslots = 64, *slots = NULL;
+    if (prev && prev->n) {
+        while (nslots < 2 * prev->n)
+            nslots *= 2;
+        slots = xcalloc(nslots, sizeof(size_t));
+        for (size_t i = 0; i < prev->n; i++) {
+            size_t h = (size_t)hash_str(prev->v[i].path) & (nslots - 1);
+            while (slots[h])
+                h = (h + 1) & (nslots - 1);
+            slots[h] = i + 1;
+        }
+    }
+    /* sums of known values, and whether any was known */
+    bool *io_known = xcalloc(cur->n ? cur->n : 1, sizeof(bool));
+    bool *delay_known = xcalloc(cur->n ? cur->n : 1, sizeof(bool));
+    for (size_t i = 0; i < cur->n; i++) {
+        struct cgroup_rates *c = &r->cgroups[i];
+        const struct cgroup_entry *e = &cur->v[i];
+        c->cg = e;
+        c->read_bps = c->write_bps = c->io_delay_pct = 0;
+        c->some_pct = c->full_pct = (double)NAN;
+        const struct cgroup_entry *p = slots ? find_prev(prev, e->path, slots, nslots) : NULL;
+        if (p && !p->pressure.err && !e->pressure.err && itv > 0) {
+            c->some_pct = pressure_pct(&p->pressure.some, &e->pressure.some, itv);
+            c->full_pct = pressure_pct(&p->pressure.full, &e->pressure.full, itv);
+        }
+        if (!e->iostat_err)
+            iostat_rates(p && !p->iostat_err ? p : NULL, e, itv, r, c);
+    }
+    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        for (int k = cur->task_cg[ti]; k >= 0; k = cur->v[k].parent) {
+            struct cgroup_rates *c = &r->cgroups[k];
+            c->ntasks++;
+            if (t->io_valid) {
+                c->read_bps += t->read_bps;
+                c->write_bps += t->write_bps;
+                io_known[k] = true;
+            } else {
+                c->io_unknown++;
+            }
+            if (t->delay_valid) {
+                c->io_delay_pct += t->io_delay_pct;
+                delay_known[k] = true;
+            } else {
+                c->delay_unknown++;
+            }
+        }
+    }
+    for (size_t i = 0; i < cur->n; i++) {
+        if (!io_known[i])
+            r->cgroups[i].read_bps = r->cgroups[i].write_bps = (double)NAN;
+        if (!delay_known[i])
+            r->cgroups[i].io_delay_pct = (double)NAN;
+    }
+    free(io_known);
+    free(delay_known);
+    free(slots);
+
+    /* io.prio.class rewrites each bio's class after the task's own value is filled in
+     * (block/blk-ioprio.c: blkcg_set_ioprio, called from bio_set_ioprio): the priority
+     * the scheduler sees is the rewritten one, and its origin is the cgroup. */
+    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++) {
+        int k = cgroups_prio_owner(cur, ti);
+        if (k < 0)
+            continue;
+        struct ioprio_eff *e = &r->tasks[ti].prio;
+        int before = IOPRIO_MAKE(e->cls, e->level);
+        int after = cgroup_prio_apply(cur->v[k].settings.prio, before);
+        if (after != before) {
+            e->cls = (enum ioprio_class)IOPRIO_CLASS_OF(after);
+            e->level = (int)IOPRIO_LEVEL_OF(after);
+            e->source = IOS_CGROUP;
+        }
+    }
+}
+
+int cgroups_prio_owner(const struct cgroup_set *set, size_t ti)
+{
+    if (!set || ti >= set->ntasks)
+        return -1;
+    /* The file exists where the io controller is enabled; a task's io state is that of
+     * its nearest such ancestor. */
+    int k = set->task_cg[ti];
+    while (k >= 0 && set->v[k].settings.prio_err)
+        k = set->v[k].parent;
+    if (k < 0 || set->v[k].settings.prio == CGP_NO_CHANGE)
+        return -1;
+    return k;
+}
+
+int cgroup_of_task(const struct result *r, size_t ti)
+{
+    const struct cgroup_set *s = r->cur ? r->cur->cgroups : NULL;
+    if (!s || ti >= s->ntasks || ti >= r->ntasks)
+        return -1;
+    int k = s->task_cg[ti];
+    return k >= 0 && (size_t)k < r->ncgroups ? k : -1;
+}
