@@ -14,8 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <math.h>
+#include <sched.h>
+
+#include "cgroups.h"
+#include "delta.h"
+#include "snapshot.h"
 #include "source/cgroup.h"
 #include "util.h"
+#include "verdict.h"
 
 #define DOCKER_ID "3f2a9c1be0d4c8a7f6e5d4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a291807"
 
@@ -376,6 +383,403 @@ static void test_names_table(void **state)
     }
 }
 
+
+/* ---- the model and the verdicts on the v2 fixture --------------------------------------- */
+
+#define KUBE_POD "/kubepods.slice/kubepods-pod8d5ad1c8_64f3_4b1f_9e2a_0c1e4b6a7d21.slice"
+#define DB "/system.slice/db.service"
+
+/* Devices sda (8:0, mq-deadline), its partition sda1 (8:1), sdb (8:16, mq-deadline);
+ * tasks 100 (db.service), 200 (docker), 300 (pod container), 999 (no /proc entry). */
+struct cg_world {
+    int proc_fd, sys_fd;
+    struct cgroup_src *src;
+    struct snapshot snap;
+    struct dev_sample dev[3];
+    struct dev_rates drates[3];
+    struct task_sample task[4];
+    struct task_rates trates[4];
+    struct task_devs tdevs[4];
+    struct cgroup_set *prev;
+    struct result r;
+    struct verdicts v;
+};
+
+static struct cg_world *world_new(void)
+{
+    struct cg_world *w = xcalloc(1, sizeof(*w));
+    w->proc_fd = open_fixture_dir("cgroup/v2/proc");
+    w->sys_fd = open_fixture_dir("cgroup/v2/sys");
+    w->src = cgroups_open(w->proc_fd, w->sys_fd, 5.0);
+    static const struct { const char *name; unsigned maj, min; bool part; } devs[3] = {
+        { "sda", 8, 0, false }, { "sda1", 8, 1, true }, { "sdb", 8, 16, false },
+    };
+    for (int i = 0; i < 3; i++) {
+        struct dev_sample *d = &w->dev[i];
+        str_copy(d->ds.name, devs[i].name, sizeof(d->ds.name));
+        d->ds.major = devs[i].maj;
+        d->ds.minor = devs[i].min;
+        d->bd.partition = devs[i].part;
+        str_copy(d->bd.disk, devs[i].part ? "sda" : devs[i].name, sizeof(d->bd.disk));
+        str_copy(d->bd.scheduler, "mq-deadline", sizeof(d->bd.scheduler));
+        d->bd.nr_requests = 64;
+        w->drates[i].dev = d;
+        w->drates[i].saturated = 0;
+        w->drates[i].aqu_sz = 0.5;
+    }
+    static const pid_t ids[4] = { 100, 200, 300, 999 };
+    for (int i = 0; i < 4; i++) {
+        struct task_sample *t = &w->task[i];
+        t->id = t->tgid = ids[i];
+        t->start_ticks = 1000 + (unsigned long long)i;
+        t->comm = "worker";
+        t->cmdline = "worker";
+        t->user = "root";
+        t->ioprio_raw = 0;       /* class none: effective be/4 from nice 0 */
+        t->policy = SCHED_OTHER;
+        w->trates[i].task = t;
+        w->trates[i].prio = ioprio_effective(0, 0, SCHED_OTHER);
+        w->trates[i].io_valid = i != 2;              /* 300's counters unreadable */
+        w->trates[i].read_bps = i != 2 ? 1000.0 * (i + 1) : (double)NAN;
+        w->trates[i].write_bps = i != 2 ? 10.0 : (double)NAN;
+        w->trates[i].delay_valid = i == 0;
+        w->trates[i].io_delay_pct = i == 0 ? 40.0 : (double)NAN;
+        w->tdevs[i].known = true;
+        w->tdevs[i].n = 2;
+        w->tdevs[i].idx[0] = 0;  /* sda */
+        w->tdevs[i].idx[1] = 2;  /* sdb */
+    }
+    w->snap.tasks = w->task;
+    w->snap.ntasks = 4;
+    w->snap.tdevs = w->tdevs;
+    w->snap.devs = w->dev;
+    w->snap.ndevs = 3;
+    w->snap.mono = 100.0;
+    w->prev = cgroups_take(w->src, &w->snap);
+    w->snap.mono = 102.0;
+    w->snap.cgroups = cgroups_take(w->src, &w->snap);
+    w->r.cur = &w->snap;
+    w->r.interval_s = 2.0;
+    w->r.devs = w->drates;
+    w->r.ndevs = 3;
+    w->r.tasks = w->trates;
+    w->r.ntasks = 4;
+    return w;
+}
+
+static void world_free(struct cg_world *w)
+{
+    verdicts_free(&w->v);
+    free(w->r.cgroups);
+    cgroups_free(w->prev);
+    cgroups_free(w->snap.cgroups);
+    cgroups_close(w->src);
+    close(w->proc_fd);
+    close(w->sys_fd);
+    free(w);
+}
+
+static int cg_index(const struct cgroup_set *s, const char *path)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i].path, path) == 0)
+            return (int)i;
+    fail_msg("cgroup %s not in the set", path);
+    return -1;
+}
+
+static struct cgroup_entry *prev_of(struct cg_world *w, const char *path)
+{
+    return &w->prev->v[cg_index(w->prev, path)];
+}
+
+static void world_compute(struct cg_world *w)
+{
+    free(w->r.cgroups);
+    verdicts_free(&w->v);
+    cgroups_delta(w->prev, w->snap.cgroups, &w->r);
+    verdict_compute(&w->r, &w->v);
+}
+
+static size_t count_code(const struct verdicts *v, enum warn_code c, int dev, const char **text)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == c && (dev < 0 || v->w[i].dev == dev)) {
+            n++;
+            if (text)
+                *text = v->w[i].text;
+        }
+    return n;
+}
+
+static void test_model_tree_and_membership(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    const struct cgroup_set *s = w->snap.cgroups;
+    assert_int_equal(s->err, 0);
+    assert_false(s->v1_only);
+    assert_string_equal(s->mount, "/sys/fs/cgroup");
+    assert_int_equal(s->io_on_v2, 1);
+    assert_int_equal(s->memory_on_v2, 1);
+    assert_int_equal(s->costqos.n, 2);
+    assert_int_equal(s->nmounts, 4);
+    /* the three cgroups of the tasks and their ancestors, a parent before its children */
+    static const char *const order[] = {
+        "/", "/kubepods.slice", KUBE_POD, KUBE_POD "/cri-containerd-" DOCKER_ID ".scope",
+        "/system.slice", DB, "/system.slice/docker-" DOCKER_ID ".scope",
+    };
+    assert_int_equal(s->n, ARRAY_SIZE(order));
+    for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+        assert_string_equal(s->v[i].path, order[i]);
+    assert_int_equal(s->v[0].parent, -1);
+    assert_int_equal(s->v[3].parent, 2);
+    assert_int_equal(s->v[6].parent, 4);
+    assert_int_equal(s->v[5].depth, 2);
+    assert_string_equal(s->v[6].names.runtime, "docker");
+    assert_string_equal(s->v[2].names.qos, "guaranteed");
+    /* membership */
+    assert_int_equal(s->task_cg[0], 5);
+    assert_int_equal(s->task_cg[1], 6);
+    assert_int_equal(s->task_cg[2], 3);
+    assert_int_equal(s->task_cg[3], -1);
+    assert_int_equal(s->task_err[3], -ENOENT);
+    assert_int_equal(s->v[5].ntasks, 1);
+    assert_int_equal(s->v[0].ntasks, 0);
+    /* controls read through the tree: the root has none */
+    assert_int_equal(s->v[0].settings.iomax_err, -ENOENT);
+    assert_int_equal(s->v[5].settings.prio, CGP_IDLE);
+    assert_int_equal(s->v[5].iostat.n, 2);
+    assert_int_equal(s->v[5].pressure.some.total_us, 4000000);
+    world_free(w);
+}
+
+static void test_model_rates(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    /* 2 s before: 1.8 s less of db.service's "some" stall, 4 MiB less read from sdb */
+    struct cgroup_entry *p = prev_of(w, DB);
+    p->pressure.some.total_us -= 1800000;
+    p->pressure.full.total_us -= 200000;
+    struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
+    c->iostat.row[0].rbytes += 4194304;     /* the fixture's counters are small: add to cur */
+    c->iostat.row[0].rios += 1024;
+    p->iostat.row[1].cost_wait_us -= 1000000;
+    world_compute(w);
+    const struct cgroup_set *s = w->snap.cgroups;
+    assert_int_equal(w->r.ncgroups, s->n);
+    const struct cgroup_rates *db = &w->r.cgroups[cg_index(s, DB)];
+    assert_true(fabs(db->some_pct - 90.0) < 1e-9);
+    assert_true(fabs(db->full_pct - 10.0) < 1e-9);
+    assert_int_equal(db->ndev, 2);
+    assert_int_equal(db->dev[0].dev, 2);                       /* sdb */
+    assert_true(fabs(db->dev[0].rbps - 2097152.0) < 1e-6);
+    assert_true(fabs(db->dev[0].riops - 512.0) < 1e-9);
+    assert_true(db->dev[0].wbps == 0);
+    assert_true(fabs(db->dev[1].cost_wait_pct - 50.0) < 1e-9);
+    /* sums: db 1000, docker 2000, the pod's container unknown */
+    assert_true(fabs(db->read_bps - 1000.0) < 1e-9);
+    assert_true(fabs(db->io_delay_pct - 40.0) < 1e-9);
+    const struct cgroup_rates *root = &w->r.cgroups[0];
+    assert_int_equal(root->ntasks, 3);                         /* 999 has no cgroup */
+    assert_true(fabs(root->read_bps - 3000.0) < 1e-9);
+    assert_int_equal(root->io_unknown, 1);
+    assert_true(fabs(root->io_delay_pct - 40.0) < 1e-9);
+    const struct cgroup_rates *sys = &w->r.cgroups[cg_index(s, "/system.slice")];
+    assert_true(fabs(sys->read_bps - 3000.0) < 1e-9);
+    const struct cgroup_rates *pod = &w->r.cgroups[cg_index(s, KUBE_POD)];
+    assert_true(isnan(pod->read_bps));                         /* unknown, never 0 */
+    assert_true(isnan(pod->io_delay_pct));
+    /* no previous sample: unknown */
+    free(w->r.cgroups);
+    cgroups_delta(NULL, s, &w->r);
+    assert_true(isnan(w->r.cgroups[cg_index(s, DB)].some_pct));
+    assert_true(isnan(w->r.cgroups[cg_index(s, DB)].dev[0].rbps));
+    assert_true(cgroup_of_task(&w->r, 0) == cg_index(s, DB));
+    assert_int_equal(cgroup_of_task(&w->r, 3), -1);
+    world_free(w);
+}
+
+static void test_verdict_prio_class(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    w->task[2].ioprio_raw = (1 << 13) | 2;                     /* rt/2, set */
+    w->trates[2].prio = ioprio_effective(w->task[2].ioprio_raw, 0, SCHED_OTHER);
+    world_compute(w);
+    /* db.service: io.prio.class idle turns be/4 into idle/0 */
+    assert_int_equal(w->trates[0].prio.cls, IOC_IDLE);
+    assert_int_equal(w->trates[0].prio.level, 0);
+    assert_int_equal(w->trates[0].prio.source, IOS_CGROUP);
+    /* the pod's container: restrict-to-be turns rt/2 into be/0 */
+    assert_int_equal(w->trates[2].prio.cls, IOC_BE);
+    assert_int_equal(w->trates[2].prio.level, 0);
+    /* docker: no-change */
+    assert_int_equal(w->trates[1].prio.source, IOS_NICE);
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_PRIO_CLASS, 0, &text), 2);
+    assert_non_null(strstr(text, "io.prio.class"));
+    /* be/0 under mq-deadline: the level is not read */
+    assert_int_equal(count_code(&w->v, W_IOPRIO_LEVEL_IGNORED, 0, NULL), 1);
+    /* bfq reads the task's own priority: the rewrite has no effect, and the task's be/4
+     * is the default, so no ioprio verdict on sdb for db.service */
+    str_copy(w->dev[2].bd.scheduler, "bfq", sizeof(w->dev[2].bd.scheduler));
+    world_compute(w);
+    size_t n = 0;
+    for (size_t i = 0; i < w->v.n; i++)
+        if (w->v.w[i].code == W_CG_PRIO_CLASS && w->v.w[i].dev == 2 && w->v.w[i].task == 0) {
+            n++;
+            assert_non_null(strstr(w->v.w[i].text, "no effect"));
+        }
+    assert_int_equal(n, 1);
+    for (size_t i = 0; i < w->v.n; i++)
+        assert_false(w->v.w[i].dev == 2 && w->v.w[i].task == 0 && w->v.w[i].code == W_IOPRIO_UNSATURATED);
+    world_free(w);
+}
+
+static void test_verdict_weight(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    world_compute(w);
+    /* db.service has io.weight 500 on sdb, where io.cost is off and mq-deadline reads none */
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 2, &text), 1);
+    assert_non_null(strstr(text, "io.weight 500"));
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 0, NULL), 0);   /* 100 on sda */
+    /* bfq with io.bfq.weight at its default: still nothing reads the 500 */
+    str_copy(w->dev[2].bd.scheduler, "bfq", sizeof(w->dev[2].bd.scheduler));
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 2, &text), 1);
+    assert_non_null(strstr(text, "io.bfq.weight"));
+    /* io.cost enabled for sdb: the weight works */
+    w->snap.cgroups->costqos.row[1].enable = true;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, -1, NULL), 0);
+    /* io.cost.qos unreadable: no claim */
+    w->snap.cgroups->costqos.row[1].enable = false;
+    w->snap.cgroups->costqos_err = -EACCES;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, -1, NULL), 0);
+    world_free(w);
+}
+
+static void test_verdict_at_limit(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    /* db.service read sdb at 2 MiB/s, its rbps limit, and stalled 90 % of the time */
+    struct cgroup_entry *p = prev_of(w, DB);
+    p->pressure.some.total_us -= 1800000;
+    struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
+    c->iostat.row[0].rbytes += 4194304;
+    world_compute(w);
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, 2, &text), 1);
+    assert_non_null(strstr(text, "rbps"));
+    assert_non_null(strstr(text, "the limit is the cause"));
+    /* the device saturated: the disk may be the cause, no claim */
+    w->drates[2].saturated = 1;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
+    w->drates[2].saturated = 0;
+    /* half the limit: not at it */
+    c->iostat.row[0].rbytes -= 2097152;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
+    /* at the limit without stalling: nobody waits for it */
+    c->iostat.row[0].rbytes += 2097152;
+    p->pressure.some.total_us += 1790000;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
+    world_free(w);
+}
+
+static void test_verdict_iostat_waits(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    prev_of(w, DB)->iostat.row[1].cost_wait_us -= 1000000;        /* 50 % of 2 s on sda */
+    world_compute(w);
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_IOCOST_WAIT, 0, &text), 1);
+    assert_non_null(strstr(text, "50%"));
+    /* io.latency holds the pod's container at depth 4 on sdb */
+    assert_int_equal(count_code(&w->v, W_CG_IOLATENCY_THROTTLED, 2, &text), 1);
+    assert_non_null(strstr(text, "4 requests"));
+    world_free(w);
+}
+
+static void test_verdict_writeback_root(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    w->tdevs[1].buffered = 1u;               /* docker writes to sda through the page cache */
+    world_compute(w);
+    /* v2 with io and memory, sda holds ext4: writeback is charged to the cgroup */
+    assert_int_equal(count_code(&w->v, W_CG_WRITEBACK_ROOT, -1, NULL), 0);
+    /* sda's only file system is vfat */
+    struct cgroup_set *s = w->snap.cgroups;
+    for (unsigned m = 0; m < s->nmounts; m++)
+        if (s->mounts[m].major == 8 && s->mounts[m].minor == 1)
+            str_copy(s->mounts[m].fstype, "vfat", sizeof(s->mounts[m].fstype));
+    world_compute(w);
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_WRITEBACK_ROOT, 0, &text), 1);
+    assert_non_null(strstr(text, "vfat does not do cgroup writeback"));
+    /* this project's machines: io bound to v1 */
+    for (unsigned m = 0; m < s->nmounts; m++)
+        if (s->mounts[m].major == 8 && s->mounts[m].minor == 1)
+            str_copy(s->mounts[m].fstype, "ext4", sizeof(s->mounts[m].fstype));
+    s->io_on_v2 = 0;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WRITEBACK_ROOT, 0, &text), 1);
+    assert_non_null(strstr(text, "lacks the io controller"));
+    /* no write in the interval: nothing to charge */
+    w->trates[1].write_bps = 0;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WRITEBACK_ROOT, -1, NULL), 0);
+    world_free(w);
+}
+
+static void test_model_legacy_and_missing(void **state)
+{
+    (void)state;
+    int proc = open_fixture_dir("cgroup/legacy/proc");
+    int sys = open_fixture_dir("cgroup/legacy/sys");
+    struct cgroup_src *src = cgroups_open(proc, sys, 5.0);
+    struct task_sample t = { .id = 500, .tgid = 500, .comm = "nginx", .cmdline = "", .user = "" };
+    struct snapshot snap = { .tasks = &t, .ntasks = 1, .mono = 1.0 };
+    struct cgroup_set *s = cgroups_take(src, &snap);
+    assert_true(s->v1_only);
+    assert_int_equal(s->n, 3);                 /* /, /lxc, /lxc/web01 */
+    assert_string_equal(s->v[2].path, "/lxc/web01");
+    assert_string_equal(s->v[2].names.runtime, "lxc");
+    assert_true(s->v[2].settings.v1);
+    assert_int_equal(s->v[2].settings.iomax.row[0].rbps, 10485760);
+    assert_int_equal(s->v[2].pressure.err, -ENOENT);
+    assert_int_equal(s->io_on_v2, 0);
+    cgroups_free(s);
+    cgroups_close(src);
+    close(proc);
+    close(sys);
+
+    /* no cgroup mounted at all */
+    proc = open_fixture_dir("root1/proc");
+    sys = open_fixture_dir("root1/sys");
+    src = cgroups_open(proc, sys, 5.0);
+    s = cgroups_take(src, &snap);
+    assert_int_equal(s->err, -ENOENT);
+    assert_int_equal(s->n, 0);
+    assert_int_equal(s->task_cg[0], -1);
+    cgroups_free(s);
+    cgroups_close(src);
+    close(proc);
+    close(sys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +794,14 @@ int main(void)
         cmocka_unit_test(test_costqos),
         cmocka_unit_test(test_prio_class),
         cmocka_unit_test(test_names_table),
+        cmocka_unit_test(test_model_tree_and_membership),
+        cmocka_unit_test(test_model_rates),
+        cmocka_unit_test(test_verdict_prio_class),
+        cmocka_unit_test(test_verdict_weight),
+        cmocka_unit_test(test_verdict_at_limit),
+        cmocka_unit_test(test_verdict_iostat_waits),
+        cmocka_unit_test(test_verdict_writeback_root),
+        cmocka_unit_test(test_model_legacy_and_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
