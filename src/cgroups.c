@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "delta.h"
@@ -27,7 +28,15 @@ struct cg_known {
     bool  iostat_absent;             /* io.stat was ENOENT: not asked again before settings_due */
     unsigned long used_gen;
     int   set_idx;                   /* index in the set being built */
+    unsigned holds;                  /* listed tasks directly in it at the last take */
+    int   fd[2];                     /* io.pressure and io.stat kept open (-1: not) */
 };
+
+/* Files kept open for the cgroups read every refresh: one pread instead of openat, read
+ * and close, each a costly system call on a paravirtualised machine (bench/cgcost).
+ * At most this many, and a quarter of the soft fd limit: the rest of the fd table is
+ * the device handles' and /proc's. */
+#define CG_FILES_MAX 256
 
 /* A task's membership, in an array sorted by pid like the snapshot's tasks. */
 struct task_cg {
@@ -35,7 +44,6 @@ struct task_cg {
     unsigned long long start_ticks;
     int   known;                     /* index into known[], -1 unknown */
     int   err;
-    double due;
 };
 
 struct cgroup_src {
@@ -57,6 +65,14 @@ struct cgroup_src {
     struct task_cg *tasks;
     size_t ntasks;
     unsigned long gen;
+    double verify_due;               /* next check of every membership (cgroup.procs) */
+    int   nfiles, files_max;
+};
+
+/* A pid and the known[] cgroup whose listing holds it. */
+struct listed {
+    pid_t id;
+    int   known;
 };
 
 static uint64_t hash_str(const char *s)
@@ -126,6 +142,7 @@ static int intern(struct cgroup_src *s, const char *path, double mono)
     k->depth = parent < 0 ? 0 : s->known[parent].depth + 1;
     cgroup_names_of(path, &k->names);
     k->settings_due = mono;          /* read at its first use */
+    k->fd[0] = k->fd[1] = -1;
     s->nknown++;
     if (2 * s->nknown > s->nslots) {
         rehash(s);
@@ -138,9 +155,20 @@ static int intern(struct cgroup_src *s, const char *path, double mono)
     return (int)(s->nknown - 1);
 }
 
+static void close_files(struct cgroup_src *s, struct cg_known *k)
+{
+    for (int f = 0; f < 2; f++)
+        if (k->fd[f] >= 0) {
+            close(k->fd[f]);
+            k->fd[f] = -1;
+            s->nfiles--;
+        }
+}
+
 static void forget_known(struct cgroup_src *s)
 {
     for (size_t i = 0; i < s->nknown; i++) {
+        close_files(s, &s->known[i]);
         free(s->known[i].path);
         free(s->known[i].rel);
     }
@@ -169,6 +197,7 @@ static void compact_known(struct cgroup_src *s)
             s->known[n++] = s->known[i];   /* parents come first: already moved */
         } else {
             map[i] = -1;
+            close_files(s, &s->known[i]);
             free(s->known[i].path);
             free(s->known[i].rel);
         }
@@ -211,7 +240,7 @@ static void read_hierarchy(struct cgroup_src *s, double mono)
         forget_known(s);
         for (size_t i = 0; i < s->ntasks; i++) {
             s->tasks[i].known = -1;
-            s->tasks[i].due = mono;
+            s->tasks[i].err = 0;     /* read again at next sight */
         }
         s->hier_err = err ? err : mp ? 0 : -ENOENT;
         if (mp) {
@@ -245,6 +274,11 @@ struct cgroup_src *cgroups_open(int proc_fd, int sys_fd, double rescan_s)
     s->rescan_s = rescan_s > 0 ? rescan_s : 5.0;
     s->root_fd = -1;
     s->hier_due = -1e300;
+    s->verify_due = -1e300;
+    struct rlimit rl;
+    s->files_max = CG_FILES_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < CG_FILES_MAX)
+        s->files_max = (int)(rl.rlim_cur / 4);
     return s;
 }
 
@@ -260,20 +294,10 @@ void cgroups_close(struct cgroup_src *s)
     free(s);
 }
 
-/* When a task's membership is read again: rescan_s on average, spread over 0.75-1.25 of it
- * by the pid so that tasks first seen together do not come due together. */
-static double next_due(const struct cgroup_src *s, pid_t id, double mono)
-{
-    uint64_t x = (uint64_t)(uint32_t)id * 0x9e3779b97f4a7c15ull;
-    double frac = (double)(x >> 40) / (double)(1ull << 24);
-    return mono + s->rescan_s * (0.75 + 0.5 * frac);
-}
-
 static void read_task(struct cgroup_src *s, const struct task_sample *t, double mono, struct task_cg *c)
 {
     c->id = t->id;
     c->start_ticks = t->start_ticks;
-    c->due = next_due(s, t->id, mono);
     c->known = -1;
     struct cgroup_membership m;
     c->err = cgroup_proc_read(s->proc_fd, t->id, &m);
@@ -294,17 +318,61 @@ static void join_path(char *out, size_t n, const char *rel, const char *file)
     snprintf(out, n, "%s/%s", rel, file);
 }
 
+/* Read file `name` of cgroup k through its kept-open fd (slot), opening it when the
+ * budget allows. A kept fd of a cgroup removed meanwhile fails (ENODEV): it is closed
+ * and the file read by path, which says what is there now. */
+static ssize_t read_kept(struct cgroup_src *s, struct cg_known *k, int slot, const char *name,
+                         char *buf, size_t cap)
+{
+    if (k->fd[slot] >= 0) {
+        ssize_t n = pread(k->fd[slot], buf, cap - 1, 0);
+        if (n >= 0) {
+            buf[n] = '\0';
+            return n;
+        }
+        close(k->fd[slot]);
+        k->fd[slot] = -1;
+        s->nfiles--;
+    }
+    char path[CG_PATH_MAX + 32];
+    join_path(path, sizeof(path), k->rel, name);
+    if (s->nfiles < s->files_max) {
+        int fd = openat(s->root_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        ssize_t n = pread(fd, buf, cap - 1, 0);
+        if (n < 0) {
+            n = -errno;
+            close(fd);
+            return n;
+        }
+        buf[n] = '\0';
+        k->fd[slot] = fd;
+        s->nfiles++;
+        return n;
+    }
+    return read_file_at(s->root_fd, path, buf, cap);
+}
+
 /* Read what changes every refresh (pressure, io.stat), and the controls when due. */
 static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, struct cgroup_entry *e)
 {
-    char path[CG_PATH_MAX + 32];
     char buf[8192];
     bool root = k->parent < 0;
     if (mono >= k->settings_due) {
         k->settings_due = mono + s->rescan_s;
         k->iostat_absent = false;
-        int dfd = openat(s->root_fd, k->rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0) {
+        /* Without the io controller in the hierarchy no cgroup has its files (only
+         * io.pressure, which is PSI's): not asked, as on this project's test machines. */
+        bool no_io = !s->v1_only && s->io_on_v2 == 0;
+        bool v2_root = root && !s->v1_only;     /* the root has none of the controls */
+        int dfd = no_io || v2_root ? -ENOENT : openat(s->root_fd, k->rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (no_io || v2_root) {
+            memset(&k->settings, 0, sizeof(k->settings));
+            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
+                k->settings.prio_err = -ENOENT;
+            k->iostat_absent = no_io;
+        } else if (dfd < 0) {
             memset(&k->settings, 0, sizeof(k->settings));
             k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
                 k->settings.prio_err = -errno;
@@ -315,11 +383,6 @@ static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, s
                 cgroup_settings_read(dfd, &k->settings);
             close(dfd);
         }
-        if (root && !s->v1_only) {
-            /* The root has none of the controls: the files are ENOENT there. */
-            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
-                k->settings.prio_err = -ENOENT;
-        }
     }
     e->settings = k->settings;
     if (s->v1_only) {
@@ -327,8 +390,7 @@ static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, s
         e->iostat_err = -ENOENT;
         return;
     }
-    join_path(path, sizeof(path), k->rel, "io.pressure");
-    ssize_t n = read_file_at(s->root_fd, path, buf, sizeof(buf));
+    ssize_t n = read_kept(s, k, 0, "io.pressure", buf, sizeof(buf));
     if (n < 0) {
         memset(&e->pressure, 0, sizeof(e->pressure));
         e->pressure.err = (int)n;
@@ -339,8 +401,7 @@ static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, s
         e->iostat_err = -ENOENT;
         return;
     }
-    join_path(path, sizeof(path), k->rel, "io.stat");
-    n = read_file_at(s->root_fd, path, buf, sizeof(buf));
+    n = read_kept(s, k, 1, "io.stat", buf, sizeof(buf));
     if (n < 0) {
         e->iostat_err = (int)n;
         if (n == -ENOENT)
@@ -407,6 +468,65 @@ static void tree_order(struct cgroup_src *s, int *used, size_t nused, int *out)
     free(stack);
 }
 
+static int cmp_listed(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Every member of the cgroups that held a task at the last take, from their listings
+ * (cgroup.procs; cgroup.threads, or v1's tasks, for threads): one read per cgroup
+ * instead of one /proc/PID/cgroup per task. Sorted by pid. */
+static size_t list_members(struct cgroup_src *s, bool threads, struct listed **out)
+{
+    const char *file = !threads ? "cgroup.procs" : s->v1_only ? "tasks" : "cgroup.threads";
+    struct listed *v = NULL;
+    size_t n = 0, cap = 0;
+    char path[CG_PATH_MAX + 32];
+    for (size_t k = 0; k < s->nknown; k++) {
+        if (!s->known[k].holds)
+            continue;
+        join_path(path, sizeof(path), s->known[k].rel, file);
+        char *buf = NULL;
+        ssize_t len = read_file_alloc_at(s->root_fd, path, &buf, 64u << 20);
+        if (len < 0)
+            continue;                /* gone: its tasks are read again one by one */
+        const char *p = buf, *end = buf + len;
+        while (p < end) {
+            uint64_t id;
+            if (parse_u64(&p, end, &id) == 0 && id > 0 && id <= INT32_MAX) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    v = xreallocarray(v, cap, sizeof(*v));
+                }
+                v[n++] = (struct listed){ (pid_t)id, (int)k };
+            }
+            while (p < end && *p != '\n')
+                p++;
+            p++;
+        }
+        free(buf);
+    }
+    if (n)
+        qsort(v, n, sizeof(*v), cmp_listed);
+    *out = v;
+    return n;
+}
+
+/* Does the listing put task id in cgroup k? */
+static bool listed_in(const struct listed *v, size_t n, pid_t id, int k)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].id == id && v[lo].known == k;
+}
+
 struct cgroup_set *cgroups_take(struct cgroup_src *s, const struct snapshot *snap)
 {
     struct cgroup_set *set = xcalloc(1, sizeof(*set));
@@ -428,6 +548,18 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, const struct snapshot *sna
     set->task_cg = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(int));
     set->task_err = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(int));
 
+    /* A task's cgroup is read from /proc/PID/cgroup when the task is new. Tasks rarely
+     * move (a runtime or systemd moves one once, at its start), so every rescan_s the
+     * listings of the cgroups that hold tasks are read instead, and only a task missing
+     * from its cgroup's listing (it moved, or the cgroup went) is read again: at 10,000
+     * tasks in 500 cgroups, 500 reads every rescan_s instead of 10,000 (bench/cgcost). */
+    struct listed *lst = NULL;
+    size_t nlst = 0;
+    bool verify = s->root_fd >= 0 && mono >= s->verify_due;
+    if (verify) {
+        s->verify_due = mono + s->rescan_s;
+        nlst = list_members(s, snap->threads, &lst);
+    }
     /* Walk the cache and the tasks together (both sorted by id). */
     struct task_cg *nt = xcalloc(snap->ntasks ? snap->ntasks : 1, sizeof(*nt));
     size_t j = 0;
@@ -436,22 +568,31 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, const struct snapshot *sna
         while (j < s->ntasks && s->tasks[j].id < t->id)
             j++;
         struct task_cg *c = &nt[i];
-        if (j < s->ntasks && s->tasks[j].id == t->id && s->tasks[j].start_ticks == t->start_ticks &&
-            mono < s->tasks[j].due && (s->tasks[j].known >= 0 || s->tasks[j].err != 0))
-            *c = s->tasks[j];
+        const struct task_cg *o = j < s->ntasks && s->tasks[j].id == t->id &&
+                                  s->tasks[j].start_ticks == t->start_ticks ? &s->tasks[j] : NULL;
+        if (o && o->known >= 0 && (!verify || listed_in(lst, nlst, t->id, o->known)))
+            *c = *o;
+        else if (o && o->known < 0 && o->err && !verify)
+            *c = *o;                 /* unreadable: tried again at the next check */
         else if (s->root_fd >= 0)
             read_task(s, t, mono, c);
         else
             *c = (struct task_cg){ .id = t->id, .start_ticks = t->start_ticks, .known = -1,
-                                   .err = s->hier_err, .due = next_due(s, t->id, mono) };
+                                   .err = s->hier_err };
         set->task_err[i] = c->err;
         set->task_cg[i] = c->known;
         for (int k = c->known; k >= 0 && s->known[k].used_gen != s->gen; k = s->known[k].parent)
             s->known[k].used_gen = s->gen;
     }
+    free(lst);
     free(s->tasks);
     s->tasks = nt;
     s->ntasks = snap->ntasks;
+    for (size_t k = 0; k < s->nknown; k++)
+        s->known[k].holds = 0;
+    for (size_t i = 0; i < s->ntasks; i++)
+        if (nt[i].known >= 0)
+            s->known[nt[i].known].holds++;
 
     size_t nused = 0;
     for (size_t k = 0; k < s->nknown; k++)
@@ -484,6 +625,10 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, const struct snapshot *sna
     }
     free(used);
     free(order);
+    /* Files of cgroups no longer shown are closed: the budget goes to those that are. */
+    for (size_t k = 0; k < s->nknown; k++)
+        if (s->known[k].used_gen != s->gen)
+            close_files(s, &s->known[k]);
     compact_known(s);
     return set;
 }

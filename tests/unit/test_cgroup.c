@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <math.h>
@@ -780,6 +781,82 @@ static void test_model_legacy_and_missing(void **state)
     close(sys);
 }
 
+/* ---- membership on the slow cadence, in a tree made for the test --------------------- */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    /* make the parent directories */
+    for (char *q = path + strlen(root) + 1; (q = strchr(q, '/')); q++) {
+        *q = '\0';
+        mkdir(path, 0755);
+        *q = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_model_moves_seen_through_listings(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/iotriage-cgtest.XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/self/mountinfo", "26 25 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+    put(root, "proc/10/cgroup", "0::/a\n");
+    put(root, "proc/11/cgroup", "0::/a\n");
+    put(root, "sys/fs/cgroup/cgroup.controllers", "io memory\n");
+    put(root, "sys/fs/cgroup/a/cgroup.procs", "10\n11\n");
+    put(root, "sys/fs/cgroup/b/cgroup.procs", "");
+    char dir[1100];
+    snprintf(dir, sizeof(dir), "%s/proc", root);
+    int proc = open(dir, O_RDONLY | O_DIRECTORY);
+    snprintf(dir, sizeof(dir), "%s/sys", root);
+    int sys = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(proc >= 0 && sys >= 0);
+    struct cgroup_src *src = cgroups_open(proc, sys, 5.0);
+    struct task_sample t[2] = {
+        { .id = 10, .tgid = 10, .comm = "a", .cmdline = "", .user = "" },
+        { .id = 11, .tgid = 11, .comm = "b", .cmdline = "", .user = "" },
+    };
+    struct snapshot snap = { .tasks = t, .ntasks = 2, .mono = 0.0 };
+    struct cgroup_set *set = cgroups_take(src, &snap);
+    assert_string_equal(set->v[set->task_cg[0]].path, "/a");
+    cgroups_free(set);
+
+    /* 10 moves to /b. Before the next check nothing is read again. */
+    put(root, "proc/10/cgroup", "0::/b\n");
+    put(root, "sys/fs/cgroup/a/cgroup.procs", "11\n");
+    put(root, "sys/fs/cgroup/b/cgroup.procs", "10\n");
+    /* 11's /proc entry says /b too, but /a's listing still holds it: the listing is what
+     * is checked, so 11 stays where its listing puts it (and its file is not read). */
+    put(root, "proc/11/cgroup", "0::/b\n");
+    snap.mono = 1.0;
+    set = cgroups_take(src, &snap);
+    assert_string_equal(set->v[set->task_cg[0]].path, "/a");
+    cgroups_free(set);
+    snap.mono = 6.0;
+    set = cgroups_take(src, &snap);
+    assert_string_equal(set->v[set->task_cg[0]].path, "/b");
+    assert_string_equal(set->v[set->task_cg[1]].path, "/a");
+    cgroups_free(set);
+
+    /* A pid reused by a new task (another start time) is read at once. */
+    t[1].start_ticks = 99;
+    snap.mono = 7.0;
+    set = cgroups_take(src, &snap);
+    assert_string_equal(set->v[set->task_cg[1]].path, "/b");
+    cgroups_free(set);
+    cgroups_close(src);
+    close(proc);
+    close(sys);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -802,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_verdict_iostat_waits),
         cmocka_unit_test(test_verdict_writeback_root),
         cmocka_unit_test(test_model_legacy_and_missing),
+        cmocka_unit_test(test_model_moves_seen_through_listings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
