@@ -8,3 +8,12 @@ CGCOST_OBJS  := $(patsubst %.c,$(CGCOST_BUILD)/%.o,$(filter-out src/main.c,$(sor
 $(CGCOST_BUILD)/bench/cgcost: bench/cgcost.c $(CGCOST_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(CGCOST_OBJS) $(LDLIBS_ALL)
+
+# The cgroup parsers' fuzz harness (`make fuzz-build` builds it through this rule: the
+# Makefile's FUZZ_SRCS does not list the cgroup sources). Its objects: the parsers and
+# what they call.
+CGFUZZ_OBJS := $(addprefix $(CGCOST_BUILD)/,src/util.o src/source/psi.o src/source/cgroup.o src/source/cgname.o)
+
+$(CGCOST_BUILD)/fuzz/fuzz_cgroup: tests/fuzz/fuzz_cgroup.c tests/fuzz/fuzz.h $(CGFUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(CGFUZZ_OBJS) $(LDLIBS_ALL)
