@@ -479,7 +479,7 @@ static bool eff_class_lookup(const char *s, int *out)
 
 static bool source_lookup(const char *s, int *out)
 {
-    for (int v = IOS_EXPLICIT; v <= IOS_POLICY; v++)
+    for (int v = IOS_EXPLICIT; v <= IOS_CGROUP; v++)
         if (strcmp(s, ioprio_source_name((enum ioprio_source)v)) == 0)
             return *out = v, true;
     return false;
