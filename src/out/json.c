@@ -404,7 +404,9 @@ static void json_cgroup(struct jw *w, const struct result *r, size_t k, const st
     jw_open(w, "io_pressure", '{');
     jw_num(w, "some_pct", c->some_pct);
     jw_num(w, "full_pct", c->full_pct);
-    jw_str(w, "error", e->pressure.err ? source_err_text(e->pressure.err) : NULL);
+    /* absent: no PSI, or a v1 hierarchy (source_err_text would say "exited") */
+    jw_str(w, "error", !e->pressure.err ? NULL : e->pressure.err == -ENOENT ? "absent"
+                                                   : source_err_text(e->pressure.err));
     jw_close(w, '}');
     if (e->iostat_err) {
         jw_key(w, "io_stat");
@@ -439,23 +441,24 @@ static void json_cgroup(struct jw *w, const struct result *r, size_t k, const st
     jw_close(w, '}');
 }
 
-/* Top-level "cgroups": the tree, a parent before its children; null when not sampled. */
+/* Top-level "cgroups": the tree, a parent before its children; absent when not sampled
+ * (no tasks, or a recording made before the cgroup lens: replayed as it was). */
 static void json_cgroups(struct jw *w, const struct result *r, const struct verdicts *v)
 {
     const struct cgroup_set *set = r->cur->cgroups;
-    if (!set || !r->cgroups) {
-        jw_str(w, "cgroups", NULL);
+    if (!set || !r->cgroups)
         return;
-    }
     jw_open(w, "cgroups", '[');
     for (size_t k = 0; k < r->ncgroups; k++)
         json_cgroup(w, r, k, v);
     jw_close(w, ']');
 }
 
-/* Per process: the path of its cgroup (null: unknown). */
+/* Per process: the path of its cgroup (null: unknown); absent with "cgroups". */
 static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti)
 {
+    if (!r->cur->cgroups || !r->cgroups)
+        return;
     int k = cgroup_of_task(r, ti);
     jw_str(w, "cgroup", k >= 0 ? r->cgroups[k].cg->path : NULL);
 }

@@ -22,6 +22,7 @@
 #include "json.h"
 #include "out/escape.h"
 #include "out/output.h"
+#include "source/replay_cgroups.h"
 #include "util.h"
 
 /* Devices are indexed by task_devs.idx, a uint16_t. */
@@ -1302,6 +1303,16 @@ static int decode_notes(struct dec *d, const struct json_value *root, struct sna
     return rc;
 }
 
+/* ---- the cgroup lens (source/replay_cgroups.h) ------------------------------------------ */
+
+static int decode_cgroups(struct dec *d, const struct json_value *root, struct replay_frame *f)
+{
+    char msg[256];
+    if (replay_cgroups_decode(root, f, msg, sizeof(msg)) == 0)
+        return 0;
+    return dfail(d, NULL, "%s", msg);
+}
+
 /* ---- one sample ------------------------------------------------------------------------- */
 
 static int decode_sample(struct dec *d, const struct json_value *root, struct replay_frame *f)
@@ -1318,7 +1329,7 @@ static int decode_sample(struct dec *d, const struct json_value *root, struct re
         (rc = add_stubs(d, warnings, f->snap.threads, &pt, &f->nunlisted)))
         goto out;
     layout_tasks(f, &pt);
-    if ((rc = decode_warnings(d, warnings, &dix, f)))
+    if ((rc = decode_warnings(d, warnings, &dix, f)) || (rc = decode_cgroups(d, root, f)))
         goto out;
     rc = decode_notes(d, root, &f->snap);
 out:

@@ -11,7 +11,9 @@
 #     the one holding only a sleep does not stall at all;
 #   - on a machine whose v2 hierarchy has no io controller (these test machines), the
 #     controls are shown unavailable (null), never as "no limit", and a buffered writer
-#     in a made cgroup gets cgroup-writeback-root.
+#     in a made cgroup gets cgroup-writeback-root;
+#   - record and replay: the recording, cgroups and their warnings included, is read back
+#     and written again byte for byte (tests/unit/test_replay.c's comparison).
 # Every cgroup made is removed on exit, its processes killed (and any survivor moved
 # back to the root) first, also when the test fails.
 . "$(dirname "$0")/lib.sh"
@@ -80,7 +82,7 @@ bg_in "$C_CTR" fio --name=db --filename="$LAB_DEV" --ioengine=psync --direct=1 -
 bg_in "$C_SVC" fio --name=wb --filename="$TMP/wb.dat" --ioengine=psync --rw=write --bs=64k --size=32m \
     --rate=2m --time_based --runtime=60 --output="$TMP/fio-wb.txt"
 sleep 2
-"$IOT" --json -d 1 -n 3 >"$TMP/iot.json" || fail "iotriage failed"
+"$IOT" --json -d 1 -n 3 --record "$TMP/rec.jsonl" >"$TMP/iot.json" || fail "iotriage failed"
 last() { tail -n 1 "$TMP/iot.json" | jq -e "$@"; }
 cgv() { tail -n 1 "$TMP/iot.json" | jq -r --arg p "$1" ".cgroups[] | select(.path == \$p) | $2"; }
 
@@ -146,4 +148,11 @@ if ! grep -qw io "$CG/cgroup.controllers"; then
 else
     echo "note: the v2 hierarchy has the io controller here: the unavailable checks do not apply"
 fi
+
+# ---- record and replay ----
+RT="$ROOT/build/tests/test_replay"
+[ -x "$RT" ] || fail "$RT not built (make unit)"
+out=$(IOTRIAGE_REPLAY_FILE="$TMP/rec.jsonl" "$RT" 2>&1) || { printf '%s\n' "$out" >&2; fail "replay round trip"; }
+grep -q ": 3 samples written again byte for byte" <<<"$out" || { printf '%s\n' "$out" >&2; fail "the round trip did not run"; }
+ok "record and replay: 3 samples with $(jq -s '[.[].cgroups | length] | add' "$TMP/rec.jsonl") cgroup entries written again byte for byte"
 exit 0
