@@ -415,7 +415,7 @@ static void cg_limit_rule(const struct result *r, int k, struct verdicts *v)
                 rate[2] = c->dev[j].riops;
                 rate[3] = c->dev[j].wiops;
             }
-        if (isnan(rate[0]) && isnan(rate[1])) {
+        if (e->iostat_err && isnan(rate[0]) && isnan(rate[1])) {
             rate[0] = c->read_bps;
             rate[1] = c->write_bps;
         }
