@@ -101,6 +101,11 @@ n=$(cgv "$C_CTR" .tasks)
 nb=$(cgv "/$TOP" .tasks_below)
 [ "$nb" -ge 7 ] || fail "the test slice holds $nb tasks below, expected at least 7 (2 sleep, 3+2 fio)"
 ok "grouping: processes in the cgroups they were started in, tree with parents, $nb tasks below /$TOP"
+# threads (-P): a thread's cgroup, checked through cgroup.threads
+"$IOT" --json -P -p "$sleeper" -d 0.5 -n 2 >"$TMP/thr.json" || fail "iotriage -P failed"
+[ "$(tail -n 1 "$TMP/thr.json" | jq -r --argjson p "$sleeper" '.processes[] | select(.pid == $p) | .cgroup')" = "$C_DOCKER" ] ||
+    fail "-P: the sleep's thread is not shown in $C_DOCKER"
+ok "threads: the sleep's thread in $C_DOCKER"
 
 # ---- names ----
 [ "$(cgv "$C_DOCKER" .container.runtime)" = docker ] || fail "docker runtime: $(cgv "$C_DOCKER" .container)"

@@ -763,6 +763,29 @@ static void test_model_legacy_and_missing(void **state)
     assert_int_equal(s->v[2].pressure.err, -ENOENT);
     assert_int_equal(s->io_on_v2, 0);
     cgroups_free(s);
+
+    /* v1 only: the limit judged from its tasks' summed rates and delays (no io.stat, no
+     * PSI): nginx writes 5 MiB/s to sda, its write limit, and waits 50 % of the time */
+    snap.mono = 2.0;
+    s = cgroups_take(src, &snap);
+    struct dev_sample dev = { .ds = { .name = "sda", .major = 8, .minor = 0 } };
+    str_copy(dev.bd.disk, "sda", sizeof(dev.bd.disk));
+    struct dev_rates dr = { .dev = &dev, .saturated = 0 };
+    struct task_rates tr = { .task = &t, .io_valid = true, .read_bps = 0, .write_bps = 5242880.0,
+                             .delay_valid = true, .io_delay_pct = 50.0 };
+    snap.cgroups = s;
+    struct result r = { .cur = &snap, .interval_s = 1.0, .devs = &dr, .ndevs = 1, .tasks = &tr, .ntasks = 1 };
+    cgroups_delta(NULL, s, &r);
+    struct verdicts v;
+    verdict_compute(&r, &v);
+    const char *text = NULL;
+    assert_int_equal(count_code(&v, W_CG_AT_LIMIT, 0, &text), 1);
+    assert_non_null(strstr(text, "wbps"));
+    assert_non_null(strstr(text, "blkio.throttle"));
+    verdicts_free(&v);
+    free(r.cgroups);
+    snap.cgroups = NULL;
+    cgroups_free(s);
     cgroups_close(src);
     close(proc);
     close(sys);
