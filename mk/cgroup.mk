@@ -17,3 +17,13 @@ CGFUZZ_OBJS := $(addprefix $(CGCOST_BUILD)/,src/util.o src/source/psi.o src/sour
 $(CGCOST_BUILD)/fuzz/fuzz_cgroup: tests/fuzz/fuzz_cgroup.c tests/fuzz/fuzz.h $(CGFUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(CGFUZZ_OBJS) $(LDLIBS_ALL)
+
+# Every harness links FUZZ_SRCS, whose delta.c, snapshot.c, verdict.c, out/json.c and
+# source/replay.c now call the cgroup lens: its sources are linked into each harness too,
+# until FUZZ_SRCS lists them (then nothing is added twice: the filter-out below runs at
+# link time, when FUZZ_SRCS is known).
+CGLENS_SRCS      := src/cgroups.c src/source/cgroup.c src/source/cgname.c src/source/replay_cgroups.c
+CGLENS_FUZZ_OBJS := $(CGLENS_SRCS:%.c=$(CGCOST_BUILD)/%.o)
+CGLENS_FUZZERS   := $(filter-out %/fuzz_cgroup,$(patsubst tests/fuzz/fuzz_%.c,$(CGCOST_BUILD)/fuzz/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c)))
+$(CGLENS_FUZZERS): $(CGLENS_FUZZ_OBJS)
+$(CGLENS_FUZZERS): FUZZ_OBJS += $(filter-out $(FUZZ_SRCS:%.c=$(BUILD)/%.o),$(CGLENS_FUZZ_OBJS))

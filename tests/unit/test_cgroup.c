@@ -20,6 +20,8 @@
 
 #include "cgroups.h"
 #include "delta.h"
+#include "out/output.h"
+#include "source/replay.h"
 #include "snapshot.h"
 #include "source/cgroup.h"
 #include "util.h"
@@ -933,6 +935,73 @@ static void test_model_quiet_parent_not_read(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The v2 fixture world with every control verdict, written as JSON, read back by replay
+ * and written again: the same bytes (settings, io.stat rows, warnings under their
+ * cgroups, each process's cgroup). IOTRIAGE_CGROUP_SEED=FILE keeps the line (the fuzz
+ * seed tests/fuzz/seeds/replay/cgroups-fixture.jsonl was made so). */
+static void test_json_replay_roundtrip(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    struct cgroup_entry *p = prev_of(w, DB);
+    p->pressure.some.total_us -= 1800000;
+    struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
+    c->iostat.row[0].rbytes += 4194304;
+    prev_of(w, DB)->iostat.row[1].cost_wait_us -= 1000000;
+    w->tdevs[1].buffered = 1u;
+    w->snap.cgroups->io_on_v2 = 0;
+    w->snap.wall = 1764590000.0;
+    world_compute(w);
+    assert_true(w->v.n >= 5);
+    char path[] = "/tmp/iotriage-cgjson.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w+");
+    struct out_opts o = { .hostname = "fixture" };
+    out_json_sample(f, &w->r, &w->v, &o);
+    fflush(f);
+    long len = ftell(f);
+    char *want = xcalloc(1, (size_t)len + 1);
+    rewind(f);
+    assert_int_equal(fread(want, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    const char *seed = getenv("IOTRIAGE_CGROUP_SEED");
+    if (seed) {
+        FILE *s = fopen(seed, "w");
+        assert_non_null(s);
+        fwrite(want, 1, (size_t)len, s);
+        fclose(s);
+    }
+    struct replay *rp;
+    char err[512];
+    if (replay_open(&rp, path, err, sizeof(err)))
+        fail_msg("%s", err);
+    struct replay_frame fr = { 0 };
+    if (replay_load(rp, 0, &fr, err, sizeof(err)))
+        fail_msg("%s", err);
+    assert_non_null(fr.snap.cgroups);
+    assert_int_equal(fr.res.ncgroups, w->r.ncgroups);
+    char *got = NULL;
+    size_t glen = 0;
+    FILE *g = open_memstream(&got, &glen);
+    out_json_sample(g, &fr.res, &fr.ver, &o);
+    fclose(g);
+    if (glen != (size_t)len || memcmp(got, want, glen) != 0) {
+        size_t k = 0;
+        while (k < glen && k < (size_t)len && got[k] == want[k])
+            k++;
+        size_t from = k > 60 ? k - 60 : 0;
+        fail_msg("written again differs at column %zu:\n  first:  %.*s\n  second: %.*s", k + 1, 160,
+                 want + from, 160, got + from);
+    }
+    free(got);
+    free(want);
+    replay_frame_free(&fr);
+    replay_close(rp);
+    unlink(path);
+    world_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -957,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_model_legacy_and_missing),
         cmocka_unit_test(test_model_moves_seen_through_listings),
         cmocka_unit_test(test_model_quiet_parent_not_read),
+        cmocka_unit_test(test_json_replay_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
