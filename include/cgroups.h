@@ -41,7 +41,8 @@ struct cgroup_entry {
     unsigned ntasks;                 /* listed tasks directly in it */
     struct psi_sample pressure;      /* io.pressure; err -ENOENT without PSI */
     int   iostat_err;                /* -ENOENT: no io controller for it (or the root) */
-    struct cg_iostat iostat;
+    unsigned niostat;                /* io.stat rows: a malloc'd array (NULL when none), */
+    struct cg_iostat_row *iostat_row;   /* sized to fit: most cgroups touch a device or two */
     struct cgroup_settings settings;
 };
 
@@ -99,9 +100,13 @@ struct cgroup_rates {
     unsigned delay_unknown;
     /* Its own io.pressure over the interval, from the `total` counters: NAN unknown. */
     double some_pct, full_pct;
-    unsigned ndev;
-    struct cgroup_dev_rates dev[CG_DEVS_MAX];
+    unsigned ndev;                   /* one per io.stat row; dev points into the same */
+    struct cgroup_dev_rates *dev;    /* allocation as result.cgroups (freed with it) */
 };
+
+/* n rates and nrows device rows in one zeroed block, freed with free() (result_free);
+ * the rows follow the rates: (struct cgroup_dev_rates *)(rates + n). */
+struct cgroup_rates *cgroups_rates_alloc(size_t n, size_t nrows);
 
 struct result;
 /* Fills r->cgroups / r->ncgroups (same order as cur's set) from r->tasks. prev may be

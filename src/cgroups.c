@@ -428,7 +428,13 @@ static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, s
         if (n == -ENOENT)
             k->iostat_absent = true;
     } else {
-        e->iostat_err = cgroup_iostat_parse(buf, (size_t)n, &e->iostat);
+        struct cg_iostat st;
+        e->iostat_err = cgroup_iostat_parse(buf, (size_t)n, &st);
+        if (!e->iostat_err && st.n) {
+            e->niostat = st.n;
+            e->iostat_row = xreallocarray(NULL, st.n, sizeof(*e->iostat_row));
+            memcpy(e->iostat_row, st.row, st.n * sizeof(*e->iostat_row));
+        }
     }
 }
 
@@ -658,8 +664,10 @@ void cgroups_free(struct cgroup_set *set)
 {
     if (!set)
         return;
-    for (size_t i = 0; i < set->n; i++)
+    for (size_t i = 0; i < set->n; i++) {
         free(set->v[i].path);
+        free(set->v[i].iostat_row);
+    }
     free(set->v);
     free(set->task_cg);
     free(set->task_err);
@@ -696,11 +704,16 @@ static int dev_of(const struct result *r, unsigned major, unsigned minor)
     return -1;
 }
 
+struct cgroup_rates *cgroups_rates_alloc(size_t n, size_t nrows)
+{
+    return xcalloc(1, n * sizeof(struct cgroup_rates) + nrows * sizeof(struct cgroup_dev_rates) + 1);
+}
+
 static void iostat_rates(const struct cgroup_entry *p, const struct cgroup_entry *c, double itv,
                          const struct result *r, struct cgroup_rates *out)
 {
-    for (unsigned i = 0; i < c->iostat.n && out->ndev < CG_DEVS_MAX; i++) {
-        const struct cg_iostat_row *z = &c->iostat.row[i];
+    for (unsigned i = 0; i < c->niostat; i++) {
+        const struct cg_iostat_row *z = &c->iostat_row[i];
         struct cgroup_dev_rates *d = &out->dev[out->ndev++];
         d->dev = dev_of(r, z->major, z->minor);
         d->major = z->major;
@@ -711,9 +724,9 @@ static void iostat_rates(const struct cgroup_entry *p, const struct cgroup_entry
         d->rbps = d->wbps = d->riops = d->wiops = (double)NAN;
         d->cost_wait_pct = d->cost_indelay_pct = (double)NAN;
         const struct cg_iostat_row *a = NULL;
-        for (unsigned k = 0; p && !p->iostat_err && k < p->iostat.n; k++)
-            if (p->iostat.row[k].major == z->major && p->iostat.row[k].minor == z->minor)
-                a = &p->iostat.row[k];
+        for (unsigned k = 0; p && !p->iostat_err && k < p->niostat; k++)
+            if (p->iostat_row[k].major == z->major && p->iostat_row[k].minor == z->minor)
+                a = &p->iostat_row[k];
         if (!a || itv <= 0 || z->rbytes < a->rbytes || z->wbytes < a->wbytes || z->rios < a->rios ||
             z->wios < a->wios)
             continue;   /* new, or its counters were reset (the cgroup made again) */
@@ -732,9 +745,18 @@ static void iostat_rates(const struct cgroup_entry *p, const struct cgroup_entry
 void cgroups_delta(const struct cgroup_set *prev, const struct cgroup_set *cur, struct result *r)
 {
     r->ncgroups = cur ? cur->n : 0;
-    r->cgroups = xcalloc(r->ncgroups ? r->ncgroups : 1, sizeof(*r->cgroups));
+    /* One allocation: the rates, then every cgroup's device rows (result_free frees it). */
+    size_t nrows = 0;
+    for (size_t i = 0; cur && i < cur->n; i++)
+        nrows += cur->v[i].iostat_err ? 0 : cur->v[i].niostat;
+    r->cgroups = cgroups_rates_alloc(r->ncgroups, nrows);
     if (!cur)
         return;
+    struct cgroup_dev_rates *rows = (struct cgroup_dev_rates *)(r->cgroups + r->ncgroups);
+    for (size_t i = 0; i < cur->n; i++) {
+        r->cgroups[i].dev = rows;
+        rows += cur->v[i].iostat_err ? 0 : cur->v[i].niostat;
+    }
     double itv = r->interval_s;
     size_t nslots = 64, *slots = NULL;
     if (prev && prev->n) {

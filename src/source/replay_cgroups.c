@@ -18,6 +18,7 @@ struct cdec {
     char *err;
     size_t errlen;
     char at[64];                     /* "cgroups[3]" */
+    struct cgroup_dev_rates *rows;   /* the next free device row of the rates' block */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -205,6 +206,10 @@ static int decode_stat(struct cdec *d, const struct json_value *o, struct cgroup
     }
     if (json_as_array(v) != JSON_OK || json_len(v) > CG_DEVS_MAX)
         return cfail(d, "io_stat", "not an array of at most %d", CG_DEVS_MAX);
+    c->dev = d->rows;
+    d->rows += json_len(v);
+    if (json_len(v))
+        e->iostat_row = xcalloc(json_len(v), sizeof(*e->iostat_row));
     for (size_t i = 0; i < json_len(v); i++) {
         const struct json_value *r = json_at(v, i);
         struct cgroup_dev_rates *x = &c->dev[i];
@@ -219,10 +224,10 @@ static int decode_stat(struct cdec *d, const struct json_value *o, struct cgroup
         x->has_cost = !isnan(x->cost_wait_pct);
         x->has_lat = depth >= 0;
         x->lat_depth = (long)depth;
-        e->iostat.row[i].major = x->major;
-        e->iostat.row[i].minor = x->minor;
+        e->iostat_row[i].major = x->major;
+        e->iostat_row[i].minor = x->minor;
         c->ndev++;
-        e->iostat.n++;
+        e->niostat++;
     }
     return 0;
 }
@@ -408,7 +413,15 @@ int replay_cgroups_decode(const struct json_value *root, struct replay_frame *f,
     set->task_err = xcalloc(set->ntasks ? set->ntasks : 1, sizeof(int));
     for (size_t i = 0; i < set->ntasks; i++)
         set->task_cg[i] = -1;
-    struct cgroup_rates *rates = xcalloc(n ? n : 1, sizeof(*rates));
+    /* the rates and their device rows in one block, as cgroups_delta makes it */
+    size_t nrows = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct json_value *st = json_get(json_at(list, k), "io_stat");
+        size_t m = json_as_array(st) == JSON_OK ? json_len(st) : 0;
+        nrows += m <= CG_DEVS_MAX ? m : 0;
+    }
+    struct cgroup_rates *rates = cgroups_rates_alloc(n, nrows);
+    d.rows = (struct cgroup_dev_rates *)(rates + n);
     int rc = 0;
     for (size_t k = 0; !rc && k < n; k++) {
         snprintf(d.at, sizeof(d.at), "cgroups[%zu]", k);

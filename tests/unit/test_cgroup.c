@@ -553,7 +553,7 @@ static void test_model_tree_and_membership(void **state)
     /* controls read through the tree: the root has none */
     assert_int_equal(s->v[0].settings.iomax_err, -ENOENT);
     assert_int_equal(s->v[5].settings.prio, CGP_IDLE);
-    assert_int_equal(s->v[5].iostat.n, 2);
+    assert_int_equal(s->v[5].niostat, 2);
     assert_int_equal(s->v[5].pressure.some.total_us, 4000000);
     world_free(w);
 }
@@ -567,9 +567,9 @@ static void test_model_rates(void **state)
     p->pressure.some.total_us -= 1800000;
     p->pressure.full.total_us -= 200000;
     struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
-    c->iostat.row[0].rbytes += 4194304;     /* the fixture's counters are small: add to cur */
-    c->iostat.row[0].rios += 1024;
-    p->iostat.row[1].cost_wait_us -= 1000000;
+    c->iostat_row[0].rbytes += 4194304;     /* the fixture's counters are small: add to cur */
+    c->iostat_row[0].rios += 1024;
+    p->iostat_row[1].cost_wait_us -= 1000000;
     world_compute(w);
     const struct cgroup_set *s = w->snap.cgroups;
     assert_int_equal(w->r.ncgroups, s->n);
@@ -677,7 +677,7 @@ static void test_verdict_at_limit(void **state)
     struct cgroup_entry *p = prev_of(w, DB);
     p->pressure.some.total_us -= 1800000;
     struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
-    c->iostat.row[0].rbytes += 4194304;
+    c->iostat_row[0].rbytes += 4194304;
     world_compute(w);
     const char *text = NULL;
     assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, 2, &text), 1);
@@ -689,11 +689,11 @@ static void test_verdict_at_limit(void **state)
     assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
     w->drates[2].saturated = 0;
     /* half the limit: not at it */
-    c->iostat.row[0].rbytes -= 2097152;
+    c->iostat_row[0].rbytes -= 2097152;
     world_compute(w);
     assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
     /* at the limit without stalling: nobody waits for it */
-    c->iostat.row[0].rbytes += 2097152;
+    c->iostat_row[0].rbytes += 2097152;
     p->pressure.some.total_us += 1790000;
     world_compute(w);
     assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
@@ -704,7 +704,7 @@ static void test_verdict_iostat_waits(void **state)
 {
     (void)state;
     struct cg_world *w = world_new();
-    prev_of(w, DB)->iostat.row[1].cost_wait_us -= 1000000;        /* 50 % of 2 s on sda */
+    prev_of(w, DB)->iostat_row[1].cost_wait_us -= 1000000;        /* 50 % of 2 s on sda */
     world_compute(w);
     const char *text = NULL;
     assert_int_equal(count_code(&w->v, W_CG_IOCOST_WAIT, 0, &text), 1);
@@ -946,8 +946,8 @@ static void test_json_replay_roundtrip(void **state)
     struct cgroup_entry *p = prev_of(w, DB);
     p->pressure.some.total_us -= 1800000;
     struct cgroup_entry *c = &w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)];
-    c->iostat.row[0].rbytes += 4194304;
-    prev_of(w, DB)->iostat.row[1].cost_wait_us -= 1000000;
+    c->iostat_row[0].rbytes += 4194304;
+    prev_of(w, DB)->iostat_row[1].cost_wait_us -= 1000000;
     w->tdevs[1].buffered = 1u;
     w->snap.cgroups->io_on_v2 = 0;
     w->snap.wall = 1764590000.0;
