@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "snapshot.h"
+#include "source/cgroups.h"
 #include "source/ioprio.h"
 
 /* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
@@ -36,6 +37,8 @@ struct dev_rates {
     double quiet_await;              /* learned from quiet intervals; NAN until one is seen */
     int    saturated;                /* 1, 0, or -1 unknown (no baseline, no data) */
 };
+
+struct cgroup_rates;
 
 struct psi_rates {
     bool   some_valid, full_valid;
@@ -63,6 +66,8 @@ struct result {
     struct psi_rates psi[PSI_NRES];
     struct task_rates *tasks;        /* same order as cur->tasks */
     size_t ntasks;
+    struct cgroup_rates *cgroups;    /* cgroups.h: same order as cur->cgroups->v */
+    size_t ncgroups;
 };
 
 /* Per-device memory across samples for the saturation verdict. */
@@ -104,5 +109,18 @@ int    delta_saturated(double await, double aqu_sz, double ios, double quiet_awa
 
 /* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
 bool task_is_active(const struct task_rates *t);
+
+/* The cgroup lens over an interval (source/cgroups.h). */
+/* n rates and nrows device rows in one zeroed block, freed with free() (result_free);
+ * the rows follow the rates: (struct cgroup_dev_rates *)(rates + n). */
+struct cgroup_rates *cgroups_rates_alloc(size_t n, size_t nrows);
+
+/* Fills r->cgroups / r->ncgroups (same order as cur's set) from r->tasks. prev may be
+ * NULL (first sample). */
+void cgroups_delta(const struct cgroup_set *prev, const struct cgroup_set *cur, struct result *r);
+
+/* The index into r->cgroups of task ti's cgroup, or -1. */
+int cgroup_of_task(const struct result *r, size_t ti);
+
 
 #endif

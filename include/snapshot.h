@@ -80,6 +80,8 @@ struct task_hist task_hist_of(const struct task_sample *t);
 
 #define SNAP_PIDS_MISSING_MAX 8
 
+struct cgroup_set;                   /* cgroups.h */
+
 struct snapshot {
     double mono;                     /* CLOCK_MONOTONIC seconds when taken */
     double wall;                     /* epoch seconds, for the timestamp only */
@@ -128,6 +130,10 @@ struct snapshot {
     char   hidden_note[320];
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
+
+    /* The cgroup lens (cgroups.h): each task's cgroup and the cgroups that hold them;
+     * NULL when tasks are not sampled. Kept when the snapshot is reduced. */
+    struct cgroup_set *cgroups;
 };
 
 struct sampler_opts {

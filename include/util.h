@@ -62,4 +62,7 @@ double clock_wall(void);
  * errno to 0 before writing (else -EIO). */
 int stream_flush(FILE *f);
 
+/* FNV-1a of a C string, for hash tables keyed by paths and names. */
+uint64_t hash_str(const char *s);
+
 #endif

@@ -32,7 +32,13 @@
     X(W_IOPRIO_LOTTERY,       "ioprio-lottery",       SEV_CRIT)            \
     X(W_IOPRIO_WRITEBACK,     "ioprio-writeback",     SEV_WARN)            \
     X(W_HIDDEN_QUEUE,         "hidden-queue",         SEV_CRIT)            \
-    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)
+    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)            \
+    X(W_CG_WEIGHT_IGNORED,    "cgroup-weight-ignored", SEV_WARN)           \
+    X(W_CG_AT_LIMIT,          "cgroup-at-limit",      SEV_CRIT)            \
+    X(W_CG_PRIO_CLASS,        "cgroup-prio-class",    SEV_INFO)            \
+    X(W_CG_WRITEBACK_ROOT,    "cgroup-writeback-root", SEV_WARN)           \
+    X(W_CG_IOCOST_WAIT,       "cgroup-iocost-wait",   SEV_WARN)            \
+    X(W_CG_IOLATENCY_THROTTLED, "cgroup-iolatency-throttled", SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -67,6 +73,7 @@ struct warning {
     enum severity  sev;
     int    dev;                      /* index into result.devs */
     int    task;                     /* index into result.tasks; -1 for a device finding */
+    int    cgroup;                   /* index into result.cgroups; -1 when not about one */
     char   text[WARN_TEXT_MAX];      /* one line: what is ignored, what would work */
 };
 
@@ -80,6 +87,11 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
 #define HIDDEN_TAGS_USED    0.5   /* ... while aqu-sz is at least this share of nr_requests */
+
+/* The cgroup rules (docs/verdicts.md). */
+#define CG_LIMIT_NEAR       0.90  /* a rate at this share of its io.max limit is at the limit */
+#define CG_LIMIT_PRESSURE   10.0  /* ... and the cgroup's io.pressure some at least this % */
+#define CG_COST_WAIT_PCT    10.0  /* io.cost held its I/O back this % of the interval */
 
 struct verdicts {
     struct warning *w;               /* most severe first, then by device, then by pid */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "source/cgroups.h"
 #include "util.h"
 
 double delta_u32(uint64_t prev, uint64_t cur)
@@ -305,12 +306,14 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         }
         task_delta(cur, p, c, itv, &out->tasks[i]);
     }
+    cgroups_delta(prev ? prev->cgroups : NULL, cur->cgroups, out);
 }
 
 void result_free(struct result *r)
 {
     free(r->devs);
     free(r->tasks);
+    free(r->cgroups);
     memset(r, 0, sizeof(*r));
 }
 
@@ -325,4 +328,175 @@ bool task_is_active(const struct task_rates *t)
     if (t->io_valid && (t->read_bps > 0 || t->write_bps > 0))
         return true;
     return t->delay_valid && t->io_delay_pct > 0.05;
+}
+
+/* ---- The cgroup lens: rates, sums and pressure per cgroup over an interval ---- */
+
+static const struct cgroup_entry *find_prev(const struct cgroup_set *prev, const char *path,
+                                            const size_t *slots, size_t nslots)
+{
+    size_t h = (size_t)hash_str(path) & (nslots - 1);
+    while (slots[h]) {
+        const struct cgroup_entry *e = &prev->v[slots[h] - 1];
+        if (strcmp(e->path, path) == 0)
+            return e;
+        h = (h + 1) & (nslots - 1);
+    }
+    return NULL;
+}
+
+static double pressure_pct(const struct psi_line *a, const struct psi_line *b, double itv_s)
+{
+    if (!a->valid || !b->valid || b->total_us < a->total_us || itv_s <= 0)
+        return (double)NAN;
+    return fmin(100.0, (double)(b->total_us - a->total_us) / (itv_s * 1e6) * 100.0);
+}
+
+static int dev_of(const struct result *r, unsigned major, unsigned minor)
+{
+    for (size_t i = 0; i < r->ndevs; i++)
+        if (r->devs[i].dev->ds.major == major && r->devs[i].dev->ds.minor == minor)
+            return (int)i;
+    return -1;
+}
+
+struct cgroup_rates *cgroups_rates_alloc(size_t n, size_t nrows)
+{
+    return xcalloc(1, n * sizeof(struct cgroup_rates) + nrows * sizeof(struct cgroup_dev_rates) + 1);
+}
+
+static void iostat_rates(const struct cgroup_entry *p, const struct cgroup_entry *c, double itv,
+                         const struct result *r, struct cgroup_rates *out)
+{
+    for (unsigned i = 0; i < c->niostat; i++) {
+        const struct cg_iostat_row *z = &c->iostat_row[i];
+        struct cgroup_dev_rates *d = &out->dev[out->ndev++];
+        d->dev = dev_of(r, z->major, z->minor);
+        d->major = z->major;
+        d->minor = z->minor;
+        d->has_cost = z->has_cost;
+        d->has_lat = z->has_lat;
+        d->lat_depth = z->lat_depth;
+        d->rbps = d->wbps = d->riops = d->wiops = (double)NAN;
+        d->cost_wait_pct = d->cost_indelay_pct = (double)NAN;
+        const struct cg_iostat_row *a = NULL;
+        for (unsigned k = 0; p && !p->iostat_err && k < p->niostat; k++)
+            if (p->iostat_row[k].major == z->major && p->iostat_row[k].minor == z->minor)
+                a = &p->iostat_row[k];
+        if (!a || itv <= 0 || z->rbytes < a->rbytes || z->wbytes < a->wbytes || z->rios < a->rios ||
+            z->wios < a->wios)
+            continue;   /* new, or its counters were reset (the cgroup made again) */
+        d->rbps = (double)(z->rbytes - a->rbytes) / itv;
+        d->wbps = (double)(z->wbytes - a->wbytes) / itv;
+        d->riops = (double)(z->rios - a->rios) / itv;
+        d->wiops = (double)(z->wios - a->wios) / itv;
+        if (z->has_cost && a->has_cost && z->cost_wait_us >= a->cost_wait_us &&
+            z->cost_indelay_us >= a->cost_indelay_us) {
+            d->cost_wait_pct = (double)(z->cost_wait_us - a->cost_wait_us) / (itv * 1e6) * 100.0;
+            d->cost_indelay_pct = (double)(z->cost_indelay_us - a->cost_indelay_us) / (itv * 1e6) * 100.0;
+        }
+    }
+}
+
+void cgroups_delta(const struct cgroup_set *prev, const struct cgroup_set *cur, struct result *r)
+{
+    r->ncgroups = cur ? cur->n : 0;
+    /* One allocation: the rates, then every cgroup's device rows (result_free frees it). */
+    size_t nrows = 0;
+    for (size_t i = 0; cur && i < cur->n; i++)
+        nrows += cur->v[i].iostat_err ? 0 : cur->v[i].niostat;
+    r->cgroups = cgroups_rates_alloc(r->ncgroups, nrows);
+    if (!cur)
+        return;
+    struct cgroup_dev_rates *rows = (struct cgroup_dev_rates *)(r->cgroups + r->ncgroups);
+    for (size_t i = 0; i < cur->n; i++) {
+        r->cgroups[i].dev = rows;
+        rows += cur->v[i].iostat_err ? 0 : cur->v[i].niostat;
+    }
+    double itv = r->interval_s;
+    size_t nslots = 64, *slots = NULL;
+    if (prev && prev->n) {
+        while (nslots < 2 * prev->n)
+            nslots *= 2;
+        slots = xcalloc(nslots, sizeof(size_t));
+        for (size_t i = 0; i < prev->n; i++) {
+            size_t h = (size_t)hash_str(prev->v[i].path) & (nslots - 1);
+            while (slots[h])
+                h = (h + 1) & (nslots - 1);
+            slots[h] = i + 1;
+        }
+    }
+    /* sums of known values, and whether any was known */
+    bool *io_known = xcalloc(cur->n ? cur->n : 1, sizeof(bool));
+    bool *delay_known = xcalloc(cur->n ? cur->n : 1, sizeof(bool));
+    for (size_t i = 0; i < cur->n; i++) {
+        struct cgroup_rates *c = &r->cgroups[i];
+        const struct cgroup_entry *e = &cur->v[i];
+        c->cg = e;
+        c->read_bps = c->write_bps = c->io_delay_pct = 0;
+        c->some_pct = c->full_pct = (double)NAN;
+        const struct cgroup_entry *p = slots ? find_prev(prev, e->path, slots, nslots) : NULL;
+        if (p && !p->pressure.err && !e->pressure.err && itv > 0) {
+            c->some_pct = pressure_pct(&p->pressure.some, &e->pressure.some, itv);
+            c->full_pct = pressure_pct(&p->pressure.full, &e->pressure.full, itv);
+        }
+        if (!e->iostat_err)
+            iostat_rates(p && !p->iostat_err ? p : NULL, e, itv, r, c);
+    }
+    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        for (int k = cur->task_cg[ti]; k >= 0; k = cur->v[k].parent) {
+            struct cgroup_rates *c = &r->cgroups[k];
+            c->ntasks++;
+            if (t->io_valid) {
+                c->read_bps += t->read_bps;
+                c->write_bps += t->write_bps;
+                io_known[k] = true;
+            } else {
+                c->io_unknown++;
+            }
+            if (t->delay_valid) {
+                c->io_delay_pct += t->io_delay_pct;
+                delay_known[k] = true;
+            } else {
+                c->delay_unknown++;
+            }
+        }
+    }
+    for (size_t i = 0; i < cur->n; i++) {
+        if (!io_known[i])
+            r->cgroups[i].read_bps = r->cgroups[i].write_bps = (double)NAN;
+        if (!delay_known[i])
+            r->cgroups[i].io_delay_pct = (double)NAN;
+    }
+    free(io_known);
+    free(delay_known);
+    free(slots);
+
+    /* io.prio.class rewrites each bio's class after the task's own value is filled in
+     * (block/blk-ioprio.c: blkcg_set_ioprio, called from bio_set_ioprio): the priority
+     * the scheduler sees is the rewritten one, and its origin is the cgroup. */
+    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++) {
+        int k = cgroups_prio_owner(cur, ti);
+        if (k < 0)
+            continue;
+        struct ioprio_eff *e = &r->tasks[ti].prio;
+        int before = IOPRIO_MAKE(e->cls, e->level);
+        int after = cgroup_prio_apply(cur->v[k].settings.prio, before);
+        if (after != before) {
+            e->cls = (enum ioprio_class)IOPRIO_CLASS_OF(after);
+            e->level = (int)IOPRIO_LEVEL_OF(after);
+            e->source = IOS_CGROUP;
+        }
+    }
+}
+
+
+int cgroup_of_task(const struct result *r, size_t ti)
+{
+    const struct cgroup_set *s = r->cur ? r->cur->cgroups : NULL;
+    if (!s || ti >= s->ntasks || ti >= r->ntasks)
+        return -1;
+    int k = s->task_cg[ti];
+    return k >= 0 && (size_t)k < r->ncgroups ? k : -1;
 }

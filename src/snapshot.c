@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "source/cgroups.h"
 #include "source/fdmap.h"
 #include "source/taskstats.h"
 #include "util.h"
@@ -30,6 +31,7 @@ struct sampler {
     struct dev_handle *devh;         /* each listed device's open sysfs files, in the order
                                       * /proc/diskstats listed them last */
     size_t ndevh;
+    struct cgroup_src *cg;           /* task -> cgroup on the fd rescan cadence (cgroups.h) */
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -104,6 +106,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             s->fdmap = NULL;
         else
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
+        s->cg = cgroups_open(s->proc_fd, s->sys_fd, FDMAP_RESCAN_S);
     }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
@@ -118,6 +121,7 @@ void sampler_close(struct sampler *s)
         return;
     procs_close(s->procs);
     fdmap_free(s->fdmap);
+    cgroups_close(s->cg);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -567,6 +571,8 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
+        if (s->cg)
+            out->cgroups = cgroups_take(s->cg, out->mono, out->threads, out->tasks, out->ntasks);
     }
     hidden_note(s, out);
 }
@@ -580,6 +586,7 @@ void snapshot_free(struct snapshot *snap)
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     free(snap->hist);
+    cgroups_free(snap->cgroups);
     memset(snap, 0, sizeof(*snap));
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "source/cgroups.h"
 #include "util.h"
 
 #define X_NAME(e, name, sev) [e] = name,
@@ -96,6 +97,7 @@ static void push(struct verdicts *v, enum warn_code code, int dev, int task, con
     w->sev = warn_code_severity(code);
     w->dev = dev;
     w->task = task;
+    w->cgroup = -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(w->text, sizeof(w->text), fmt, ap);
@@ -135,10 +137,15 @@ static long raised_nr_requests(const struct dev_rates *d)
     return nr > 2048 ? 2048 : nr;   /* MAX_SCHED_RQ with a scheduler (block/blk-sysfs.c) */
 }
 
+static void task_label_of(struct ioprio_eff p, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%d (%s)", ioprio_class_name(p.cls), p.level,
+             p.source == IOS_EXPLICIT ? "set" : ioprio_source_name(p.source));
+}
+
 static void task_label(const struct task_rates *t, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%d (%s)", ioprio_class_name(t->prio.cls), t->prio.level,
-             t->prio.source == IOS_EXPLICIT ? "set" : ioprio_source_name(t->prio.source));
+    task_label_of(t->prio, buf, n);
 }
 
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
@@ -155,7 +162,14 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     char label[48];
     task_label(t, label, sizeof(label));
 
-    enum sched_reading sr = verdict_sched_reading(b->scheduler, t->prio);
+    /* bfq takes the priority from the task's io_context, never from the request, so an
+     * io.prio.class rewrite does not reach it (KERNEL-FACTS 3): judge the task's own. */
+    struct ioprio_eff prio = t->prio;
+    if (prio.source == IOS_CGROUP && strcmp(b->scheduler, "bfq") == 0) {
+        prio = ioprio_effective(t->task->ioprio_raw, t->task->nice, t->task->policy);
+        task_label_of(prio, label, sizeof(label));
+    }
+    enum sched_reading sr = verdict_sched_reading(b->scheduler, prio);
     switch (sr) {
     case SR_DEFAULT:
         return;
@@ -168,7 +182,7 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         push(v, W_IOPRIO_LEVEL_IGNORED, (int)di, (int)ti,
              "%s[%d] %s: %s uses mq-deadline, which reads the class but not the level, so "
              "be/%d is served like be/4; use idle class (ionice -c3), bfq, or cgroup io.weight",
-             comm, pid, label, dev, t->prio.level);
+             comm, pid, label, dev, prio.level);
         break;
     case SR_HONOURED:
     case SR_UNKNOWN_SCHED:
@@ -289,6 +303,264 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
     return cause && suffer ? ROLE_BOTH : cause ? ROLE_CAUSE : suffer ? ROLE_SUFFER : ROLE_NONE;
 }
 
+/* ---- The cgroup rules (cgroups.h; docs/verdicts.md "cgroup controls") ---------------- */
+
+static void push_cg(struct verdicts *v, enum warn_code code, int dev, int task, int cg, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void push_cg(struct verdicts *v, enum warn_code code, int dev, int task, int cg, const char *fmt, ...)
+{
+    char text[WARN_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    push(v, code, dev, task, "%s", text);
+    v->w[v->n - 1].cgroup = cg;
+}
+
+/* Is cgroup k the cgroup ti is in, or one of its ancestors? */
+static bool task_below(const struct cgroup_set *set, size_t ti, int k)
+{
+    for (int c = set->task_cg[ti]; c >= 0; c = set->v[c].parent)
+        if (c == k)
+            return true;
+    return false;
+}
+
+/* Devices cgroup k does I/O to: its io.stat rows and its tasks' (and descendants') open
+ * files. */
+static void cgroup_devices(const struct result *r, const struct cgroup_set *set, int k, bool *devs)
+{
+    memset(devs, 0, r->ndevs * sizeof(bool));
+    const struct cgroup_rates *c = &r->cgroups[k];
+    for (unsigned i = 0; i < c->ndev; i++)
+        if (c->dev[i].dev >= 0)
+            devs[c->dev[i].dev] = true;
+    const struct snapshot *s = r->cur;
+    for (size_t ti = 0; s->tdevs && ti < r->ntasks && ti < set->ntasks; ti++) {
+        const struct task_devs *td = &s->tdevs[ti];
+        if (!td->known || td->err || !td->n || !task_below(set, ti, k))
+            continue;
+        for (unsigned j = 0; j < td->n; j++)
+            devs[td->idx[j]] = true;
+    }
+}
+
+/* io.weight on a device where nothing reads it: io.cost not enabled there, and not bfq
+ * (which reads io.bfq.weight, a file of its own). */
+static void cg_weight_rule(const struct result *r, const struct cgroup_set *set, int k, bool *devs,
+                           struct verdicts *v)
+{
+    const struct cgroup_entry *e = r->cgroups[k].cg;
+    const struct cgroup_settings *st = &e->settings;
+    if (st->weight_err)
+        return;
+    cgroup_devices(r, set, k, devs);
+    for (size_t di = 0; di < r->ndevs; di++) {
+        const struct dev_sample *d = r->devs[di].dev;
+        if (!devs[di] || d->bd.partition)
+            continue;
+        int w = cgroup_weight_for(&st->weight, d->ds.major, d->ds.minor);
+        if (w == CG_WEIGHT_DEFAULT)
+            continue;
+        int cost = cgroup_cost_enabled(&set->costqos, set->costqos_err, d->ds.major, d->ds.minor);
+        if (cost != 0)
+            continue;                /* enabled, or not known: no claim */
+        const char *sched = d->bd.scheduler[0] ? d->bd.scheduler : "no scheduler";
+        if (strcmp(sched, "bfq") == 0) {
+            if (st->bfq_weight_err == 0 &&
+                cgroup_weight_for(&st->bfq_weight, d->ds.major, d->ds.minor) != CG_WEIGHT_DEFAULT)
+                continue;            /* bfq has a weight of its own for it */
+            push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k,
+                    "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and bfq reads "
+                    "io.bfq.weight (%s); set io.bfq.weight, or enable io.cost in io.cost.qos",
+                    e->path, w, d->ds.name, st->bfq_weight_err ? "absent" : "at its default");
+        } else {
+            push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k,
+                    "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and %s reads "
+                    "no cgroup weight; enable io.cost (io.cost.qos enable=1) or use bfq with io.bfq.weight",
+                    e->path, w, d->ds.name, sched);
+        }
+    }
+}
+
+/* A rate at its io.max (v1: blkio.throttle) limit, the cgroup stalled, the device not
+ * saturated: the limit, not the disk, is what its tasks wait for. */
+static void cg_limit_rule(const struct result *r, int k, struct verdicts *v)
+{
+    const struct cgroup_rates *c = &r->cgroups[k];
+    const struct cgroup_entry *e = c->cg;
+    const struct cgroup_settings *st = &e->settings;
+    if (st->iomax_err)
+        return;
+    /* Stalled: its own io.pressure (v2), or without PSI its tasks' summed delay. */
+    double stall = !isnan(c->some_pct) ? c->some_pct : c->io_delay_pct;
+    if (isnan(stall) || stall < CG_LIMIT_PRESSURE)
+        return;
+    for (unsigned i = 0; i < st->iomax.n; i++) {
+        const struct cg_limit_row *l = &st->iomax.row[i];
+        int di = -1;
+        for (size_t j = 0; j < r->ndevs; j++)
+            if (r->devs[j].dev->ds.major == l->major && r->devs[j].dev->ds.minor == l->minor)
+                di = (int)j;
+        if (di < 0 || r->devs[di].saturated != 0)
+            continue;
+        /* The rates on that device: io.stat's row, else (v1, no io.stat) its tasks' sums. */
+        double rate[4] = { (double)NAN, (double)NAN, (double)NAN, (double)NAN };
+        for (unsigned j = 0; j < c->ndev; j++)
+            if (c->dev[j].major == l->major && c->dev[j].minor == l->minor) {
+                rate[0] = c->dev[j].rbps;
+                rate[1] = c->dev[j].wbps;
+                rate[2] = c->dev[j].riops;
+                rate[3] = c->dev[j].wiops;
+            }
+        if (e->iostat_err && isnan(rate[0]) && isnan(rate[1])) {
+            rate[0] = c->read_bps;
+            rate[1] = c->write_bps;
+        }
+        const uint64_t lim[4] = { l->rbps, l->wbps, l->riops, l->wiops };
+        static const char *const what[4] = { "rbps", "wbps", "riops", "wiops" };
+        for (int q = 0; q < 4; q++) {
+            if (lim[q] == CG_UNLIMITED || isnan(rate[q]) || rate[q] < CG_LIMIT_NEAR * (double)lim[q])
+                continue;
+            push_cg(v, W_CG_AT_LIMIT, di, -1, k,
+                    "%s is at its %s limit on %s (%.0f of %llu%s) and stalls %.0f%% of the time, "
+                    "while %s is not saturated: the limit is the cause; raise %s",
+                    e->path, what[q], r->devs[di].dev->ds.name, rate[q], (unsigned long long)lim[q],
+                    q < 2 ? " B/s" : "/s", stall, r->devs[di].dev->ds.name,
+                    st->v1 ? "blkio.throttle.*_device" : "io.max");
+            break;
+        }
+    }
+}
+
+/* io.cost and io.latency holding a cgroup back, where io.stat shows it. */
+static void cg_iostat_rules(const struct result *r, int k, struct verdicts *v)
+{
+    const struct cgroup_rates *c = &r->cgroups[k];
+    for (unsigned i = 0; i < c->ndev; i++) {
+        const struct cgroup_dev_rates *d = &c->dev[i];
+        if (d->dev < 0)
+            continue;
+        const char *dev = r->devs[d->dev].dev->ds.name;
+        double wait = (isnan(d->cost_wait_pct) ? 0 : d->cost_wait_pct) +
+                      (isnan(d->cost_indelay_pct) ? 0 : d->cost_indelay_pct);
+        if (d->has_cost && wait >= CG_COST_WAIT_PCT)
+            push_cg(v, W_CG_IOCOST_WAIT, d->dev, -1, k,
+                    "%s: io.cost held its I/O on %s back %.0f%% of the interval (cost.wait %.0f%%, "
+                    "indelay %.0f%%): its io.weight against its siblings', or the device's io.cost.qos",
+                    c->cg->path, dev, wait, isnan(d->cost_wait_pct) ? 0.0 : d->cost_wait_pct,
+                    isnan(d->cost_indelay_pct) ? 0.0 : d->cost_indelay_pct);
+        if (d->has_lat && d->lat_depth >= 0)
+            push_cg(v, W_CG_IOLATENCY_THROTTLED, d->dev, -1, k,
+                    "%s: io.latency limits it to %ld request%s in flight on %s, to protect a sibling's "
+                    "latency target", c->cg->path, d->lat_depth, d->lat_depth == 1 ? "" : "s", dev);
+    }
+}
+
+/* File systems that do cgroup writeback (Documentation/admin-guide/cgroup-v2.rst,
+ * "Writeback": ext2, ext4, btrfs, f2fs and xfs; SB_I_CGROUPWB in their fill_super). */
+static bool fs_has_cgwb(const char *fs)
+{
+    static const char *const ok[] = { "ext2", "ext4", "btrfs", "f2fs", "xfs" };
+    for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
+        if (strcmp(fs, ok[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Why writeback to device di cannot be charged to a cgroup, or NULL when it can (or it
+ * is not known). */
+static const char *no_cgwb_reason(const struct result *r, const struct cgroup_set *set, size_t di,
+                                  char *buf, size_t n)
+{
+    if (set->v1_only)
+        return "the io controller is on a v1 hierarchy, which never charges writeback";
+    if (set->io_on_v2 == 0 || set->memory_on_v2 == 0) {
+        snprintf(buf, n, "the v2 hierarchy lacks the %s controller%s (bound to v1)",
+                 set->io_on_v2 == 0 && set->memory_on_v2 == 0 ? "io and memory"
+                 : set->io_on_v2 == 0 ? "io" : "memory",
+                 set->io_on_v2 == 0 && set->memory_on_v2 == 0 ? "s" : "");
+        return buf;
+    }
+    if (set->io_on_v2 < 0 || set->memory_on_v2 < 0 || set->mounts_truncated)
+        return NULL;
+    /* Every file system mounted from the device (or its partitions) lacks it. */
+    const char *dev = r->devs[di].dev->ds.name;
+    const char *fs = NULL;
+    for (unsigned m = 0; m < set->nmounts; m++) {
+        for (size_t j = 0; j < r->ndevs; j++) {
+            const struct dev_sample *d = r->devs[j].dev;
+            if (d->ds.major != set->mounts[m].major || d->ds.minor != set->mounts[m].minor)
+                continue;
+            if (strcmp(d->bd.disk, dev) != 0 && strcmp(d->ds.name, dev) != 0)
+                continue;
+            if (fs_has_cgwb(set->mounts[m].fstype))
+                return NULL;
+            fs = set->mounts[m].fstype;
+        }
+    }
+    if (!fs)
+        return NULL;
+    snprintf(buf, n, "%s does not do cgroup writeback", fs);
+    return buf;
+}
+
+static void cg_task_rules(const struct result *r, const struct cgroup_set *set, struct verdicts *v)
+{
+    const struct snapshot *s = r->cur;
+    if (!s->tdevs)
+        return;
+    for (size_t ti = 0; ti < r->ntasks && ti < set->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        const struct task_devs *td = &s->tdevs[ti];
+        int k = set->task_cg[ti];
+        if (k < 0 || !td->known || td->err)
+            continue;
+        const char *comm = t->task->comm;
+        int pid = (int)t->task->id;
+        int owner = t->prio.source == IOS_CGROUP ? cgroups_prio_owner(set, ti) : -1;
+        for (unsigned j = 0; j < td->n; j++) {
+            size_t di = td->idx[j];
+            const struct blockdev_info *b = &r->devs[di].dev->bd;
+            if (owner >= 0) {
+                struct ioprio_eff own = ioprio_effective(t->task->ioprio_raw, t->task->nice, t->task->policy);
+                bool bfq = strcmp(b->scheduler, "bfq") == 0;
+                push_cg(v, W_CG_PRIO_CLASS, (int)di, (int)ti, owner,
+                        "%s[%d] %s/%d becomes %s/%d on %s through io.prio.class %s of %s%s", comm, pid,
+                        ioprio_class_name(own.cls), own.level, ioprio_class_name(t->prio.cls), t->prio.level,
+                        r->devs[di].dev->ds.name, cgroup_prio_name(set->v[owner].settings.prio),
+                        set->v[owner].path,
+                        bfq ? ", but bfq reads the task's own priority, not the request's: no effect there" : "");
+            }
+            char why[128];
+            const char *reason;
+            if (set->v[k].parent >= 0 && ((td->buffered >> j) & 1u) && t->io_valid && t->write_bps > 0 &&
+                (reason = no_cgwb_reason(r, set, di, why, sizeof(why))) != NULL)
+                push_cg(v, W_CG_WRITEBACK_ROOT, (int)di, (int)ti, k,
+                        "%s[%d] in %s writes through the page cache to %s, but its writeback is charged "
+                        "to the root cgroup: %s; its cgroup's io limits and weight do not hold for it",
+                        comm, pid, set->v[k].path, r->devs[di].dev->ds.name, reason);
+        }
+    }
+}
+
+static void cgroup_findings(const struct result *r, struct verdicts *v)
+{
+    const struct cgroup_set *set = r->cur ? r->cur->cgroups : NULL;
+    if (!set || !r->cgroups || r->ncgroups != set->n)
+        return;
+    bool *devs = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(bool));
+    for (size_t k = 0; k < r->ncgroups; k++) {
+        cg_weight_rule(r, set, (int)k, devs, v);
+        cg_limit_rule(r, (int)k, v);
+        cg_iostat_rules(r, (int)k, v);
+    }
+    free(devs);
+    cg_task_rules(r, set, v);
+}
+
 static int cmp_warning(const void *a, const void *b, void *ctx)
 {
     const struct result *r = ctx;
@@ -322,6 +594,7 @@ void verdict_compute(const struct result *r, struct verdicts *out)
             task_on_device(r, ti, td->idx[k], (td->buffered >> k) & 1u, out);
     }
     free(hidden);
+    cgroup_findings(r, out);
     if (out->n)   /* qsort_r wants a non-null array even for no elements */
         qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);
 }

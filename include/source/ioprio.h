@@ -12,7 +12,9 @@
 #include <sys/types.h>
 
 enum ioprio_class { IOC_NONE = 0, IOC_RT = 1, IOC_BE = 2, IOC_IDLE = 3 };
-enum ioprio_source { IOS_EXPLICIT, IOS_NICE, IOS_POLICY };
+/* IOS_CGROUP: the cgroup's io.prio.class rewrote the task's value in the block layer
+ * (cgroups.h fills it; every reader of the request's priority sees it, bfq does not). */
+enum ioprio_source { IOS_EXPLICIT, IOS_NICE, IOS_POLICY, IOS_CGROUP };
 
 #define IOPRIO_CLASS_OF(v) (((unsigned)(v) >> 13) & 0x7)
 #define IOPRIO_LEVEL_OF(v) ((unsigned)(v) & 0x7)
@@ -37,6 +39,6 @@ bool ioprio_is_default(struct ioprio_eff e);
 int ioprio_read(pid_t tid);
 
 const char *ioprio_class_name(enum ioprio_class c);    /* "none" "rt" "be" "idle" */
-const char *ioprio_source_name(enum ioprio_source s);  /* "explicit" "nice" "policy" */
+const char *ioprio_source_name(enum ioprio_source s);  /* "explicit" "nice" "policy" "cgroup" */
 
 #endif

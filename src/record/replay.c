@@ -22,6 +22,7 @@
 #include "record/json.h"
 #include "record/store.h"
 #include "util/escape.h"
+#include "record/replay_cgroups.h"
 #include "util.h"
 #include "record/sample.h"
 #include "util/fmt.h"
@@ -562,7 +563,7 @@ static bool eff_class_lookup(const char *s, int *out)
 
 static bool source_lookup(const char *s, int *out)
 {
-    for (int v = IOS_EXPLICIT; v <= IOS_POLICY; v++)
+    for (int v = IOS_EXPLICIT; v <= IOS_CGROUP; v++)
         if (strcmp(s, ioprio_source_name((enum ioprio_source)v)) == 0)
             return *out = v, true;
     return false;
@@ -1291,6 +1292,7 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         return dfail(d, "device", "\"%s\" is not among the sample's devices", shown(buf, dev, len));
     }
     w->task = -1;                    /* a device finding has no pid */
+    w->cgroup = -1;                  /* recordings carry no cgroup index (cgroups.h) */
     if (json_get(o, "pid")) {
         int64_t pid;
         if ((rc = get_int(d, o, "pid", 0, INT_MAX, &pid)))
@@ -1393,6 +1395,16 @@ static int decode_notes(struct dec *d, const struct json_value *root, struct sna
     return rc;
 }
 
+/* ---- the cgroup lens (record/replay_cgroups.h) ------------------------------------------ */
+
+static int decode_cgroups(struct dec *d, const struct json_value *root, struct replay_frame *f)
+{
+    char msg[256];
+    if (replay_cgroups_decode(root, f, msg, sizeof(msg)) == 0)
+        return 0;
+    return dfail(d, NULL, "%s", msg);
+}
+
 /* ---- one sample ------------------------------------------------------------------------- */
 
 static int decode_sample(struct dec *d, const struct json_value *root, struct replay_frame *f)
@@ -1409,7 +1421,7 @@ static int decode_sample(struct dec *d, const struct json_value *root, struct re
         (rc = add_stubs(d, warnings, f->snap.threads, &pt, &f->nunlisted)))
         goto out;
     layout_tasks(f, &pt);
-    if ((rc = decode_warnings(d, warnings, &dix, f)))
+    if ((rc = decode_warnings(d, warnings, &dix, f)) || (rc = decode_cgroups(d, root, f)))
         goto out;
     rc = decode_notes(d, root, &f->snap);
 out:

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "source/cgroups.h"
 #include "util/escape.h"
 #include "record/sample.h"
 #include "util.h"
@@ -224,6 +225,8 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_close(w, '}');
 }
 
+static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti);   /* the cgroup lens, below */
+
 static void json_task(struct jw *w, const struct result *r, size_t ti, const struct verdicts *v,
                       const struct warn_index *ix)
 {
@@ -274,12 +277,193 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
             jw_str(w, NULL, r->devs[td->idx[k]].dev->ds.name);
         jw_close(w, ']');
     }
+    json_task_cgroup(w, r, ti);
     jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));
     jw_open(w, "warnings", '[');
     for (size_t k = ix->first[ti]; k < ix->first[ti + 1]; k++)
         json_warning(w, r, &v->w[ix->order[k]], false);
     jw_close(w, ']');
     jw_close(w, '}');
+}
+
+/* ---- The cgroup lens (cgroups.h; docs/json.md "cgroups") -------------------------------- */
+
+/* A device by major:minor: its name when listed, else "MAJ:MIN". */
+static void jw_dev(struct jw *w, const char *key, const struct result *r, unsigned major, unsigned minor)
+{
+    for (size_t i = 0; i < r->ndevs; i++)
+        if (r->devs[i].dev->ds.major == major && r->devs[i].dev->ds.minor == minor) {
+            jw_str(w, key, r->devs[i].dev->ds.name);
+            return;
+        }
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%u:%u", major, minor);
+    jw_str(w, key, buf);
+}
+
+static void jw_limit(struct jw *w, const char *key, uint64_t v)
+{
+    if (v == CG_UNLIMITED)
+        jw_str(w, key, NULL);
+    else
+        jw_int(w, key, (long long)v);
+}
+
+static void json_cg_weight(struct jw *w, const char *key, const struct result *r, int err,
+                           const struct cg_weight *x)
+{
+    if (err) {
+        jw_key(w, key);
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, key, '{');
+    jw_known(w, "default", x->dflt);
+    jw_open(w, "devices", '[');
+    for (unsigned i = 0; i < x->n; i++) {
+        jw_open(w, NULL, '{');
+        jw_dev(w, "device", r, x->row[i].major, x->row[i].minor);
+        jw_int(w, "weight", x->row[i].weight);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_close(w, '}');
+}
+
+static void json_cg_settings(struct jw *w, const struct result *r, const struct cgroup_entry *e)
+{
+    const struct cgroup_settings *s = &e->settings;
+    jw_open(w, "settings", '{');
+    jw_str(w, "hierarchy", s->v1 ? "v1-blkio" : "v2");
+    if (s->iomax_err) {
+        jw_key(w, "io_max");
+        fputs("null", w->f);
+    } else {
+        jw_open(w, "io_max", '[');
+        for (unsigned i = 0; i < s->iomax.n; i++) {
+            const struct cg_limit_row *l = &s->iomax.row[i];
+            jw_open(w, NULL, '{');
+            jw_dev(w, "device", r, l->major, l->minor);
+            jw_limit(w, "rbps", l->rbps);
+            jw_limit(w, "wbps", l->wbps);
+            jw_limit(w, "riops", l->riops);
+            jw_limit(w, "wiops", l->wiops);
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+    }
+    json_cg_weight(w, "io_weight", r, s->weight_err, &s->weight);
+    json_cg_weight(w, "io_bfq_weight", r, s->bfq_weight_err, &s->bfq_weight);
+    jw_str(w, "io_prio_class", s->prio_err ? NULL : cgroup_prio_name(s->prio));
+    /* Why the v2 controls are absent, when they are. */
+    const char *why = NULL;
+    if (s->v1)
+        why = "no cgroup v2 hierarchy: only the v1 blkio throttle limits are known";
+    else if (s->iomax_err == -ENOENT && e->parent < 0)
+        why = "the root cgroup has no io controls";
+    else if (s->iomax_err == -ENOENT)
+        why = "the io controller is not enabled for this cgroup (or is bound to a v1 hierarchy)";
+    else if (s->iomax_err)
+        why = source_err_text(s->iomax_err);
+    jw_str(w, "unavailable", why);
+    jw_close(w, '}');
+}
+
+static void json_cgroup(struct jw *w, const struct result *r, size_t k, const struct verdicts *v)
+{
+    const struct cgroup_rates *c = &r->cgroups[k];
+    const struct cgroup_entry *e = c->cg;
+    jw_open(w, NULL, '{');
+    jw_str(w, "path", e->path);
+    jw_key(w, "parent");
+    if (e->parent < 0)
+        fputs("null", w->f);
+    else
+        esc_json(w->f, r->cgroups[e->parent].cg->path, strlen(r->cgroups[e->parent].cg->path));
+    jw_str(w, "unit", e->names.unit[0] ? e->names.unit : NULL);
+    if (e->names.runtime[0]) {
+        jw_open(w, "container", '{');
+        jw_str(w, "runtime", e->names.runtime);
+        jw_str(w, "id", e->names.id);
+        jw_str(w, "short_id", e->names.short_id);
+        jw_close(w, '}');
+    } else {
+        jw_str(w, "container", NULL);
+    }
+    if (e->names.pod_uid[0]) {
+        jw_open(w, "pod", '{');
+        jw_str(w, "uid", e->names.pod_uid);
+        jw_str(w, "qos", e->names.qos);
+        jw_close(w, '}');
+    } else {
+        jw_str(w, "pod", NULL);
+    }
+    jw_int(w, "tasks", e->ntasks);
+    jw_int(w, "tasks_below", c->ntasks);
+    jw_num(w, "read_bps", c->read_bps);
+    jw_num(w, "write_bps", c->write_bps);
+    jw_int(w, "io_unknown", c->io_unknown);
+    jw_num(w, "io_delay_pct", c->io_delay_pct);
+    jw_open(w, "io_pressure", '{');
+    jw_num(w, "some_pct", c->some_pct);
+    jw_num(w, "full_pct", c->full_pct);
+    /* absent: no PSI, or a v1 hierarchy (source_err_text would say "exited") */
+    jw_str(w, "error", !e->pressure.err ? NULL : e->pressure.err == -ENOENT ? "absent"
+                                                   : source_err_text(e->pressure.err));
+    jw_close(w, '}');
+    if (e->iostat_err) {
+        jw_key(w, "io_stat");
+        fputs("null", w->f);
+    } else {
+        jw_open(w, "io_stat", '[');
+        for (unsigned i = 0; i < c->ndev; i++) {
+            const struct cgroup_dev_rates *d = &c->dev[i];
+            jw_open(w, NULL, '{');
+            jw_dev(w, "device", r, d->major, d->minor);
+            jw_num(w, "rbps", d->rbps);
+            jw_num(w, "wbps", d->wbps);
+            jw_num(w, "riops", d->riops);
+            jw_num(w, "wiops", d->wiops);
+            jw_num(w, "cost_wait_pct", d->cost_wait_pct);
+            jw_num(w, "cost_indelay_pct", d->cost_indelay_pct);
+            jw_key(w, "latency_depth");
+            if (!d->has_lat || d->lat_depth < 0)
+                fputs("null", w->f);
+            else
+                put_ll(w->f, d->lat_depth);
+            jw_close(w, '}');
+        }
+        jw_close(w, ']');
+    }
+    json_cg_settings(w, r, e);
+    jw_open(w, "warnings", '[');
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].cgroup == (int)k)
+            json_warning(w, r, &v->w[i], true);
+    jw_close(w, ']');
+    jw_close(w, '}');
+}
+
+/* Top-level "cgroups": the tree, a parent before its children; absent when not sampled
+ * (no tasks, or a recording made before the cgroup lens: replayed as it was). */
+static void json_cgroups(struct jw *w, const struct result *r, const struct verdicts *v)
+{
+    const struct cgroup_set *set = r->cur->cgroups;
+    if (!set || !r->cgroups)
+        return;
+    jw_open(w, "cgroups", '[');
+    for (size_t k = 0; k < r->ncgroups; k++)
+        json_cgroup(w, r, k, v);
+    jw_close(w, ']');
+}
+
+/* Per process: the path of its cgroup (null: unknown); absent with "cgroups". */
+static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti)
+{
+    if (!r->cur->cgroups || !r->cgroups)
+        return;
+    int k = cgroup_of_task(r, ti);
+    jw_str(w, "cgroup", k >= 0 ? r->cgroups[k].cg->path : NULL);
 }
 
 int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
@@ -309,6 +493,8 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
             json_task(&w, r, i, v, &ix);
     jw_close(&w, ']');
     warn_index_free(&ix);
+
+    json_cgroups(&w, r, v);
 
     jw_open(&w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)

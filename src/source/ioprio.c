@@ -66,6 +66,6 @@ const char *ioprio_class_name(enum ioprio_class c)
 
 const char *ioprio_source_name(enum ioprio_source s)
 {
-    static const char *const names[] = { "explicit", "nice", "policy" };
-    return (unsigned)s < 3 ? names[s] : "?";
+    static const char *const names[] = { "explicit", "nice", "policy", "cgroup" };
+    return (unsigned)s < 4 ? names[s] : "?";
 }

@@ -221,3 +221,11 @@ int stream_flush(FILE *f)
         return errno ? -errno : -EIO;
     return ferror(f) ? (earlier ? -earlier : -EIO) : 0;
 }
+
+uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}

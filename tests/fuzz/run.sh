@@ -56,6 +56,14 @@ prepare() {
     replay)    seed_from "$c" '' tests/fixtures/replay/*.jsonl ;;
     json)      seed_from "$c" '\000' tests/fixtures/replay/*.jsonl
                seed_from "$c" '\001' tests/fixtures/replay/*.jsonl ;;
+    cgroup)    seed_from "$c" '\000' $(find tests/fixtures/cgroup -name mountinfo)
+               seed_from "$c" '\001' $(find tests/fixtures/cgroup -name cgroup -path '*/proc/*')
+               seed_from "$c" '\002' $(find tests/fixtures/cgroup -name io.stat)
+               seed_from "$c" '\003' $(find tests/fixtures/cgroup -name io.max)
+               seed_from "$c" '\004\001' $(find tests/fixtures/cgroup -name 'blkio.throttle.*')
+               seed_from "$c" '\005' $(find tests/fixtures/cgroup -name 'io*weight')
+               seed_from "$c" '\006' $(find tests/fixtures/cgroup -name io.cost.qos)
+               seed_from "$c" '\007' $(find tests/fixtures/cgroup -name io.prio.class) ;;
     units)     mapfile -t fs < <(find tests/fixtures/units -type f)
                seed_from "$c" '\000' "${fs[@]}"
                seed_from "$c" '\001' "${fs[@]}" ;;

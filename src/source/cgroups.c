@@ -1,0 +1,682 @@
+/* source/cgroups.c: task -> cgroup membership on a slow cadence, the set of cgroups a snapshot
+ * shows, and their rates (cgroups.h). */
+#include "source/cgroups.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* A cgroup the sampler has met: its path, its place in the tree and the controls last
+ * read (they change rarely; read every rescan_s). */
+struct cg_known {
+    char *path;
+    char *rel;                       /* relative to the hierarchy's root directory */
+    int   parent;                    /* index in known[]; -1 for the root */
+    int   depth;
+    struct cgroup_names names;
+    struct cgroup_settings settings;
+    double settings_due;
+    bool  iostat_absent;             /* io.stat was ENOENT: not asked again before settings_due */
+    unsigned long used_gen;
+    int   set_idx;                   /* index in the set being built */
+    unsigned holds;                  /* listed tasks directly in it at the last take */
+    struct psi_sample pressure;      /* io.pressure as last read or carried forward */
+    unsigned long pressure_gen;      /* the take that set it */
+    bool  quiet;                     /* its "some" total did not move in that take */
+    int   fd[2];                     /* io.pressure and io.stat kept open (-1: not) */
+};
+
+/* Files kept open for the cgroups read every refresh: one pread instead of openat, read
+ * and close, each a costly system call on a paravirtualised machine (bench/cgcost).
+ * At most this many, and a quarter of the soft fd limit: the rest of the fd table is
+ * the device handles' and /proc's. */
+#define CG_FILES_MAX 512
+
+/* A task's membership, in an array sorted by pid like the snapshot's tasks. */
+struct task_cg {
+    pid_t id;
+    unsigned long long start_ticks;
+    int   known;                     /* index into known[], -1 unknown */
+    int   err;
+};
+
+struct cgroup_src {
+    int proc_fd, sys_fd;
+    double rescan_s;
+    double hier_due;
+    int   hier_err;                  /* no hierarchy: why */
+    bool  v1_only;
+    char  mount_root[CG_PATH_MAX];   /* mountinfo root field of the hierarchy shown */
+    struct cgroup_mounts mounts;
+    int   root_fd;                   /* the hierarchy shown */
+    int   io_on_v2, memory_on_v2;
+    int   costqos_err;
+    struct cg_costqos costqos;
+    struct cg_known *known;
+    size_t nknown, capknown;
+    size_t *slots;                   /* open addressing on path: index + 1, 0 empty */
+    size_t nslots;
+    struct task_cg *tasks;
+    size_t ntasks;
+    unsigned long gen;
+    double verify_due;               /* next check of every membership (cgroup.procs) */
+    int   nfiles, files_max;
+};
+
+/* A pid and the known[] cgroup whose listing holds it. */
+struct listed {
+    pid_t id;
+    int   known;
+};
+
+static void rehash(struct cgroup_src *s)
+{
+    free(s->slots);
+    s->nslots = 64;
+    while (s->nslots < 2 * s->nknown + 2)
+        s->nslots *= 2;
+    s->slots = xcalloc(s->nslots, sizeof(*s->slots));
+    for (size_t i = 0; i < s->nknown; i++) {
+        size_t h = (size_t)hash_str(s->known[i].path) & (s->nslots - 1);
+        while (s->slots[h])
+            h = (h + 1) & (s->nslots - 1);
+        s->slots[h] = i + 1;
+    }
+}
+
+/* The known[] index of path, added (with its ancestors) when new; -1 when it cannot be
+ * placed in the hierarchy shown. */
+static int intern(struct cgroup_src *s, const char *path, double mono)
+{
+    if (!s->slots || 2 * (s->nknown + 1) > s->nslots)
+        rehash(s);
+    size_t h = (size_t)hash_str(path) & (s->nslots - 1);
+    while (s->slots[h]) {
+        if (strcmp(s->known[s->slots[h] - 1].path, path) == 0)
+            return (int)(s->slots[h] - 1);
+        h = (h + 1) & (s->nslots - 1);
+    }
+    char rel[CG_PATH_MAX];
+    if (cgroup_rel_path(s->mount_root, path, rel, sizeof(rel)))
+        return -1;
+    int parent = -1;
+    if (strcmp(path, "/") != 0) {
+        char up[CG_PATH_MAX];
+        str_copy(up, path, sizeof(up));
+        char *slash = strrchr(up, '/');
+        if (slash == up)
+            up[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        /* At the top of a subtree mounted in a namespace, the mount's root is the root. */
+        if (cgroup_rel_path(s->mount_root, up, rel, sizeof(rel)) == 0) {
+            parent = intern(s, up, mono);
+            if (parent < 0)
+                return -1;
+        }
+        cgroup_rel_path(s->mount_root, path, rel, sizeof(rel));
+    }
+    if (s->nknown == s->capknown) {
+        s->capknown = s->capknown ? s->capknown * 2 : 64;
+        s->known = xreallocarray(s->known, s->capknown, sizeof(*s->known));
+    }
+    struct cg_known *k = &s->known[s->nknown];
+    memset(k, 0, sizeof(*k));
+    k->path = xstrdup(path);
+    k->rel = xstrdup(rel);
+    k->parent = parent;
+    k->depth = parent < 0 ? 0 : s->known[parent].depth + 1;
+    cgroup_names_of(path, &k->names);
+    k->settings_due = mono;          /* read at its first use */
+    k->fd[0] = k->fd[1] = -1;
+    s->nknown++;
+    if (2 * s->nknown > s->nslots) {
+        rehash(s);
+    } else {
+        h = (size_t)hash_str(path) & (s->nslots - 1);
+        while (s->slots[h])
+            h = (h + 1) & (s->nslots - 1);
+        s->slots[h] = s->nknown;
+    }
+    return (int)(s->nknown - 1);
+}
+
+static void close_files(struct cgroup_src *s, struct cg_known *k)
+{
+    for (int f = 0; f < 2; f++)
+        if (k->fd[f] >= 0) {
+            close(k->fd[f]);
+            k->fd[f] = -1;
+            s->nfiles--;
+        }
+}
+
+static void forget_known(struct cgroup_src *s)
+{
+    for (size_t i = 0; i < s->nknown; i++) {
+        close_files(s, &s->known[i]);
+        free(s->known[i].path);
+        free(s->known[i].rel);
+    }
+    s->nknown = 0;
+    free(s->slots);
+    s->slots = NULL;
+    s->nslots = 0;
+}
+
+/* Cgroups come and go (every container start makes some): drop those no listed task
+ * was in for a while, keeping the indices the task cache holds valid. */
+static void compact_known(struct cgroup_src *s)
+{
+    if (s->nknown < 1024)
+        return;
+    size_t used = 0;
+    for (size_t i = 0; i < s->nknown; i++)
+        used += s->known[i].used_gen == s->gen;
+    if (s->nknown < 4 * used)
+        return;
+    int *map = xcalloc(s->nknown, sizeof(int));
+    size_t n = 0;
+    for (size_t i = 0; i < s->nknown; i++) {
+        if (s->known[i].used_gen == s->gen) {
+            map[i] = (int)n;
+            s->known[n++] = s->known[i];   /* parents come first: already moved */
+        } else {
+            map[i] = -1;
+            close_files(s, &s->known[i]);
+            free(s->known[i].path);
+            free(s->known[i].rel);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s->known[i].parent >= 0)
+            s->known[i].parent = map[s->known[i].parent];
+    for (size_t i = 0; i < s->ntasks; i++)
+        if (s->tasks[i].known >= 0)
+            s->tasks[i].known = map[s->tasks[i].known];
+    s->nknown = n;
+    free(map);
+    rehash(s);
+}
+
+/* Mount table, the hierarchy shown and its root's files: on the slow cadence. */
+static void read_hierarchy(struct cgroup_src *s, double mono)
+{
+    s->hier_due = mono + s->rescan_s;
+    struct cgroup_mounts m;
+    int err = cgroup_mounts_read(s->proc_fd, &m);
+    const char *mp = NULL, *root = NULL;
+    bool v1 = false;
+    if (!err && m.has_v2) {
+        mp = m.v2;
+        root = m.v2_root;
+    } else if (!err && m.has_blkio) {
+        mp = m.blkio;
+        root = m.blkio_root;
+        v1 = true;
+    }
+    bool same = s->root_fd >= 0 && mp && strcmp(mp, s->mounts.has_v2 ? s->mounts.v2 : s->mounts.blkio) == 0 &&
+                v1 == s->v1_only && strcmp(root, s->mount_root) == 0;
+    s->mounts = m;
+    if (!same) {
+        /* Another hierarchy: every path and task membership read so far is void. */
+        if (s->root_fd >= 0)
+            close(s->root_fd);
+        s->root_fd = -1;
+        forget_known(s);
+        for (size_t i = 0; i < s->ntasks; i++) {
+            s->tasks[i].known = -1;
+            s->tasks[i].err = 0;     /* read again at next sight */
+        }
+        s->hier_err = err ? err : mp ? 0 : -ENOENT;
+        if (mp) {
+            int fd = cgroup_open_mount(s->sys_fd, mp);
+            if (fd < 0)
+                s->hier_err = fd;
+            else
+                s->root_fd = fd;
+            str_copy(s->mount_root, root, sizeof(s->mount_root));
+        }
+        s->v1_only = v1;
+    }
+    if (s->root_fd < 0 || v1) {
+        s->io_on_v2 = s->memory_on_v2 = v1 ? 0 : -1;
+        s->costqos_err = -ENOENT;
+        memset(&s->costqos, 0, sizeof(s->costqos));
+        return;
+    }
+    int io = cgroup_has_controller(s->root_fd, "io");
+    int mem = cgroup_has_controller(s->root_fd, "memory");
+    s->io_on_v2 = io < 0 ? -1 : io;
+    s->memory_on_v2 = mem < 0 ? -1 : mem;
+    s->costqos_err = cgroup_costqos_read(s->root_fd, &s->costqos);
+}
+
+struct cgroup_src *cgroups_open(int proc_fd, int sys_fd, double rescan_s)
+{
+    struct cgroup_src *s = xcalloc(1, sizeof(*s));
+    s->proc_fd = proc_fd;
+    s->sys_fd = sys_fd;
+    s->rescan_s = rescan_s > 0 ? rescan_s : 5.0;
+    s->root_fd = -1;
+    s->hier_due = -1e300;
+    s->verify_due = -1e300;
+    struct rlimit rl;
+    s->files_max = CG_FILES_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < CG_FILES_MAX)
+        s->files_max = (int)(rl.rlim_cur / 4);
+    return s;
+}
+
+void cgroups_close(struct cgroup_src *s)
+{
+    if (!s)
+        return;
+    forget_known(s);
+    free(s->known);
+    free(s->tasks);
+    if (s->root_fd >= 0)
+        close(s->root_fd);
+    free(s);
+}
+
+static void read_task(struct cgroup_src *s, const struct task_sample *t, double mono, struct task_cg *c)
+{
+    c->id = t->id;
+    c->start_ticks = t->start_ticks;
+    c->known = -1;
+    struct cgroup_membership m;
+    c->err = cgroup_proc_read(s->proc_fd, t->id, &m);
+    if (c->err)
+        return;
+    const char *path = s->v1_only ? (m.has_blkio ? m.blkio : NULL) : (m.has_v2 ? m.v2 : NULL);
+    if (!path) {
+        c->err = -ENOENT;
+        return;
+    }
+    c->known = intern(s, path, mono);
+    if (c->known < 0)
+        c->err = -ENOENT;       /* outside the subtree this namespace mounted */
+}
+
+static void join_path(char *out, size_t n, const char *rel, const char *file)
+{
+    snprintf(out, n, "%s/%s", rel, file);
+}
+
+/* Read file `name` of cgroup k through its kept-open fd (slot), opening it when the
+ * budget allows. A kept fd of a cgroup removed meanwhile fails (ENODEV): it is closed
+ * and the file read by path, which says what is there now. */
+static ssize_t read_kept(struct cgroup_src *s, struct cg_known *k, int slot, const char *name,
+                         char *buf, size_t cap)
+{
+    if (k->fd[slot] >= 0) {
+        ssize_t n = pread(k->fd[slot], buf, cap - 1, 0);
+        if (n >= 0) {
+            buf[n] = '\0';
+            return n;
+        }
+        close(k->fd[slot]);
+        k->fd[slot] = -1;
+        s->nfiles--;
+    }
+    char path[CG_PATH_MAX + 32];
+    join_path(path, sizeof(path), k->rel, name);
+    if (s->nfiles < s->files_max) {
+        int fd = openat(s->root_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        ssize_t n = pread(fd, buf, cap - 1, 0);
+        if (n < 0) {
+            n = -errno;
+            close(fd);
+            return n;
+        }
+        buf[n] = '\0';
+        k->fd[slot] = fd;
+        s->nfiles++;
+        return n;
+    }
+    return read_file_at(s->root_fd, path, buf, cap);
+}
+
+/* Read what changes every refresh (pressure, io.stat), and the controls when due. */
+static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, struct cgroup_entry *e)
+{
+    char buf[8192];
+    bool root = k->parent < 0;
+    if (mono >= k->settings_due) {
+        k->settings_due = mono + s->rescan_s;
+        k->iostat_absent = false;
+        /* Without the io controller in the hierarchy no cgroup has its files (only
+         * io.pressure, which is PSI's): not asked, as on this project's test machines. */
+        bool no_io = !s->v1_only && s->io_on_v2 == 0;
+        bool v2_root = root && !s->v1_only;     /* the root has none of the controls */
+        int dfd = no_io || v2_root ? -ENOENT : openat(s->root_fd, k->rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (no_io || v2_root) {
+            memset(&k->settings, 0, sizeof(k->settings));
+            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
+                k->settings.prio_err = -ENOENT;
+            k->iostat_absent = no_io;
+        } else if (dfd < 0) {
+            memset(&k->settings, 0, sizeof(k->settings));
+            k->settings.iomax_err = k->settings.weight_err = k->settings.bfq_weight_err =
+                k->settings.prio_err = -errno;
+        } else {
+            if (s->v1_only)
+                cgroup_settings_read_v1(dfd, &k->settings);
+            else
+                cgroup_settings_read(dfd, &k->settings);
+            close(dfd);
+        }
+    }
+    e->settings = k->settings;
+    if (s->v1_only) {
+        e->pressure.err = -ENOENT;   /* PSI files exist in v2 only */
+        e->iostat_err = -ENOENT;
+        return;
+    }
+    /* PSI is hierarchical: a task stalled anywhere below a cgroup makes the cgroup's own
+     * "some" state active (kernel/sched/psi.c updates every ancestor's group). So when a
+     * parent's "some" total did not move since the last take, no task below it stalled,
+     * and its children's totals are where they were: carried forward, not read. On a
+     * machine of 500 mostly quiet services only the stalling branches are read. */
+    ssize_t n;
+    const struct cg_known *pk = k->parent >= 0 ? &s->known[k->parent] : NULL;
+    if (pk && pk->quiet && pk->pressure_gen == s->gen && k->pressure_gen == s->gen - 1 &&
+        !k->pressure.err) {
+        e->pressure = k->pressure;
+        k->quiet = true;
+    } else {
+        n = read_kept(s, k, 0, "io.pressure", buf, sizeof(buf));
+        if (n < 0) {
+            memset(&e->pressure, 0, sizeof(e->pressure));
+            e->pressure.err = (int)n;
+        } else {
+            psi_parse(buf, (size_t)n, &e->pressure);
+        }
+        k->quiet = k->pressure_gen == s->gen - 1 && !k->pressure.err && !e->pressure.err &&
+                   e->pressure.some.valid && k->pressure.some.valid &&
+                   e->pressure.some.total_us == k->pressure.some.total_us;
+    }
+    k->pressure = e->pressure;
+    k->pressure_gen = s->gen;
+    if (k->iostat_absent) {
+        e->iostat_err = -ENOENT;
+        return;
+    }
+    n = read_kept(s, k, 1, "io.stat", buf, sizeof(buf));
+    if (n < 0) {
+        e->iostat_err = (int)n;
+        if (n == -ENOENT)
+            k->iostat_absent = true;
+    } else {
+        struct cg_iostat st;
+        e->iostat_err = cgroup_iostat_parse(buf, (size_t)n, &st);
+        if (!e->iostat_err && st.n) {
+            e->niostat = st.n;
+            e->iostat_row = xreallocarray(NULL, st.n, sizeof(*e->iostat_row));
+            memcpy(e->iostat_row, st.row, st.n * sizeof(*e->iostat_row));
+        }
+    }
+}
+
+/* Children in path order, after their parent: the tree as a list. */
+static int cmp_known_path(const void *a, const void *b, void *ctx)
+{
+    const struct cgroup_src *s = ctx;
+    const struct cg_known *x = &s->known[*(const int *)a], *y = &s->known[*(const int *)b];
+    return strcmp(x->path, y->path);
+}
+
+static void tree_order(struct cgroup_src *s, int *used, size_t nused, int *out)
+{
+    /* Sort by path, then emit depth-first: each node's children are the used nodes whose
+     * parent it is, linked in path order (positions in used[] + 1; 0 ends a list). */
+    qsort_r(used, nused, sizeof(int), cmp_known_path, s);
+    size_t *first = xcalloc(s->nknown + 1, sizeof(size_t));
+    size_t *last = xcalloc(s->nknown + 1, sizeof(size_t));
+    size_t *next = xcalloc(nused ? nused : 1, sizeof(size_t));
+    size_t *cursor = xcalloc(nused ? nused : 1, sizeof(size_t));
+    size_t *stack = xcalloc(nused ? nused : 1, sizeof(size_t));
+    for (size_t i = 0; i < nused; i++) {
+        int p = s->known[used[i]].parent;
+        if (p < 0 || s->known[p].used_gen != s->gen)
+            continue;
+        if (!first[p])
+            first[p] = i + 1;
+        else
+            next[last[p] - 1] = i + 1;
+        last[p] = i + 1;
+    }
+    size_t k = 0;
+    for (size_t r = 0; r < nused; r++) {
+        int p = s->known[used[r]].parent;
+        if (p >= 0 && s->known[p].used_gen == s->gen)
+            continue;                 /* not a root of the listed tree */
+        size_t sp = 0;
+        out[k++] = used[r];
+        cursor[r] = first[used[r]];
+        stack[sp++] = r;
+        while (sp) {
+            size_t top = stack[sp - 1];
+            size_t c = cursor[top];
+            if (!c) {
+                sp--;
+                continue;
+            }
+            cursor[top] = next[c - 1];
+            out[k++] = used[c - 1];
+            cursor[c - 1] = first[used[c - 1]];
+            stack[sp++] = c - 1;
+        }
+    }
+    free(first);
+    free(last);
+    free(next);
+    free(cursor);
+    free(stack);
+}
+
+static int cmp_listed(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Every member of the cgroups that held a task at the last take, from their listings
+ * (cgroup.procs; cgroup.threads, or v1's tasks, for threads): one read per cgroup
+ * instead of one /proc/PID/cgroup per task. Sorted by pid. */
+static size_t list_members(struct cgroup_src *s, bool threads, struct listed **out)
+{
+    const char *file = !threads ? "cgroup.procs" : s->v1_only ? "tasks" : "cgroup.threads";
+    struct listed *v = NULL;
+    size_t n = 0, cap = 0;
+    char path[CG_PATH_MAX + 32];
+    for (size_t k = 0; k < s->nknown; k++) {
+        if (!s->known[k].holds)
+            continue;
+        join_path(path, sizeof(path), s->known[k].rel, file);
+        char *buf = NULL;
+        ssize_t len = read_file_alloc_at(s->root_fd, path, &buf, 64u << 20);
+        if (len < 0)
+            continue;                /* gone: its tasks are read again one by one */
+        const char *p = buf, *end = buf + len;
+        while (p < end) {
+            uint64_t id;
+            if (parse_u64(&p, end, &id) == 0 && id > 0 && id <= INT32_MAX) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    v = xreallocarray(v, cap, sizeof(*v));
+                }
+                v[n++] = (struct listed){ (pid_t)id, (int)k };
+            }
+            while (p < end && *p != '\n')
+                p++;
+            p++;
+        }
+        free(buf);
+    }
+    if (n)
+        qsort(v, n, sizeof(*v), cmp_listed);
+    *out = v;
+    return n;
+}
+
+/* Does the listing put task id in cgroup k? */
+static bool listed_in(const struct listed *v, size_t n, pid_t id, int k)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].id == id && v[lo].known == k;
+}
+
+struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool threads,
+                                const struct task_sample *tasks, size_t ntasks)
+{
+    struct cgroup_set *set = xcalloc(1, sizeof(*set));
+    double mono = mono_now;
+    s->gen++;
+    if (mono >= s->hier_due)
+        read_hierarchy(s, mono);
+    set->err = s->hier_err;
+    set->v1_only = s->v1_only;
+    str_copy(set->mount, s->mounts.has_v2 && !s->v1_only ? s->mounts.v2 : s->mounts.blkio, sizeof(set->mount));
+    set->io_on_v2 = s->io_on_v2;
+    set->memory_on_v2 = s->memory_on_v2;
+    set->costqos_err = s->costqos_err;
+    set->costqos = s->costqos;
+    set->nmounts = s->mounts.nblock;
+    set->mounts_truncated = s->mounts.block_truncated;
+    memcpy(set->mounts, s->mounts.block, sizeof(set->mounts));
+    set->ntasks = ntasks;
+    set->task_cg = xcalloc(ntasks ? ntasks : 1, sizeof(int));
+    set->task_err = xcalloc(ntasks ? ntasks : 1, sizeof(int));
+
+    /* A task's cgroup is read from /proc/PID/cgroup when the task is new. Tasks rarely
+     * move (a runtime or systemd moves one once, at its start), so every rescan_s the
+     * listings of the cgroups that hold tasks are read instead, and only a task missing
+     * from its cgroup's listing (it moved, or the cgroup went) is read again: at 10,000
+     * tasks in 500 cgroups, 500 reads every rescan_s instead of 10,000 (bench/cgcost). */
+    struct listed *lst = NULL;
+    size_t nlst = 0;
+    bool verify = s->root_fd >= 0 && mono >= s->verify_due;
+    if (verify) {
+        s->verify_due = mono + s->rescan_s;
+        nlst = list_members(s, threads, &lst);
+    }
+    /* Walk the cache and the tasks together (both sorted by id). */
+    struct task_cg *nt = xcalloc(ntasks ? ntasks : 1, sizeof(*nt));
+    size_t j = 0;
+    for (size_t i = 0; i < ntasks; i++) {
+        const struct task_sample *t = &tasks[i];
+        while (j < s->ntasks && s->tasks[j].id < t->id)
+            j++;
+        struct task_cg *c = &nt[i];
+        const struct task_cg *o = j < s->ntasks && s->tasks[j].id == t->id &&
+                                  s->tasks[j].start_ticks == t->start_ticks ? &s->tasks[j] : NULL;
+        if (o && o->known >= 0 && (!verify || listed_in(lst, nlst, t->id, o->known)))
+            *c = *o;
+        else if (o && o->known < 0 && o->err && !verify)
+            *c = *o;                 /* unreadable: tried again at the next check */
+        else if (s->root_fd >= 0)
+            read_task(s, t, mono, c);
+        else
+            *c = (struct task_cg){ .id = t->id, .start_ticks = t->start_ticks, .known = -1,
+                                   .err = s->hier_err };
+        set->task_err[i] = c->err;
+        set->task_cg[i] = c->known;
+        for (int k = c->known; k >= 0 && s->known[k].used_gen != s->gen; k = s->known[k].parent)
+            s->known[k].used_gen = s->gen;
+    }
+    free(lst);
+    free(s->tasks);
+    s->tasks = nt;
+    s->ntasks = ntasks;
+    for (size_t k = 0; k < s->nknown; k++)
+        s->known[k].holds = 0;
+    for (size_t i = 0; i < s->ntasks; i++)
+        if (nt[i].known >= 0)
+            s->known[nt[i].known].holds++;
+
+    size_t nused = 0;
+    for (size_t k = 0; k < s->nknown; k++)
+        nused += s->known[k].used_gen == s->gen;
+    int *used = xcalloc(nused ? nused : 1, sizeof(int));
+    int *order = xcalloc(nused ? nused : 1, sizeof(int));
+    nused = 0;
+    for (size_t k = 0; k < s->nknown; k++)
+        if (s->known[k].used_gen == s->gen)
+            used[nused++] = (int)k;
+    tree_order(s, used, nused, order);
+    set->n = nused;
+    set->v = xcalloc(nused ? nused : 1, sizeof(*set->v));
+    for (size_t i = 0; i < nused; i++)
+        s->known[order[i]].set_idx = (int)i;
+    for (size_t i = 0; i < nused; i++) {
+        struct cg_known *k = &s->known[order[i]];
+        struct cgroup_entry *e = &set->v[i];
+        e->path = xstrdup(k->path);
+        e->parent = k->parent >= 0 && s->known[k->parent].used_gen == s->gen ? s->known[k->parent].set_idx : -1;
+        e->depth = k->depth;
+        e->names = k->names;
+        read_cgroup(s, k, mono, e);
+    }
+    for (size_t i = 0; i < ntasks; i++) {
+        if (set->task_cg[i] >= 0) {
+            set->task_cg[i] = s->known[set->task_cg[i]].set_idx;
+            set->v[set->task_cg[i]].ntasks++;
+        }
+    }
+    free(used);
+    free(order);
+    /* Files of cgroups no longer shown are closed: the budget goes to those that are. */
+    for (size_t k = 0; k < s->nknown; k++)
+        if (s->known[k].used_gen != s->gen)
+            close_files(s, &s->known[k]);
+    compact_known(s);
+    return set;
+}
+
+void cgroups_free(struct cgroup_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++) {
+        free(set->v[i].path);
+        free(set->v[i].iostat_row);
+    }
+    free(set->v);
+    free(set->task_cg);
+    free(set->task_err);
+    free(set);
+}
+
+/* ---- rates ----------------------------------------------------------------------------- */
+
+int cgroups_prio_owner(const struct cgroup_set *set, size_t ti)
+{
+    if (!set || ti >= set->ntasks)
+        return -1;
+    /* The file exists where the io controller is enabled; a task's io state is that of
+     * its nearest such ancestor. */
+    int k = set->task_cg[ti];
+    while (k >= 0 && set->v[k].settings.prio_err)
+        k = set->v[k].parent;
+    if (k < 0 || set->v[k].settings.prio == CGP_NO_CHANGE)
+        return -1;
+    return k;
+}
