@@ -92,12 +92,28 @@ struct fdmap_stats {
     unsigned long long uncached;    /* answers not stored: the process table was full */
     unsigned long long fds;         /* fds examined (statx calls) */
     unsigned long long fdinfo_reads;
+    unsigned long long deleted;     /* deleted-but-open fds noted (fdinfo read + readlink) */
     unsigned long long resolves;    /* dev_t resolutions through sysfs */
     unsigned long long dev_checks;  /* cached resolutions revalidated */
     unsigned long long dev_drops;   /* cached resolutions found stale and redone */
     size_t procs;                   /* process entries held */
     size_t devs;                    /* device entries held */
     size_t bytes;                   /* heap held by the cache */
+};
+
+/* A regular file open in a process with no name left (st_nlink 0): deleted while open
+ * (a log rotated away under its writer), made with O_TMPFILE, or a memfd (those live on
+ * the kernel's internal tmpfs, whose st_dev no mounted filesystem has). */
+struct fd_deleted {
+    pid_t    tgid;
+    int      fd;
+    dev_t    dev;                   /* st_dev: the filesystem holding its blocks */
+    ino_t    ino;
+    uint64_t size;                  /* st_size at the scan */
+    uint64_t blocks_bytes;          /* st_blocks x 512: the space it holds at the scan */
+    unsigned flags;                 /* open flags, from fdinfo (O_ACCMODE, O_APPEND...) */
+    bool     flags_known;           /* false: fdinfo unreadable (closed meanwhile) */
+    char    *path;                  /* readlink of the fd: its last name + " (deleted)" */
 };
 
 struct fdmap;
@@ -134,6 +150,15 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s);
 /* Drop every cached device resolution and mark every process for rescanning at its next
  * fdmap_get (after a loop device was re-attached, a dm table changed...). */
 void fdmap_invalidate_devices(struct fdmap *m);
+
+/* The deleted-but-open files of every process, as each one's latest scan saw them (a
+ * process scanned again replaces its own; fdmap_prune drops those of forgotten
+ * processes). Their size and blocks are as of that scan: a caller wanting them now
+ * statx's /proc/PID/fd/N again. Valid until the next fdmap_get, fdmap_prune or
+ * fdmap_free. A process's scan notes them at the cost of one fdinfo read and one
+ * readlink each; every other fd costs nothing more (the statx it gets already carries
+ * st_nlink). */
+size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out);
 
 void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out);
 void fdmap_free(struct fdmap *m);

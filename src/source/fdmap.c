@@ -394,6 +394,10 @@ struct fdmap {
     uint32_t *proc_slots;           /* index + 1 */
     size_t proc_nslots;             /* a power of two, at least 2 * pents_cap */
 
+    /* Deleted-but-open files as of each process's latest scan, in scan order. */
+    struct fd_deleted *deleted;
+    size_t ndeleted, deleted_cap;
+
     struct fdmap_stats stats;
 };
 
@@ -570,28 +574,36 @@ struct scan {
     struct fd_devs *out;
 };
 
-/* Writes through the page cache: open for writing, and not O_DIRECT. procfs gives each
- * /proc/PID/fd link the permission bits of the open file's mode (w when open for
- * writing): an lstat (about 1 us) spares the fdinfo read (about 4.4 us) for read-only
- * files. fdinfo's flags are the file's f_flags, so an O_DIRECT set later with fcntl
- * shows too. */
-static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
+/* The open flags of fd `name` from fdinfo (its `flags:` line, the file's f_flags: an
+ * O_DIRECT or O_APPEND set later with fcntl shows too). 0 or -errno. */
+static int read_fd_flags(struct scan *s, const char *name, unsigned *flags)
 {
-    struct stat st;
-    if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !(st.st_mode & S_IWUSR))
-        return false;
     if (s->fdinfo_fd < 0) {
         char path[32];
         snprintf(path, sizeof(path), "%d/fdinfo", (int)s->tgid);
         s->fdinfo_fd = openat(s->m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->fdinfo_fd < 0)
-            return false;
+            return -errno;
     }
     char buf[256];
     ssize_t n = read_file_at(s->fdinfo_fd, name, buf, sizeof(buf));
     s->m->stats.fdinfo_reads++;
+    if (n < 0)
+        return (int)n;
+    return fdinfo_parse_flags(buf, (size_t)n, flags);
+}
+
+/* Writes through the page cache: open for writing, and not O_DIRECT. procfs gives each
+ * /proc/PID/fd link the permission bits of the open file's mode (w when open for
+ * writing): an lstat (about 1 us) spares the fdinfo read (about 4.4 us) for read-only
+ * files. */
+static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
+{
+    struct stat st;
+    if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !(st.st_mode & S_IWUSR))
+        return false;
     unsigned flags;
-    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, &flags))
+    if (read_fd_flags(s, name, &flags))
         return false;
     unsigned acc = flags & O_ACCMODE;
     return (acc == O_WRONLY || acc == O_RDWR) && !(flags & O_DIRECT);
@@ -610,6 +622,52 @@ static bool all_buffered(const struct fd_devs *out, const struct resolution *r)
     return true;
 }
 
+/* A regular file with no name left, open as fd `name`: what it holds, its open flags
+ * and the name it had (readlink ends in " (deleted)"). An fdinfo read and a readlink, only
+ * for such files: rare outside memfds. */
+static void note_deleted(struct scan *s, int fd_dir, const char *name, const struct statx *stx)
+{
+    struct fdmap *m = s->m;
+    const char *p = name, *end = name + strlen(name);
+    uint64_t fd;
+    if (parse_u64(&p, end, &fd) || p != end || fd > INT_MAX)
+        return;
+    if (m->ndeleted == m->deleted_cap) {
+        m->deleted_cap = m->deleted_cap ? 2 * m->deleted_cap : 16;
+        m->deleted = xreallocarray(m->deleted, m->deleted_cap, sizeof(m->deleted[0]));
+    }
+    struct fd_deleted *d = &m->deleted[m->ndeleted];
+    memset(d, 0, sizeof(*d));
+    d->tgid = s->tgid;
+    d->fd = (int)fd;
+    d->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    d->ino = (ino_t)stx->stx_ino;
+    d->size = stx->stx_size;
+    d->blocks_bytes = (stx->stx_mask & STATX_BLOCKS) ? stx->stx_blocks * 512 : stx->stx_size;
+    d->flags_known = read_fd_flags(s, name, &d->flags) == 0;
+    char path[PATH_MAX];
+    ssize_t n = readlinkat(fd_dir, name, path, sizeof(path) - 1);
+    if (n < 0)
+        return;                     /* closed meanwhile */
+    path[n] = '\0';
+    d->path = xstrdup(path);
+    m->ndeleted++;
+    m->stats.deleted++;
+}
+
+/* Forget the deleted files noted for tgid (before it is scanned again, or gone). */
+static void drop_deleted(struct fdmap *m, pid_t tgid)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->ndeleted; i++) {
+        if (m->deleted[i].tgid == tgid)
+            free(m->deleted[i].path);
+        else
+            m->deleted[k++] = m->deleted[i];
+    }
+    m->ndeleted = k;
+}
+
 /* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
  * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
 static int scan_fd(struct scan *s, int fd_dir, const char *name)
@@ -619,6 +677,9 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
     int err = statx_cached(fd_dir, name, &stx);
     if (err)
         return err == -EACCES || err == -EPERM ? -EACCES : 0;
+    if ((stx.stx_mask & (STATX_TYPE | STATX_NLINK)) == (STATX_TYPE | STATX_NLINK) &&
+        S_ISREG(stx.stx_mode) && stx.stx_nlink == 0)
+        note_deleted(s, fd_dir, name, &stx);
     dev_t dev;
     bool may_write;
     if (!stx_device(&stx, &dev, &may_write))
@@ -643,6 +704,8 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
 {
     memset(out, 0, sizeof(*out));
     m->stats.scans++;
+    if (m->ndeleted)
+        drop_deleted(m, tgid);
     char path[32];
     snprintf(path, sizeof(path), "%d/fd", (int)tgid);
     DIR *d = opendir_at(m->proc_fd, path);
@@ -675,6 +738,7 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
     if (err) {
         memset(out, 0, sizeof(*out));
         out->err = err;
+        drop_deleted(m, tgid);
     }
 }
 
@@ -758,17 +822,27 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s)
         else
             entry_clear(&m->pents[i]);
     }
-    if (k == m->npents)
-        return;
-    m->npents = k;
-    /* Give memory back after a burst of short-lived processes. */
-    size_t cap = m->pents_cap;
-    while (cap > MIN_PROC_CAP && k < cap / 4)
-        cap /= 2;
-    if (cap != m->pents_cap)
-        proc_resize(m, cap);
-    else
-        proc_reindex(m);
+    if (k != m->npents) {
+        m->npents = k;
+        /* Give memory back after a burst of short-lived processes. */
+        size_t cap = m->pents_cap;
+        while (cap > MIN_PROC_CAP && k < cap / 4)
+            cap /= 2;
+        if (cap != m->pents_cap)
+            proc_resize(m, cap);
+        else
+            proc_reindex(m);
+    }
+    /* Deleted files go with their process: also those of processes scanned but not
+     * stored (the table was full), which are scanned again at their next fdmap_get. */
+    size_t kd = 0;
+    for (size_t i = 0; i < m->ndeleted; i++) {
+        if (proc_find(m, m->deleted[i].tgid))
+            m->deleted[kd++] = m->deleted[i];
+        else
+            free(m->deleted[i].path);
+    }
+    m->ndeleted = kd;
 }
 
 void fdmap_invalidate_devices(struct fdmap *m)
@@ -788,12 +862,24 @@ void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out)
     for (size_t i = 0; i < m->npents; i++)
         if (m->pents[i].full)
             out->bytes += sizeof(struct fd_devs);
+    out->bytes += m->deleted_cap * sizeof(m->deleted[0]);
+    for (size_t i = 0; i < m->ndeleted; i++)
+        out->bytes += strlen(m->deleted[i].path) + 1;
+}
+
+size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out)
+{
+    *out = m->deleted;
+    return m->ndeleted;
 }
 
 void fdmap_free(struct fdmap *m)
 {
     if (!m)
         return;
+    for (size_t i = 0; i < m->ndeleted; i++)
+        free(m->deleted[i].path);
+    free(m->deleted);
     free(m->dents);
     for (size_t i = 0; i < m->npents; i++)
         entry_clear(&m->pents[i]);
