@@ -21,6 +21,7 @@
 
 #include "source/blockdev.h"
 #include "source/diskstats.h"
+#include "source/mounts.h"
 #include "source/procs.h"
 #include "source/psi.h"
 
@@ -51,6 +52,49 @@ struct task_devs {
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
+};
+
+/* ---- Filesystems and the space deleted-but-open files hold (issue #20) ---- */
+
+/* Used-bytes samples a filesystem carries (this one last), for the steadiness rule of
+ * its time to full (delta.h: FS_STEADY_INTERVALS). */
+#define FS_HIST 4
+
+/* A process holding a deleted file open: one per (process, fd); a child that inherited
+ * the descriptor is a holder of its own. */
+struct fs_holder {
+    pid_t    pid;                    /* the process (tgid) */
+    int      fd;
+    unsigned flags;                  /* open flags (fdinfo) */
+    bool     flags_known;
+    bool     append;                 /* O_APPEND: after a truncate it writes at the new end */
+    char     comm[TASK_COMM_MAX];    /* "" when the process is not in the task list */
+};
+
+/* A regular file with no name left that processes hold open, grouped by (dev, ino). */
+struct fs_deleted_file {
+    dev_t    dev;
+    ino_t    ino;
+    uint64_t size;                   /* st_size now (re-read this refresh) */
+    uint64_t blocks_bytes;           /* st_blocks x 512 now: what it holds on the disk */
+    char    *path;                   /* readlink of a holder's fd, "... (deleted)" */
+    struct fs_holder *holders;       /* by pid, then fd */
+    size_t   nholders;
+};
+
+struct fs_sample {
+    struct fs_mount fs;              /* mount, device, statvfs figures (source/mounts.h) */
+    int      dev_idx;                /* its block device's row in devs (partition, dm, loop
+                                      * or disk); -1: tmpfs or not listed */
+    int      disk_idx;               /* the whole disk of that row (its scheduler); -1 */
+    bool     deleted_known;          /* processes' fds were scanned (not with no_tasks) */
+    uint64_t deleted_bytes;          /* sum of blocks_bytes of del[] */
+    struct fs_deleted_file *del;     /* largest first */
+    size_t   ndel;
+    unsigned nhist;                  /* 1..FS_HIST used-bytes samples, oldest first; the
+                                      * last is this snapshot's */
+    double   hist_mono[FS_HIST];
+    uint64_t hist_used[FS_HIST];
 };
 
 enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };
@@ -100,6 +144,10 @@ struct snapshot {
     long long delayacct_since_ticks;
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
+
+    int    mounts_err;               /* 0 or -errno reading mountinfo */
+    struct fs_sample *fss;           /* in mountinfo order */
+    size_t nfss;
 };
 
 struct sampler_opts {

@@ -32,7 +32,10 @@
     X(W_IOPRIO_LOTTERY,       "ioprio-lottery",       SEV_CRIT)            \
     X(W_IOPRIO_WRITEBACK,     "ioprio-writeback",     SEV_WARN)            \
     X(W_HIDDEN_QUEUE,         "hidden-queue",         SEV_CRIT)            \
-    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)
+    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)            \
+    X(W_FS_FULL,              "fs-full",              SEV_WARN)            \
+    X(W_FS_FILLING,           "fs-filling",           SEV_CRIT)            \
+    X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -65,8 +68,12 @@ const char *sched_reading_name(enum sched_reading r);
 struct warning {
     enum warn_code code;
     enum severity  sev;
-    int    dev;                      /* index into result.devs */
+    int    dev;                      /* index into result.devs; -1 for a filesystem with no
+                                      * block device (tmpfs) */
     int    task;                     /* index into result.tasks; -1 for a device finding */
+    int    fs;                       /* index into result.fss for the fs-* codes, else -1
+                                      * (check it against result.nfss: a zeroed warning has
+                                      * 0) */
     char   text[WARN_TEXT_MAX];      /* one line: what is ignored, what would work */
 };
 
@@ -80,6 +87,9 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
 #define HIDDEN_TAGS_USED    0.5   /* ... while aqu-sz is at least this share of nr_requests */
+#define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
+#define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
+#define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */
 
 struct verdicts {
     struct warning *w;               /* most severe first, then by device, then by pid */
