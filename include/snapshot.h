@@ -145,6 +145,8 @@ struct snapshot {
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
 
+    bool   fs_taken;                 /* filesystems were sampled (false in a replayed frame
+                                      * of a recording made without them) */
     int    mounts_err;               /* 0 or -errno reading mountinfo */
     struct fs_sample *fss;           /* in mountinfo order */
     size_t nfss;

@@ -3,6 +3,9 @@
 # other helpers. Read before the Makefile defines LIBOBJS (and BUILD), so the object list
 # is computed here the same way.
 BUILD ?= build
+# This file is read before the Makefile's `all`: without this, the rule below would be the
+# first one and so what a bare `make` builds.
+.DEFAULT_GOAL := all
 FSFIX_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out src/main.c,$(sort $(wildcard src/*.c src/*/*.c))))
 $(BUILD)/tests/fsfix: tests/helpers/fsfix.c $(FSFIX_OBJS)
 	@mkdir -p $(dir $@)

@@ -564,6 +564,7 @@ static void take_filesystems(struct sampler *s, struct snapshot *out)
 {
     struct fs_mount *mv;
     size_t n;
+    out->fs_taken = true;
     out->mounts_err = mounts_read(s->proc_fd, s->sys_fd, &mv, &n);
     struct fs_track *old = s->fst;
     size_t nold = s->nfst;

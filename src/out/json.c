@@ -305,6 +305,8 @@ static void json_fs_deleted(struct jw *w, const struct fs_deleted_file *d)
 
 static void json_filesystems(struct jw *w, const struct result *r)
 {
+    if (!r->cur->fs_taken)           /* a replayed frame that had none: no key, as recorded */
+        return;
     jw_open(w, "filesystems", '[');
     for (size_t i = 0; i < r->nfss; i++) {
         const struct fs_rates *fr = &r->fss[i];
