@@ -88,6 +88,9 @@ struct fs_sample {
                                       * or disk); -1: tmpfs or not listed */
     int      disk_idx;               /* the whole disk of that row (its scheduler); -1 */
     bool     deleted_known;          /* processes' fds were scanned (not with no_tasks) */
+    bool     deleted_complete;       /* ... all of them: no -p filter, and no process whose
+                                      * fds we may not read (not root). Else the figures are
+                                      * a lower bound: what the readable processes hold */
     uint64_t deleted_bytes;          /* sum of blocks_bytes of del[] */
     struct fs_deleted_file *del;     /* largest first */
     size_t   ndel;

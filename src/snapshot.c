@@ -501,8 +501,13 @@ static void take_deleted(struct sampler *s, struct snapshot *out)
 {
     const struct fd_deleted *ents;
     size_t n = fdmap_deleted(s->fdmap, &ents);
-    for (size_t i = 0; i < out->nfss; i++)
+    bool complete = s->opts.npids == 0;
+    for (size_t i = 0; complete && out->tdevs && i < out->ntasks; i++)
+        complete = out->tdevs[i].err != -EACCES && out->tdevs[i].err != -EPERM;
+    for (size_t i = 0; i < out->nfss; i++) {
         out->fss[i].deleted_known = true;
+        out->fss[i].deleted_complete = complete;
+    }
     if (n == 0)
         return;
     const struct fd_deleted **ord = xcalloc(n, sizeof(*ord));

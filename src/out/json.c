@@ -333,6 +333,7 @@ static void json_filesystems(struct jw *w, const struct result *r)
         jw_num(w, "fill_bps", fr->fill_bps);
         jw_num(w, "full_in_s", fr->full_in_s);
         jw_known(w, "deleted_open_bytes", fs->deleted_known ? (long long)fs->deleted_bytes : -1);
+        jw_bool(w, "deleted_open_complete", fs->deleted_known ? fs->deleted_complete : -1);
         if (fs->deleted_known) {
             jw_open(w, "deleted_open", '[');
             for (size_t k = 0; k < fs->ndel; k++)

@@ -27,6 +27,7 @@
 
 #include "act/act.h"
 #include "delta.h"
+#include "out/text_fs.h"
 #include "source/fdmap.h"
 #include "source/mounts.h"
 #include "verdict.h"
@@ -456,6 +457,55 @@ static void test_fs_verdicts(void **state)
     verdicts_free(&v);
 }
 
+static void test_text_section(void **state)
+{
+    (void)state;
+    struct snapshot snap = { .fs_taken = true };
+    struct fs_sample fs = { .dev_idx = -1, .disk_idx = -1, .deleted_known = true,
+                            .deleted_complete = false };
+    char mnt[] = "/var/\x1b[2Jlog", tmpfs[] = "tmpfs";
+    fs.fs.m.mount = mnt;
+    fs.fs.m.fstype = tmpfs;
+    fs.fs.size = 100 << 20;
+    fs.fs.used = 40 << 20;
+    fs.fs.avail = 60 << 20;
+    fs.fs.inodes_used = 12;
+    struct fs_holder h[2] = { { .pid = 7, .fd = 3, .flags_known = true, .append = true, .comm = "bash" },
+                              { .pid = 8, .fd = 3, .flags_known = true, .append = false, .comm = "sleep" } };
+    char path[] = "/var/log/app.log (deleted)";
+    struct fs_deleted_file del = { .size = 40 << 20, .blocks_bytes = 40 << 20, .path = path,
+                                   .holders = h, .nholders = 2 };
+    fs.del = &del;
+    fs.ndel = 1;
+    fs.deleted_bytes = 40 << 20;
+    fs.nhist = 1;
+    snap.fss = &fs;
+    snap.nfss = 1;
+    struct fs_rates fr;
+    delta_fs(&fs, NULL, &fr);
+    struct result r = { .cur = &snap, .fss = &fr, .nfss = 1 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    out_text_filesystems(f, &r, true);
+    fclose(f);
+    assert_non_null(strstr(buf, "tmpfs"));
+    assert_non_null(strstr(buf, " 40M+ "));             /* a lower bound: not complete */
+    assert_non_null(strstr(buf, " 40.0 "));             /* use% */
+    assert_null(strchr(buf, '\x1b'));                   /* the escape is shown, not sent */
+    assert_non_null(strstr(buf, "bash[7] fd 3 append, sleep[8] fd 3 no-append"));
+    assert_non_null(strstr(buf, "/var/log/app.log (deleted)"));
+    free(buf);
+    /* A replayed frame without filesystems: nothing at all. */
+    snap.fs_taken = false;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    out_text_filesystems(f, &r, true);
+    fclose(f);
+    assert_int_equal(len, 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_fsfix_live),
         cmocka_unit_test(test_delta_fs_steady),
         cmocka_unit_test(test_fs_verdicts),
+        cmocka_unit_test(test_text_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
