@@ -318,7 +318,7 @@ void delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs
 {
     const struct fs_mount *m = &fs->fs;
     out->fs = fs;
-    out->used_pct = out->write_bps = out->fill_bps = out->full_in_s = NAN;
+    out->used_pct = out->write_bps = out->fill_bps = out->full_in_s = (double)NAN;
     if (!m->statfs_err && m->used + m->avail > 0)
         out->used_pct = 100.0 * (double)m->used / (double)(m->used + m->avail);
     if (dev && dev->valid)
