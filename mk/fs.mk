@@ -10,3 +10,8 @@ FSFIX_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out src/main.c,$(sort $(wildc
 $(BUILD)/tests/fsfix: tests/helpers/fsfix.c $(FSFIX_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(FSFIX_OBJS) $(LDLIBS_ALL)
+
+# What the lens adds to a refresh, measured alone (docs/performance.md "Filesystems").
+$(BUILD)/tests/fs_cost: tests/helpers/fs_cost.c $(FSFIX_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(FSFIX_OBJS) $(LDLIBS_ALL)
