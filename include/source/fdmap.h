@@ -92,7 +92,7 @@ struct fdmap_stats {
     unsigned long long uncached;    /* answers not stored: the process table was full */
     unsigned long long fds;         /* fds examined (statx calls) */
     unsigned long long fdinfo_reads;
-    unsigned long long deleted;     /* deleted-but-open fds noted (fdinfo read + readlink) */
+    unsigned long long deleted;     /* deleted-but-open fds noted */
     unsigned long long resolves;    /* dev_t resolutions through sysfs */
     unsigned long long dev_checks;  /* cached resolutions revalidated */
     unsigned long long dev_drops;   /* cached resolutions found stale and redone */
@@ -111,9 +111,6 @@ struct fd_deleted {
     ino_t    ino;
     uint64_t size;                  /* st_size at the scan */
     uint64_t blocks_bytes;          /* st_blocks x 512: the space it holds at the scan */
-    unsigned flags;                 /* open flags, from fdinfo (O_ACCMODE, O_APPEND...) */
-    bool     flags_known;           /* false: fdinfo unreadable (closed meanwhile) */
-    char    *path;                  /* readlink of the fd: its last name + " (deleted)" */
 };
 
 struct fdmap;
@@ -154,10 +151,10 @@ void fdmap_invalidate_devices(struct fdmap *m);
 /* The deleted-but-open files of every process, as each one's latest scan saw them (a
  * process scanned again replaces its own; fdmap_prune drops those of forgotten
  * processes). Their size and blocks are as of that scan: a caller wanting them now
- * statx's /proc/PID/fd/N again. Valid until the next fdmap_get, fdmap_prune or
- * fdmap_free. A process's scan notes them at the cost of one fdinfo read and one
- * readlink each; every other fd costs nothing more (the statx it gets already carries
- * st_nlink). */
+ * statx's /proc/PID/fd/N again, and reads the fd's flags (fdinfo) and name (readlink)
+ * itself for the files it cares about. Valid until the next fdmap_get, fdmap_prune or
+ * fdmap_free. Noting them costs the scan no system call: the statx it makes of every fd
+ * already carries st_nlink. */
 size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out);
 
 void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out);

@@ -574,36 +574,28 @@ struct scan {
     struct fd_devs *out;
 };
 
-/* The open flags of fd `name` from fdinfo (its `flags:` line, the file's f_flags: an
- * O_DIRECT or O_APPEND set later with fcntl shows too). 0 or -errno. */
-static int read_fd_flags(struct scan *s, const char *name, unsigned *flags)
-{
-    if (s->fdinfo_fd < 0) {
-        char path[32];
-        snprintf(path, sizeof(path), "%d/fdinfo", (int)s->tgid);
-        s->fdinfo_fd = openat(s->m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (s->fdinfo_fd < 0)
-            return -errno;
-    }
-    char buf[256];
-    ssize_t n = read_file_at(s->fdinfo_fd, name, buf, sizeof(buf));
-    s->m->stats.fdinfo_reads++;
-    if (n < 0)
-        return (int)n;
-    return fdinfo_parse_flags(buf, (size_t)n, flags);
-}
-
 /* Writes through the page cache: open for writing, and not O_DIRECT. procfs gives each
  * /proc/PID/fd link the permission bits of the open file's mode (w when open for
  * writing): an lstat (about 1 us) spares the fdinfo read (about 4.4 us) for read-only
- * files. */
+ * files. fdinfo's flags are the file's f_flags, so an O_DIRECT set later with fcntl
+ * shows too. */
 static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
 {
     struct stat st;
     if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !(st.st_mode & S_IWUSR))
         return false;
+    if (s->fdinfo_fd < 0) {
+        char path[32];
+        snprintf(path, sizeof(path), "%d/fdinfo", (int)s->tgid);
+        s->fdinfo_fd = openat(s->m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s->fdinfo_fd < 0)
+            return false;
+    }
+    char buf[256];
+    ssize_t n = read_file_at(s->fdinfo_fd, name, buf, sizeof(buf));
+    s->m->stats.fdinfo_reads++;
     unsigned flags;
-    if (read_fd_flags(s, name, &flags))
+    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, &flags))
         return false;
     unsigned acc = flags & O_ACCMODE;
     return (acc == O_WRONLY || acc == O_RDWR) && !(flags & O_DIRECT);
@@ -622,10 +614,11 @@ static bool all_buffered(const struct fd_devs *out, const struct resolution *r)
     return true;
 }
 
-/* A regular file with no name left, open as fd `name`: what it holds, its open flags
- * and the name it had (readlink ends in " (deleted)"). An fdinfo read and a readlink, only
- * for such files: rare outside memfds. */
-static void note_deleted(struct scan *s, int fd_dir, const char *name, const struct statx *stx)
+/* A regular file with no name left, open as fd `name`: noted from the statx the scan
+ * made anyway, at no extra system call. Its open flags and name are read later, and only
+ * for files on a filesystem the caller watches (memfds, the usual nameless files, live on
+ * an internal tmpfs no mount shows). */
+static void note_deleted(struct scan *s, const char *name, const struct statx *stx)
 {
     struct fdmap *m = s->m;
     const char *p = name, *end = name + strlen(name);
@@ -636,22 +629,13 @@ static void note_deleted(struct scan *s, int fd_dir, const char *name, const str
         m->deleted_cap = m->deleted_cap ? 2 * m->deleted_cap : 16;
         m->deleted = xreallocarray(m->deleted, m->deleted_cap, sizeof(m->deleted[0]));
     }
-    struct fd_deleted *d = &m->deleted[m->ndeleted];
-    memset(d, 0, sizeof(*d));
+    struct fd_deleted *d = &m->deleted[m->ndeleted++];
     d->tgid = s->tgid;
     d->fd = (int)fd;
     d->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     d->ino = (ino_t)stx->stx_ino;
     d->size = stx->stx_size;
     d->blocks_bytes = (stx->stx_mask & STATX_BLOCKS) ? stx->stx_blocks * 512 : stx->stx_size;
-    d->flags_known = read_fd_flags(s, name, &d->flags) == 0;
-    char path[PATH_MAX];
-    ssize_t n = readlinkat(fd_dir, name, path, sizeof(path) - 1);
-    if (n < 0)
-        return;                     /* closed meanwhile */
-    path[n] = '\0';
-    d->path = xstrdup(path);
-    m->ndeleted++;
     m->stats.deleted++;
 }
 
@@ -660,9 +644,7 @@ static void drop_deleted(struct fdmap *m, pid_t tgid)
 {
     size_t k = 0;
     for (size_t i = 0; i < m->ndeleted; i++) {
-        if (m->deleted[i].tgid == tgid)
-            free(m->deleted[i].path);
-        else
+        if (m->deleted[i].tgid != tgid)
             m->deleted[k++] = m->deleted[i];
     }
     m->ndeleted = k;
@@ -679,7 +661,7 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
         return err == -EACCES || err == -EPERM ? -EACCES : 0;
     if ((stx.stx_mask & (STATX_TYPE | STATX_NLINK)) == (STATX_TYPE | STATX_NLINK) &&
         S_ISREG(stx.stx_mode) && stx.stx_nlink == 0)
-        note_deleted(s, fd_dir, name, &stx);
+        note_deleted(s, name, &stx);
     dev_t dev;
     bool may_write;
     if (!stx_device(&stx, &dev, &may_write))
@@ -813,6 +795,17 @@ void fdmap_set_idle_rescan(struct fdmap *m, double idle_rescan_s)
     m->idle_rescan_s = idle_rescan_s > m->rescan_s ? idle_rescan_s : m->rescan_s;
 }
 
+/* Deleted files go with their process: also those of processes scanned but not stored
+ * (the table was full), which are scanned again at their next fdmap_get. */
+static void drop_unlisted_deleted(struct fdmap *m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->ndeleted; i++)
+        if (proc_find(m, m->deleted[i].tgid))
+            m->deleted[k++] = m->deleted[i];
+    m->ndeleted = k;
+}
+
 void fdmap_prune(struct fdmap *m, double now, double max_age_s)
 {
     size_t k = 0;
@@ -822,27 +815,20 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s)
         else
             entry_clear(&m->pents[i]);
     }
-    if (k != m->npents) {
-        m->npents = k;
-        /* Give memory back after a burst of short-lived processes. */
-        size_t cap = m->pents_cap;
-        while (cap > MIN_PROC_CAP && k < cap / 4)
-            cap /= 2;
-        if (cap != m->pents_cap)
-            proc_resize(m, cap);
-        else
-            proc_reindex(m);
+    if (k == m->npents) {
+        drop_unlisted_deleted(m);
+        return;
     }
-    /* Deleted files go with their process: also those of processes scanned but not
-     * stored (the table was full), which are scanned again at their next fdmap_get. */
-    size_t kd = 0;
-    for (size_t i = 0; i < m->ndeleted; i++) {
-        if (proc_find(m, m->deleted[i].tgid))
-            m->deleted[kd++] = m->deleted[i];
-        else
-            free(m->deleted[i].path);
-    }
-    m->ndeleted = kd;
+    m->npents = k;
+    /* Give memory back after a burst of short-lived processes. */
+    size_t cap = m->pents_cap;
+    while (cap > MIN_PROC_CAP && k < cap / 4)
+        cap /= 2;
+    if (cap != m->pents_cap)
+        proc_resize(m, cap);
+    else
+        proc_reindex(m);
+    drop_unlisted_deleted(m);
 }
 
 void fdmap_invalidate_devices(struct fdmap *m)
@@ -863,8 +849,6 @@ void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out)
         if (m->pents[i].full)
             out->bytes += sizeof(struct fd_devs);
     out->bytes += m->deleted_cap * sizeof(m->deleted[0]);
-    for (size_t i = 0; i < m->ndeleted; i++)
-        out->bytes += strlen(m->deleted[i].path) + 1;
 }
 
 size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out)
@@ -877,8 +861,6 @@ void fdmap_free(struct fdmap *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->ndeleted; i++)
-        free(m->deleted[i].path);
     free(m->deleted);
     free(m->dents);
     for (size_t i = 0; i < m->npents; i++)

