@@ -404,15 +404,29 @@ static int dev_index_of(const struct snapshot *snap, dev_t dev)
     return dev ? dev_index(snap, dev) : -1;
 }
 
-static int disk_index_of(const struct snapshot *snap, int idx)
+/* The device whose scheduler the filesystem's I/O meets: a partition's disk; the device
+ * itself when it has a scheduler (a disk, a loop device, request-based dm); for a
+ * bio-based dm or md device, the first queue-owning device below it (source/fdmap.h:
+ * fdmap_resolve, a few sysfs reads, only for those). */
+static int disk_index_of(const struct sampler *s, const struct snapshot *snap, int idx)
 {
     if (idx < 0)
         return -1;
     const struct dev_sample *d = &snap->devs[idx];
-    if (!d->bd.partition)
+    if (d->bd.partition) {
+        const struct dev_sample *disk = d->bd.disk[0] ? snapshot_dev(snap, d->bd.disk) : NULL;
+        return disk ? (int)(disk - snap->devs) : -1;
+    }
+    if (d->bd.scheduler[0])
         return idx;
-    const struct dev_sample *disk = d->bd.disk[0] ? snapshot_dev(snap, d->bd.disk) : NULL;
-    return disk ? (int)(disk - snap->devs) : -1;
+    dev_t below[FDMAP_MAX_DEVS];
+    int n = fdmap_resolve(s->sys_fd, makedev(d->ds.major, d->ds.minor), below, FDMAP_MAX_DEVS, NULL);
+    for (int i = 0; i < n; i++) {
+        int k = dev_index(snap, below[i]);
+        if (k >= 0)
+            return k;
+    }
+    return -1;
 }
 
 /* Append this snapshot's used bytes to the filesystem's history; carry it into fs. */
@@ -610,7 +624,7 @@ static void take_filesystems(struct sampler *s, struct snapshot *out)
         struct fs_sample *fs = &out->fss[i];
         fs->fs = mv[i];
         fs->dev_idx = dev_index_of(out, mv[i].bdev);
-        fs->disk_idx = disk_index_of(out, fs->dev_idx);
+        fs->disk_idx = disk_index_of(s, out, fs->dev_idx);
         fs_history(s, old, nold, fs, out->mono);
     }
     free(mv);                        /* the strings now belong to out->fss */

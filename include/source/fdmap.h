@@ -41,6 +41,10 @@
  * (fdmap_set_idle_rescan) has passed since that scan. At 10,000 idle processes this
  * spares about 2,000 scans (50 ms) a second with rescan_s 5.
  *
+ * The same scan notes every regular file open with no name left (st_nlink 0, from the
+ * statx it makes anyway: no extra system call) for fdmap_deleted: what the space view
+ * (snapshot.h: fs_sample.del) groups by file. They are as fresh as the process's answer.
+ *
  * Memory is bounded: at most max_procs process entries (72 bytes each, plus a whole
  * struct fd_devs for a process reaching more than two devices) and
  * FDMAP_MAX_CACHED_DEVS device entries. When the process table is full, answers are still
