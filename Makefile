@@ -111,7 +111,7 @@ fuzz-build:
 
 # The parsers and what they call: nothing else of the program is linked in.
 FUZZ_SRCS    := src/util.c src/out/escape.c $(addprefix src/source/,$(addsuffix .c, \
-                blockdev diskstats fdmap ioprio mounts procs psi taskstats units replay)) \
+                blockdev diskstats fdmap ioprio mounts procs psi taskstats units replay replay_fs)) \
                 src/json.c src/out/json.c src/out/common.c src/verdict.c src/delta.c src/snapshot.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 

@@ -46,6 +46,8 @@ enum warn_code { WARNING_CODES(X_ENUM) W_NCODES };
 const char *warn_code_name(enum warn_code c);
 enum severity warn_code_severity(enum warn_code c);
 const char *severity_name(enum severity s);            /* "info" "warning" "critical" */
+/* The fs-* codes: about a filesystem (warning.fs), not a device's queue. */
+bool warn_code_is_fs(enum warn_code c);
 
 /* What a scheduler does with an effective priority (the rule table alone, no queue state). */
 enum sched_reading {

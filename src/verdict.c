@@ -26,6 +26,11 @@ enum severity warn_code_severity(enum warn_code c)
     return (unsigned)c < W_NCODES ? code_sev[c] : SEV_INFO;
 }
 
+bool warn_code_is_fs(enum warn_code c)
+{
+    return c == W_FS_FULL || c == W_FS_FILLING || c == W_FS_DELETED_OPEN;
+}
+
 const char *severity_name(enum severity s)
 {
     static const char *const names[] = { "info", "warning", "critical" };

@@ -23,7 +23,11 @@
 #   filling    a writer at a steady ~4 MiB/s with O_DIRECT: full_in_s is a number below an
 #              hour and fs-filling is raised; on the idle filesystem before, full_in_s
 #              is null.
-#   full       a file fallocate'd to fill 95 %: fs-full.
+#   full       a file fallocate'd to fill 95 %, and a 4 MiB tmpfs filled: fs-full for both
+#              (the tmpfs one with device null).
+#   replay     that sample recorded (--record) and decoded again (test_replay through
+#              IOTRIAGE_REPLAY_FILE): written again byte for byte, filesystems, deleted
+#              files and fs-* warnings included.
 . "$(dirname "$0")/lib.sh"
 need mkfs.ext4
 need losetup
@@ -35,6 +39,7 @@ FSFIX="$ROOT/build/tests/fsfix"
 [ -x "$FSFIX" ] || make -s -C "$ROOT" build/tests/fsfix >/dev/null || fail "cannot build $FSFIX"
 
 MNT="$TMP/mnt"
+SHM="$TMP/shm"
 LOOP=""
 CHILDREN=()
 FILL=""
@@ -43,6 +48,7 @@ teardown() {
     for p in "${CHILDREN[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
     [ -n "$FILL" ] && kill -- "-$FILL" 2>/dev/null
     it_kill_bg
+    mountpoint -q "$SHM" && umount "$SHM"
     if [ -n "$LOOP" ]; then
         mountpoint -q "$MNT" && { umount "$MNT" || umount -l "$MNT"; }
         losetup -d "$LOOP" 2>/dev/null
@@ -51,7 +57,7 @@ teardown() {
 }
 trap teardown EXIT
 
-mkdir -p "$MNT"
+mkdir -p "$MNT" "$SHM"
 truncate -s 160M "$TMP/fs.img"
 mkfs.ext4 -q -F -m 0 "$TMP/fs.img" || fail "mkfs.ext4"
 LOOP=$(losetup -f --show "$TMP/fs.img") || fail "losetup"
@@ -211,13 +217,24 @@ tail -n 1 "$TMP/out.json" | jq -e --arg m "$MNT" '[.warnings[] | select(.code ==
     fail "no fs-filling warning: $(tail -n 1 "$TMP/out.json" | jq -c .warnings)"
 ok "filling: full_in_s $(echo "$F" | jq .full_in_s) s, fill $(echo "$F" | jq .fill_bps) B/s, write $(echo "$F" | jq .write_bps) B/s"
 
-# ---- full ---------------------------------------------------------------------------------------
-it_kill_bg
+# ---- full, then recorded and replayed ----------------------------------------------------------
+# The writers above still hold their deleted files: the recording carries them too.
 sync
 A=$(avail)
 fallocate -l $((A / 20 * 19)) "$MNT/big" || fail "fallocate"
-"$IOT" --json -n 1 -d 0.3 -p $$ >"$TMP/out.json" || fail "iotriage"
+mount -t tmpfs -o size=4M tmpfs "$SHM" || fail "mount tmpfs"
+head -c 3900K /dev/zero >"$SHM/fill" || fail "fill tmpfs"
+"$IOT" --json -n 2 -d 0.3 --record "$TMP/rec.jsonl" >"$TMP/out.json" || fail "iotriage --record"
 ourfs | jq -e '.used_pct >= 90' >/dev/null || fail "not full: $(ourfs)"
-tail -n 1 "$TMP/out.json" | jq -e --arg m "$MNT" '[.warnings[] | select(.code == "fs-full" and .mount == $m)] | length == 1' >/dev/null ||
-    fail "no fs-full warning: $(tail -n 1 "$TMP/out.json" | jq -c .warnings)"
-ok "full: $(ourfs | jq .used_pct) % used, fs-full raised"
+tail -n 1 "$TMP/out.json" | jq -e --arg m "$MNT" --arg s "$SHM" '
+    ([.warnings[] | select(.code == "fs-full" and .mount == $m and (.device | startswith("loop")))] | length == 1) and
+    ([.warnings[] | select(.code == "fs-full" and .mount == $s and .device == null)] | length == 1)' >/dev/null ||
+    fail "fs-full for the loop ext4 and the tmpfs: $(tail -n 1 "$TMP/out.json" | jq -c .warnings)"
+ok "full: $(ourfs | jq .used_pct) % used, fs-full raised (and for a tmpfs, device null)"
+jq -e --arg m "$MNT" '.filesystems[] | select(.mount == $m) | .deleted_open | length >= 2' "$TMP/rec.jsonl" >/dev/null ||
+    fail "the recording lacks the deleted files"
+RT="$ROOT/build/tests/test_replay"
+[ -x "$RT" ] || make -s -C "$ROOT" build/tests/test_replay >/dev/null || fail "cannot build $RT"
+out=$(IOTRIAGE_REPLAY_FILE="$TMP/rec.jsonl" "$RT" 2>&1) || { printf '%s\n' "$out" >&2; fail "replay round trip"; }
+grep -q ": 2 samples written again byte for byte" <<<"$out" || { printf '%s\n' "$out" >&2; fail "round trip did not run"; }
+ok "recorded and replayed: filesystems, deleted files and fs-* warnings written again byte for byte"
