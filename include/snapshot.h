@@ -69,6 +69,8 @@ struct fs_holder {
     bool     flags_known;
     bool     append;                 /* O_APPEND: after a truncate it writes at the new end */
     char     comm[TASK_COMM_MAX];    /* "" when the process is not in the task list */
+    unsigned long long start_ticks;  /* its start time (task list), for fsfix_target; 0
+                                      * when not listed */
 };
 
 /* A regular file with no name left that processes hold open, grouped by (dev, ino). */

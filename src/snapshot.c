@@ -586,8 +586,10 @@ static void take_deleted(struct sampler *s, struct snapshot *out)
             h->flags_known = fd_flags(s->proc_fd, e->tgid, e->fd, &h->flags) == 0;
             h->append = h->flags_known && (h->flags & O_APPEND);
             const struct task_sample *t = task_by_id(out, e->tgid);
-            if (t)
+            if (t) {
                 str_copy(h->comm, t->comm, sizeof(h->comm));
+                h->start_ticks = t->start_ticks;
+            }
         }
         i = j;
         if (!f.nholders) {

@@ -103,6 +103,21 @@ static void measure_after(const struct fsfix_target *t, struct fsfix_outcome *ou
         out->freed = (int64_t)out->avail_after - (int64_t)out->avail_before;
 }
 
+/* Bytes for a message: "12.0 KiB", "40.0 MiB". */
+static const char *human(char buf[32], double v)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    unsigned u = 0;
+    double a = v < 0 ? -v : v;
+    while (a >= 1024.0 && u < 4) {
+        a /= 1024.0;
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, 32, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
 static void sleep_s(double s)
 {
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
@@ -140,14 +155,14 @@ int fsfix_signal(const char *proc_root, const struct fsfix_target *t, int sig, d
     }
     measure_after(t, out, had);
     const char *name = sigabbrev_np(sig) ? sigabbrev_np(sig) : "?";
+    char hb[32];
     if (!out->released)
         snprintf(out->msg, sizeof(out->msg),
                  "SIG%s sent to %d; after %.1f s its fd %d still holds the file: it may not reopen on "
                  "that signal", name, (int)t->pid, wait_s, t->fd);
     else if (out->space_known)
-        snprintf(out->msg, sizeof(out->msg),
-                 "SIG%s sent to %d; it let go of the file; %.1f MiB came back on %s", name, (int)t->pid,
-                 (double)out->freed / 1048576.0, t->mount);
+        snprintf(out->msg, sizeof(out->msg), "SIG%s sent to %d; it let go of the file; %s came back on %s",
+                 name, (int)t->pid, human(hb, (double)out->freed), t->mount);
     else
         snprintf(out->msg, sizeof(out->msg), "SIG%s sent to %d; it let go of the file", name, (int)t->pid);
     return 0;
@@ -243,13 +258,13 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
     }
     close(fd);
     measure_after(t, out, had);
-    char copied[PATH_MAX + 64] = "";
+    char copied[PATH_MAX + 64] = "", hb[32];
     if (copy_to && *copy_to)
-        snprintf(copied, sizeof(copied), " (copied %.1f MiB to %s first)",
-                 (double)out->copied / 1048576.0, copy_to);
+        snprintf(copied, sizeof(copied), " (copied %s to %s first)", human(hb, (double)out->copied),
+                 copy_to);
     char space[96] = "";
     if (out->space_known)
-        snprintf(space, sizeof(space), "; %.1f MiB came back", (double)out->freed / 1048576.0);
+        snprintf(space, sizeof(space), "; %s came back", human(hb, (double)out->freed));
     snprintf(out->msg, sizeof(out->msg), "truncated fd %d of %d to 0%s%s%s", t->fd, (int)t->pid,
              copied, space,
              out->append == 0 ? "; it does not append: it writes on at its old offset, the file "
