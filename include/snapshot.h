@@ -174,6 +174,9 @@ void sampler_take(struct sampler *s, struct snapshot *out);
 void sampler_close(struct sampler *s);
 
 void snapshot_free(struct snapshot *snap);
+/* Free an array of filesystems with their strings and deleted files (snapshot_free calls
+ * it for snap->fss). */
+void fs_samples_free(struct fs_sample *v, size_t n);
 
 /* Find a device by name; NULL when absent. */
 const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);

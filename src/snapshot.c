@@ -635,7 +635,7 @@ static void take_filesystems(struct sampler *s, struct snapshot *out)
         take_deleted(s, out);
 }
 
-static void fs_samples_free(struct fs_sample *v, size_t n)
+void fs_samples_free(struct fs_sample *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         mount_entry_free(&v[i].fs.m);

@@ -236,19 +236,6 @@ static int decode_fs(struct fsdec *d, const struct json_value *o, const struct s
     return 0;
 }
 
-static void fss_free(struct fs_sample *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        mount_entry_free(&v[i].fs.m);
-        for (size_t k = 0; k < v[i].ndel; k++) {
-            free(v[i].del[k].path);
-            free(v[i].del[k].holders);
-        }
-        free(v[i].del);
-    }
-    free(v);
-}
-
 int replay_fs_decode(const struct json_value *root, struct snapshot *s, struct result *r,
                      char *err, size_t errlen)
 {
@@ -270,7 +257,7 @@ int replay_fs_decode(const struct json_value *root, struct snapshot *s, struct r
         rc = decode_fs(&d, json_at(list, done), s, &fss[done], &frs[done]);
     }
     if (rc) {
-        fss_free(fss, done);
+        fs_samples_free(fss, done);
         free(frs);
         return rc;
     }

@@ -30,6 +30,7 @@
 #include "out/text_fs.h"
 #include "source/fdmap.h"
 #include "source/mounts.h"
+#include "source/replay_fs.h"
 #include "verdict.h"
 
 static const char *fixture_path(const char *rel)
@@ -502,6 +503,91 @@ static void test_text_section(void **state)
     free(buf);
 }
 
+/* ---- replay of the filesystems key ---------------------------------------------------------- */
+
+static int decode_text(const char *text, struct snapshot *s, struct result *r, char *err, size_t n)
+{
+    struct json_doc *doc;
+    struct json_error jerr;
+    struct json_opts opts = { 0 };
+    if (json_parse(&doc, text, strlen(text), &opts, &jerr) != 0)
+        fail_msg("json at %zu: %s: %s", jerr.offset, jerr.msg, text);
+    int rc = replay_fs_decode(json_root(doc), s, r, err, n);
+    json_free(doc);
+    return rc;
+}
+
+#define FS_OK "{\"mount\":\"/\",\"device\":\"vda\",\"disk\":\"vda\",\"scheduler\":null," \
+    "\"fstype\":\"ext4\",\"source\":\"/dev/vda\",\"read_only\":false,\"size_bytes\":1000," \
+    "\"used_bytes\":600,\"avail_bytes\":400,\"used_pct\":60,\"inodes_used\":5,\"inodes_total\":null," \
+    "\"write_bps\":null,\"fill_bps\":1.5,\"full_in_s\":null,\"deleted_open_bytes\":512," \
+    "\"deleted_open_complete\":true,\"deleted_open\":[{\"path\":\"/log (deleted)\"," \
+    "\"size_bytes\":700,\"blocks_bytes\":512,\"holders\":[{\"pid\":7,\"comm\":\"bash\",\"fd\":3," \
+    "\"append\":true},{\"pid\":8,\"comm\":null,\"fd\":4,\"append\":null}]}]}"
+#define FS_TMPFS "{\"mount\":\"/dev/shm\",\"device\":null,\"disk\":null,\"scheduler\":null," \
+    "\"fstype\":\"tmpfs\",\"source\":\"tmpfs\",\"read_only\":false,\"size_bytes\":null," \
+    "\"used_bytes\":null,\"avail_bytes\":null,\"used_pct\":null,\"inodes_used\":null," \
+    "\"inodes_total\":null,\"write_bps\":null,\"fill_bps\":null,\"full_in_s\":null," \
+    "\"deleted_open_bytes\":null,\"deleted_open_complete\":null,\"deleted_open\":null}"
+
+static void test_replay_fs(void **state)
+{
+    (void)state;
+    struct dev_sample dev = { 0 };
+    snprintf(dev.ds.name, sizeof(dev.ds.name), "vda");
+    struct snapshot s = { .devs = &dev, .ndevs = 1 };
+    struct result r = { .cur = &s };
+    char err[256] = "";
+    /* No key: a recording from before it. */
+    assert_int_equal(decode_text("{}", &s, &r, err, sizeof(err)), 0);
+    assert_false(s.fs_taken);
+    assert_int_equal(s.nfss, 0);
+    int rc = decode_text("{\"filesystems\":[" FS_OK "," FS_TMPFS "]}", &s, &r, err, sizeof(err));
+    if (rc)
+        fail_msg("%s", err);
+    assert_true(s.fs_taken);
+    assert_int_equal(s.nfss, 2);
+    assert_int_equal(r.nfss, 2);
+    assert_int_equal(s.fss[0].dev_idx, 0);
+    assert_int_equal(s.fss[0].fs.used, 600);
+    assert_int_equal(s.fss[0].fs.inodes_total, -1);
+    assert_true(isnan(r.fss[0].write_bps));
+    assert_true(r.fss[0].fill_bps == 1.5);
+    assert_int_equal(s.fss[0].ndel, 1);
+    assert_int_equal(s.fss[0].del[0].nholders, 2);
+    assert_true(s.fss[0].del[0].holders[0].append && s.fss[0].del[0].holders[0].flags_known);
+    assert_false(s.fss[0].del[0].holders[1].flags_known);
+    assert_string_equal(s.fss[0].del[0].holders[0].comm, "bash");
+    assert_int_equal(s.fss[1].dev_idx, -1);
+    assert_int_equal(s.fss[1].fs.statfs_err, -EIO);
+    assert_false(s.fss[1].deleted_known);
+    assert_int_equal(replay_fs_find(&s, "/dev/shm", 8), 1);
+    assert_int_equal(replay_fs_find(&s, "/dev/sh", 7), -1);
+    fs_samples_free(s.fss, s.nfss);
+    free(r.fss);
+    /* Damage: named by its place, nothing kept. */
+    s = (struct snapshot){ .devs = &dev, .ndevs = 1 };
+    r = (struct result){ .cur = &s };
+    assert_int_equal(decode_text("{\"filesystems\":{}}", &s, &r, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "filesystems: an array"));
+    char text[4096];
+    snprintf(text, sizeof(text), "{\"filesystems\":[%s,%s]}", FS_TMPFS, FS_OK);
+    char *p = strstr(text, "\"device\":\"vda\"");
+    memcpy(p, "\"device\":\"sdz\"", 14);
+    assert_int_equal(decode_text(text, &s, &r, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "filesystems[1].device"));
+    assert_null(s.fss);
+    assert_int_equal(s.nfss, 0);
+    assert_false(s.fs_taken);
+    snprintf(text, sizeof(text), "{\"filesystems\":[%s]}", FS_OK);
+    p = strstr(text, "\"pid\":8");
+    memcpy(p, "\"pid\":0", 7);
+    assert_int_equal(decode_text(text, &s, &r, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "filesystems[0].deleted_open[0].holders[1].pid"));
+    assert_null(s.fss);
+    assert_null(r.fss);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_delta_fs_steady),
         cmocka_unit_test(test_fs_verdicts),
         cmocka_unit_test(test_text_section),
+        cmocka_unit_test(test_replay_fs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
