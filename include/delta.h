@@ -58,6 +58,28 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
                                       * allows (nlwp x interval); the figures are capped */
 };
 
+/* A filesystem's space over time (issue #20; docs/json.md "filesystems").
+ *
+ * Two rates, because they answer different questions:
+ *   write_bps  what its block device received: diskstats sectors written over the
+ *              interval, of the device the filesystem is mounted from (its partition,
+ *              dm or loop row, not the whole disk). Journal, metadata and overwrites
+ *              count; NAN for tmpfs (no device) and the first sample.
+ *   fill_bps   how fast it fills: the change of used bytes (statvfs) over the last
+ *              interval. Overwrites, and writes that a delete frees again, do not fill
+ *              it: this is the rate time to full needs. Negative when it empties.
+ * full_in_s, the seconds until avail_bytes reaches 0, is given only when filling is
+ * steady: used bytes grew in each of the last FS_STEADY_INTERVALS intervals (a burst, a
+ * rotation, a flat interval all say "unknown", not "never" nor "soon"); then it is
+ * avail / (growth over those intervals / their length). NAN otherwise. */
+#define FS_STEADY_INTERVALS (FS_HIST - 1)
+struct fs_rates {
+    const struct fs_sample *fs;      /* points into cur */
+    double used_pct;                 /* used / (used + avail) x 100, as df's Use%; NAN when
+                                      * statvfs failed or the filesystem is empty of both */
+    double write_bps, fill_bps, full_in_s;
+};
+
 struct result {
     const struct snapshot *cur;
     double interval_s;               /* 0 for the first sample (no previous) */
@@ -68,6 +90,8 @@ struct result {
     size_t ntasks;
     struct cgroup_rates *cgroups;    /* cgroups.h: same order as cur->cgroups->v */
     size_t ncgroups;
+    struct fs_rates *fss;            /* same order as cur->fss */
+    size_t nfss;
 };
 
 /* Per-device memory across samples for the saturation verdict. */
@@ -105,6 +129,8 @@ void baselines_free(struct baselines *b);
 double delta_u32(uint64_t prev, uint64_t cur);
 /* The verdict alone: await and aqu-sz of the interval against the quiet baseline. */
 /* quiet_await: learned (NAN: none); ceiling: the lifetime mean await (NAN: none). */
+/* A filesystem's rates from its own history and its device's rates (NULL: none). */
+void   delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs_rates *out);
 int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await, double ceiling);
 
 /* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */

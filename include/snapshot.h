@@ -19,6 +19,7 @@
 
 #include "source/blockdev.h"
 #include "source/diskstats.h"
+#include "source/mounts.h"
 #include "source/procs.h"
 #include "source/psi.h"
 
@@ -49,6 +50,54 @@ struct task_devs {
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
+};
+
+/* ---- Filesystems and the space deleted-but-open files hold (issue #20) ---- */
+
+/* Used-bytes samples a filesystem carries (this one last), for the steadiness rule of
+ * its time to full (delta.h: FS_STEADY_INTERVALS). */
+#define FS_HIST 4
+
+/* A process holding a deleted file open: one per (process, fd); a child that inherited
+ * the descriptor is a holder of its own. */
+struct fs_holder {
+    pid_t    pid;                    /* the process (tgid) */
+    int      fd;
+    unsigned flags;                  /* open flags (fdinfo) */
+    bool     flags_known;
+    bool     append;                 /* O_APPEND: after a truncate it writes at the new end */
+    char     comm[TASK_COMM_MAX];    /* "" when the process is not in the task list */
+    unsigned long long start_ticks;  /* its start time (task list), for fsfix_target; 0
+                                      * when not listed */
+};
+
+/* A regular file with no name left that processes hold open, grouped by (dev, ino). */
+struct fs_deleted_file {
+    dev_t    dev;
+    ino_t    ino;
+    uint64_t size;                   /* st_size now (re-read this refresh) */
+    uint64_t blocks_bytes;           /* st_blocks x 512 now: what it holds on the disk */
+    char    *path;                   /* readlink of a holder's fd, "... (deleted)" */
+    struct fs_holder *holders;       /* by pid, then fd */
+    size_t   nholders;
+};
+
+struct fs_sample {
+    struct fs_mount fs;              /* mount, device, statvfs figures (source/mounts.h) */
+    int      dev_idx;                /* its block device's row in devs (partition, dm, loop
+                                      * or disk); -1: tmpfs or not listed */
+    int      disk_idx;               /* the whole disk of that row (its scheduler); -1 */
+    bool     deleted_known;          /* processes' fds were scanned (not with no_tasks) */
+    bool     deleted_complete;       /* ... all of them: no -p filter, and no process whose
+                                      * fds we may not read (not root). Else the figures are
+                                      * a lower bound: what the readable processes hold */
+    uint64_t deleted_bytes;          /* sum of blocks_bytes of del[] */
+    struct fs_deleted_file *del;     /* largest first */
+    size_t   ndel;
+    unsigned nhist;                  /* 1..FS_HIST used-bytes samples, oldest first; the
+                                      * last is this snapshot's */
+    double   hist_mono[FS_HIST];
+    uint64_t hist_used[FS_HIST];
 };
 
 enum delayacct_state { DA_UNKNOWN = -1, DA_OFF = 0, DA_ON = 1 };
@@ -134,6 +183,11 @@ struct snapshot {
     /* The cgroup lens (cgroups.h): each task's cgroup and the cgroups that hold them;
      * NULL when tasks are not sampled. Kept when the snapshot is reduced. */
     struct cgroup_set *cgroups;
+    bool   fs_taken;                 /* filesystems were sampled (false in a replayed frame
+                                      * of a recording made without them) */
+    int    mounts_err;               /* 0 or -errno reading mountinfo */
+    struct fs_sample *fss;           /* in mountinfo order */
+    size_t nfss;
 };
 
 struct sampler_opts {
@@ -162,6 +216,9 @@ void snapshot_reduce(struct snapshot *snap);
 size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m);
 /* The same text back (a recording's note); false when it is not such a line. */
 bool snapshot_pid_note_parse(const char *text, struct pid_missing *m);
+/* Free an array of filesystems with their strings and deleted files (snapshot_free calls
+ * it for snap->fss). */
+void fs_samples_free(struct fs_sample *v, size_t n);
 
 /* Find a device by name; NULL when absent. */
 const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);

@@ -38,7 +38,10 @@
     X(W_CG_PRIO_CLASS,        "cgroup-prio-class",    SEV_INFO)            \
     X(W_CG_WRITEBACK_ROOT,    "cgroup-writeback-root", SEV_WARN)           \
     X(W_CG_IOCOST_WAIT,       "cgroup-iocost-wait",   SEV_WARN)            \
-    X(W_CG_IOLATENCY_THROTTLED, "cgroup-iolatency-throttled", SEV_WARN)
+    X(W_CG_IOLATENCY_THROTTLED, "cgroup-iolatency-throttled", SEV_WARN) \
+    X(W_FS_FULL,              "fs-full",              SEV_WARN)            \
+    X(W_FS_FILLING,           "fs-filling",           SEV_CRIT)            \
+    X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -49,6 +52,8 @@ enum warn_code { WARNING_CODES(X_ENUM) W_NCODES };
 const char *warn_code_name(enum warn_code c);
 enum severity warn_code_severity(enum warn_code c);
 const char *severity_name(enum severity s);            /* "info" "warning" "critical" */
+/* The fs-* codes: about a filesystem (warning.fs), not a device's queue. */
+bool warn_code_is_fs(enum warn_code c);
 
 /* What a scheduler does with an effective priority (the rule table alone, no queue state). */
 enum sched_reading {
@@ -71,9 +76,13 @@ const char *sched_reading_name(enum sched_reading r);
 struct warning {
     enum warn_code code;
     enum severity  sev;
-    int    dev;                      /* index into result.devs */
+    int    dev;                      /* index into result.devs; -1 for a filesystem with no
+                                      * block device (tmpfs) */
     int    task;                     /* index into result.tasks; -1 for a device finding */
     int    cgroup;                   /* index into result.cgroups; -1 when not about one */
+    int    fs;                       /* index into result.fss for the fs-* codes, else -1
+                                      * (check it against result.nfss: a zeroed warning has
+                                      * 0) */
     char   text[WARN_TEXT_MAX];      /* one line: what is ignored, what would work */
 };
 
@@ -87,6 +96,9 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
 #define HIDDEN_TAGS_USED    0.5   /* ... while aqu-sz is at least this share of nr_requests */
+#define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
+#define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
+#define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */
 
 /* The cgroup rules (docs/verdicts.md). */
 #define CG_LIMIT_NEAR       0.90  /* a rate at this share of its io.max limit is at the limit */

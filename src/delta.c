@@ -307,10 +307,44 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         task_delta(cur, p, c, itv, &out->tasks[i]);
     }
     cgroups_delta(prev ? prev->cgroups : NULL, cur->cgroups, out);
+
+    out->nfss = cur->nfss;
+    out->fss = xcalloc(cur->nfss ? cur->nfss : 1, sizeof(*out->fss));
+    for (size_t i = 0; i < cur->nfss; i++) {
+        int di = cur->fss[i].dev_idx;
+        delta_fs(&cur->fss[i], di >= 0 ? &out->devs[di] : NULL, &out->fss[i]);
+    }
+}
+
+void delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs_rates *out)
+{
+    const struct fs_mount *m = &fs->fs;
+    out->fs = fs;
+    out->used_pct = out->write_bps = out->fill_bps = out->full_in_s = (double)NAN;
+    if (!m->statfs_err && m->used + m->avail > 0)
+        out->used_pct = 100.0 * (double)m->used / (double)(m->used + m->avail);
+    if (dev && dev->valid)
+        out->write_bps = dev->wkb_s * 1024.0;
+    unsigned n = fs->nhist;
+    if (n < 2)
+        return;
+    double dt = fs->hist_mono[n - 1] - fs->hist_mono[n - 2];
+    if (dt > 0)
+        out->fill_bps = ((double)fs->hist_used[n - 1] - (double)fs->hist_used[n - 2]) / dt;
+    if (n < FS_STEADY_INTERVALS + 1)
+        return;
+    for (unsigned i = n - FS_STEADY_INTERVALS; i < n; i++)
+        if (!(fs->hist_used[i] > fs->hist_used[i - 1]) || !(fs->hist_mono[i] > fs->hist_mono[i - 1]))
+            return;
+    unsigned first = n - 1 - FS_STEADY_INTERVALS;
+    double span = fs->hist_mono[n - 1] - fs->hist_mono[first];
+    double rate = ((double)fs->hist_used[n - 1] - (double)fs->hist_used[first]) / span;
+    out->full_in_s = (double)m->avail / rate;
 }
 
 void result_free(struct result *r)
 {
+    free(r->fss);
     free(r->devs);
     free(r->tasks);
     free(r->cgroups);

@@ -27,6 +27,11 @@ enum severity warn_code_severity(enum warn_code c)
     return (unsigned)c < W_NCODES ? code_sev[c] : SEV_INFO;
 }
 
+bool warn_code_is_fs(enum warn_code c)
+{
+    return c == W_FS_FULL || c == W_FS_FILLING || c == W_FS_DELETED_OPEN;
+}
+
 const char *severity_name(enum severity s)
 {
     static const char *const names[] = { "info", "warning", "critical" };
@@ -98,6 +103,7 @@ static void push(struct verdicts *v, enum warn_code code, int dev, int task, con
     w->dev = dev;
     w->task = task;
     w->cgroup = -1;
+    w->fs = -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(w->text, sizeof(w->text), fmt, ap);
@@ -561,6 +567,83 @@ static void cgroup_findings(const struct result *r, struct verdicts *v)
     cg_task_rules(r, set, v);
 }
 
+/* ---- Filesystems (issue #20) ----------------------------------------------------------- */
+
+/* Bytes as "12.3G", binary units like df -h. */
+static void human_bytes(char *buf, size_t n, double v)
+{
+    static const char unit[] = "BKMGTPE";
+    unsigned u = 0;
+    while (v >= 1024.0 && u < sizeof(unit) - 2) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0fB", v);
+    else
+        snprintf(buf, n, "%.*f%c", v < 10 ? 1 : 0, v, unit[u]);
+}
+
+static void human_secs(char *buf, size_t n, double s)
+{
+    if (s < 120)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.0f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+static void fs_push(struct verdicts *v, enum warn_code code, const struct result *r, size_t fi,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void fs_push(struct verdicts *v, enum warn_code code, const struct result *r, size_t fi,
+                    const char *fmt, ...)
+{
+    push(v, code, r->cur->fss[fi].dev_idx, -1, "%s", "");
+    struct warning *w = &v->w[v->n - 1];
+    w->fs = (int)fi;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->text, sizeof(w->text), fmt, ap);
+    va_end(ap);
+}
+
+static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
+{
+    const struct fs_rates *fr = &r->fss[fi];
+    const struct fs_sample *fs = fr->fs;
+    const struct fs_mount *m = &fs->fs;
+    if (m->statfs_err)
+        return;
+    char avail[16], used[16], held[16];
+    human_bytes(avail, sizeof(avail), (double)m->avail);
+    human_bytes(used, sizeof(used), (double)m->used);
+    /* A read-only filesystem cannot fill: squashfs images are 100 % full by design. */
+    if (!m->read_only && fr->used_pct >= FS_FULL_PCT)
+        fs_push(v, W_FS_FULL, r, fi, "%s (%s) is %.1f%% full: %s left of %s", m->m.mount,
+                m->m.fstype, fr->used_pct, avail, used);
+    if (!m->read_only && fr->full_in_s < FS_FILL_HORIZON_S) {
+        char when[24], rate[16];
+        human_secs(when, sizeof(when), fr->full_in_s);
+        human_bytes(rate, sizeof(rate), (double)m->avail / fr->full_in_s);
+        fs_push(v, W_FS_FILLING, r, fi, "%s fills steadily at %s/s: full in %s (%s left)",
+                m->m.mount, rate, when, avail);
+    }
+    if (fs->deleted_known && fs->ndel && m->used > 0 &&
+        (double)fs->deleted_bytes > FS_DELETED_SHARE * (double)m->used) {
+        const struct fs_deleted_file *d = &fs->del[0];
+        const struct fs_holder *h = &d->holders[0];
+        human_bytes(held, sizeof(held), (double)fs->deleted_bytes);
+        fs_push(v, W_FS_DELETED_OPEN, r, fi,
+                "%s: %s (%.0f%% of used) held by %zu deleted file%s still open; largest %s, "
+                "held by %s[%d] fd %d%s",
+                m->m.mount, held, 100.0 * (double)fs->deleted_bytes / (double)m->used, fs->ndel,
+                fs->ndel == 1 ? "" : "s", d->path ? d->path : "?", h->comm[0] ? h->comm : "?",
+                (int)h->pid, h->fd, d->nholders > 1 ? " and others" : "");
+    }
+}
+
 static int cmp_warning(const void *a, const void *b, void *ctx)
 {
     const struct result *r = ctx;
@@ -569,6 +652,8 @@ static int cmp_warning(const void *a, const void *b, void *ctx)
         return x->sev > y->sev ? -1 : 1;
     if (x->dev != y->dev)
         return x->dev < y->dev ? -1 : 1;
+    if (x->fs != y->fs)
+        return x->fs < y->fs ? -1 : 1;
     int px = x->task < 0 ? -1 : (int)r->tasks[x->task].task->id;
     int py = y->task < 0 ? -1 : (int)r->tasks[y->task].task->id;
     if (px != py)
@@ -585,6 +670,8 @@ void verdict_compute(const struct result *r, struct verdicts *out)
     bool *hidden = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(bool));
     for (size_t di = 0; di < r->ndevs; di++)
         hidden[di] = device_findings(r, di, out);
+    for (size_t fi = 0; fi < r->nfss; fi++)
+        fs_findings(r, fi, out);
     for (size_t ti = 0; s->tdevs && ti < r->ntasks; ti++) {
         const struct task_devs *td = &s->tdevs[ti];
         out->roles[ti] = task_role(r, ti, hidden);

@@ -1,9 +1,11 @@
 /* act/act.h: the only code that changes the machine.
  *
- * Three actions, each called by the screen only after the operator confirmed it:
+ * The actions, each called by the screen only after the operator confirmed it:
  *   - switch a device's I/O scheduler (and nr_requests, which every switch resets);
  *   - set a process's I/O priority on every one of its threads;
- *   - turn delay accounting (kernel.task_delayacct) on or off.
+ *   - turn delay accounting (kernel.task_delayacct) on or off;
+ *   - give back the space a deleted file still holds: signal its holder, or truncate it
+ *     through the holder's descriptor (optionally copying it first).
  * Each one re-reads what it wrote and reports the kernel's real answer; a failed step
  * undoes the steps before it, so a failure leaves the machine as it was.
  *
@@ -15,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "source/blockdev.h"
@@ -142,5 +145,53 @@ int prio_start_ticks(const char *proc_root, pid_t pid, unsigned long long *out);
 int delayacct_get(const char *proc_root);
 /* Write it and read it back. Returns 0 or -errno. */
 int delayacct_set(const char *proc_root, bool on);
+
+/* ---- space held by a deleted-but-open file (issue #20) ---- */
+
+/* The file as the operator saw it (struct fs_deleted_file and one of its holders): every
+ * action checks first that /proc/PID/fd/FD is still a regular file (dev, ino) with no
+ * name left, and refuses with -ESTALE otherwise (closed, reopened, the pid reused). */
+struct fsfix_target {
+    pid_t    pid;
+    int      fd;
+    dev_t    dev;
+    ino_t    ino;
+    unsigned long long start_ticks;  /* the holder's start time as sampled; 0: unchecked */
+    const char *mount;               /* its filesystem's mount point, for statvfs */
+};
+
+struct fsfix_outcome {
+    int      err;                    /* 0 or -errno */
+    bool     space_known;            /* both statvfs worked */
+    uint64_t avail_before, avail_after;   /* f_bavail x f_frsize of the mount */
+    int64_t  freed;                  /* avail_after - avail_before (bytes; may be <= 0 while
+                                      * other holders keep the file or writers go on) */
+    uint64_t size_before;            /* st_size when checked */
+    uint64_t blocks_before;          /* st_blocks x 512 when checked */
+    uint64_t copied;                 /* bytes copied first (truncate with copy_to) */
+    int      append;                 /* the holder's fd has O_APPEND: 1, 0, -1 unknown */
+    bool     released;               /* signal: the holder's fd no longer holds the file */
+    char     msg[320];               /* one line for the operator */
+};
+
+/* Send signal sig (SIGHUP is what most daemons reopen their logs on) to the holder, then
+ * watch its fd for up to wait_s seconds (polled every 50 ms) until it no longer holds the
+ * file, and measure the space. Refused with -EROFS in read-only mode. Returns out->err. */
+int fsfix_signal(const char *proc_root, const struct fsfix_target *t, int sig, double wait_s,
+                 struct fsfix_outcome *out);
+
+/* Truncate the file to 0 through the holder's descriptor (open /proc/PID/fd/FD for
+ * writing, check that what was opened is the file, ftruncate). With copy_to (NULL: none),
+ * first copy its contents there: created with O_EXCL (an existing path is refused with
+ * -EEXIST, nothing truncated), read through the fd link; a failed copy is removed and
+ * nothing is truncated. A writer without O_APPEND goes on at its old offset: the file
+ * becomes sparse at its old size, the space comes back, the size does not (out->append
+ * and the message say so). Refused with -EROFS in read-only mode. Returns out->err. */
+int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const char *copy_to,
+                   struct fsfix_outcome *out);
+
+/* Pure: is st the target file, still without a name? */
+struct stat;
+bool fsfix_is_target(const struct stat *st, dev_t dev, ino_t ino);
 
 #endif

@@ -41,6 +41,10 @@
  * (fdmap_set_idle_rescan) has passed since that scan. At 10,000 idle processes this
  * spares about 2,000 scans (50 ms) a second with rescan_s 5.
  *
+ * The same scan notes every regular file open with no name left (st_nlink 0, from the
+ * statx it makes anyway: no extra system call) for fdmap_deleted: what the space view
+ * (snapshot.h: fs_sample.del) groups by file. They are as fresh as the process's answer.
+ *
  * Memory is bounded: at most max_procs process entries (72 bytes each, plus a whole
  * struct fd_devs for a process reaching more than two devices) and
  * FDMAP_MAX_CACHED_DEVS device entries. When the process table is full, answers are still
@@ -92,12 +96,25 @@ struct fdmap_stats {
     unsigned long long uncached;    /* answers not stored: the process table was full */
     unsigned long long fds;         /* fds examined (statx calls) */
     unsigned long long fdinfo_reads;
+    unsigned long long deleted;     /* deleted-but-open fds noted */
     unsigned long long resolves;    /* dev_t resolutions through sysfs */
     unsigned long long dev_checks;  /* cached resolutions revalidated */
     unsigned long long dev_drops;   /* cached resolutions found stale and redone */
     size_t procs;                   /* process entries held */
     size_t devs;                    /* device entries held */
     size_t bytes;                   /* heap held by the cache */
+};
+
+/* A regular file open in a process with no name left (st_nlink 0): deleted while open
+ * (a log rotated away under its writer), made with O_TMPFILE, or a memfd (those live on
+ * the kernel's internal tmpfs, whose st_dev no mounted filesystem has). */
+struct fd_deleted {
+    pid_t    tgid;
+    int      fd;
+    dev_t    dev;                   /* st_dev: the filesystem holding its blocks */
+    ino_t    ino;
+    uint64_t size;                  /* st_size at the scan */
+    uint64_t blocks_bytes;          /* st_blocks x 512: the space it holds at the scan */
 };
 
 struct fdmap;
@@ -134,6 +151,15 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s);
 /* Drop every cached device resolution and mark every process for rescanning at its next
  * fdmap_get (after a loop device was re-attached, a dm table changed...). */
 void fdmap_invalidate_devices(struct fdmap *m);
+
+/* The deleted-but-open files of every process, as each one's latest scan saw them (a
+ * process scanned again replaces its own; fdmap_prune drops those of forgotten
+ * processes). Their size and blocks are as of that scan: a caller wanting them now
+ * statx's /proc/PID/fd/N again, and reads the fd's flags (fdinfo) and name (readlink)
+ * itself for the files it cares about. Valid until the next fdmap_get, fdmap_prune or
+ * fdmap_free. Noting them costs the scan no system call: the statx it makes of every fd
+ * already carries st_nlink. */
+size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out);
 
 void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out);
 void fdmap_free(struct fdmap *m);

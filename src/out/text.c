@@ -9,6 +9,7 @@
 #include "util/escape.h"
 #include "out/columns.h"
 #include "out/output.h"
+#include "out/text_fs.h"
 #include "util.h"
 
 /* A number in a fixed width, or "-" when unknown. */
@@ -238,6 +239,7 @@ int out_text_sample(FILE *f, const struct result *r, const struct verdicts *v,
     putc('\n', f);
     device_block(f, r);
     putc('\n', f);
+    out_text_filesystems(f, r, o->utf8);
     warning_block(f, r, v, o);
     for (unsigned k = 0; k < r->cur->npids_missing; k++) {
         char txt[128];

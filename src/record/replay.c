@@ -5,6 +5,7 @@
  * and so what undoing it takes. Everything is checked: this is a file a user hands us.
  */
 #include "record/replay.h"
+#include "record/replay_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1271,7 +1272,8 @@ static void layout_tasks(struct replay_frame *f, struct ptasks *pt)
 /* ---- warnings ---------------------------------------------------------------------------- */
 
 static int decode_warning(struct dec *d, const struct json_value *o, const struct name_ix *dix,
-                          const struct pid_ix *pix, size_t npix, struct warning *w)
+                          const struct pid_ix *pix, size_t npix, const struct snapshot *snap,
+                          struct warning *w)
 {
     const char *dev;
     size_t len;
@@ -1281,11 +1283,26 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         return status_fail(d, NULL, o, st, "an object");
     if ((rc = get_name(d, o, "code", false, code_lookup, "warning code", &code)) ||
         (rc = get_name(d, o, "severity", false, severity_lookup, "severity", &sev)) ||
-        (rc = get_str(d, o, "device", false, &dev, &len)) ||
+        (rc = get_str(d, o, "device", warn_code_is_fs((enum warn_code)code), &dev, &len)) ||
         (rc = get_fixed(d, o, "text", false, FIT_CUT, w->text, sizeof(w->text))))
         return rc;
     w->code = (enum warn_code)code;
     w->sev = (enum severity)sev;
+    /* fs-* warnings (issue #20): about the filesystem at `mount`; tmpfs has no device. */
+    w->fs = -1;
+    if (warn_code_is_fs(w->code)) {
+        const char *mnt;
+        size_t mlen;
+        if ((rc = get_str(d, o, "mount", false, &mnt, &mlen)))
+            return rc;
+        if ((w->fs = replay_fs_find(snap, mnt, mlen)) < 0)
+            return dfail(d, "mount", "not among the sample's filesystems");
+        if (!dev) {
+            w->dev = -1;
+            w->task = -1;
+            return 0;
+        }
+    }
     w->dev = memchr(dev, '\0', len) ? -1 : dev_find(dix, dev);
     if (w->dev < 0) {
         char buf[64];
@@ -1324,7 +1341,7 @@ static int decode_warnings(struct dec *d, const struct json_value *list, const s
         struct warning *w = &f->ver.w[f->ver.n];
         memset(w, 0, sizeof(*w));
         size_t old = at_push(d, "warnings[%zu]", i);
-        rc = decode_warning(d, json_at(list, i), dix, pix, nt, w);
+        rc = decode_warning(d, json_at(list, i), dix, pix, nt, &f->snap, w);
         at_pop(d, old);
         f->ver.n += !rc;
     }
@@ -1421,6 +1438,12 @@ static int decode_sample(struct dec *d, const struct json_value *root, struct re
         (rc = add_stubs(d, warnings, f->snap.threads, &pt, &f->nunlisted)))
         goto out;
     layout_tasks(f, &pt);
+    /* filesystems (issue #20): record/replay_fs.h, before the warnings that name them */
+    char fserr[256];
+    if (replay_fs_decode(root, &f->snap, &f->res, fserr, sizeof(fserr))) {
+        rc = dfail(d, NULL, "%s", fserr);
+        goto out;
+    }
     if ((rc = decode_warnings(d, warnings, &dix, f)) || (rc = decode_cgroups(d, root, f)))
         goto out;
     rc = decode_notes(d, root, &f->snap);

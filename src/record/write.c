@@ -154,7 +154,9 @@ static void json_warning(struct jw *w, const struct result *r, const struct warn
     jw_open(w, NULL, '{');
     jw_str(w, "code", warn_code_name(x->code));
     jw_str(w, "severity", severity_name(x->sev));
-    jw_str(w, "device", r->devs[x->dev].dev->ds.name);
+    jw_str(w, "device", x->dev >= 0 ? r->devs[x->dev].dev->ds.name : NULL);
+    if (x->fs >= 0 && (size_t)x->fs < r->nfss)     /* fs-* codes (out_json_fs below) */
+        jw_str(w, "mount", r->fss[x->fs].fs->fs.m.mount);
     if (who && x->task >= 0) {
         const struct task_sample *t = r->tasks[x->task].task;
         jw_int(w, "pid", t->id);
@@ -466,6 +468,72 @@ static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti)
     jw_str(w, "cgroup", k >= 0 ? r->cgroups[k].cg->path : NULL);
 }
 
+/* ---- filesystems (issue #20; docs/json.md) --------------------------------------------- */
+
+static void json_fs_deleted(struct jw *w, const struct fs_deleted_file *d)
+{
+    jw_open(w, NULL, '{');
+    jw_str(w, "path", d->path);
+    jw_int(w, "size_bytes", (long long)d->size);
+    jw_int(w, "blocks_bytes", (long long)d->blocks_bytes);
+    jw_open(w, "holders", '[');
+    for (size_t k = 0; k < d->nholders; k++) {
+        const struct fs_holder *h = &d->holders[k];
+        jw_open(w, NULL, '{');
+        jw_int(w, "pid", h->pid);
+        jw_str(w, "comm", h->comm[0] ? h->comm : NULL);
+        jw_int(w, "fd", h->fd);
+        jw_bool(w, "append", h->flags_known ? h->append : -1);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+    jw_close(w, '}');
+}
+
+static void json_filesystems(struct jw *w, const struct result *r)
+{
+    if (!r->cur->fs_taken)           /* a replayed frame that had none: no key, as recorded */
+        return;
+    jw_open(w, "filesystems", '[');
+    for (size_t i = 0; i < r->nfss; i++) {
+        const struct fs_rates *fr = &r->fss[i];
+        const struct fs_sample *fs = fr->fs;
+        const struct fs_mount *m = &fs->fs;
+        const struct snapshot *c = r->cur;
+        bool ok = m->statfs_err == 0;
+        jw_open(w, NULL, '{');
+        jw_str(w, "mount", m->m.mount);
+        jw_str(w, "device", fs->dev_idx >= 0 ? c->devs[fs->dev_idx].ds.name : NULL);
+        jw_str(w, "disk", fs->disk_idx >= 0 ? c->devs[fs->disk_idx].ds.name : NULL);
+        jw_str(w, "scheduler", fs->disk_idx >= 0 && c->devs[fs->disk_idx].bd.scheduler[0]
+                                   ? c->devs[fs->disk_idx].bd.scheduler : NULL);
+        jw_str(w, "fstype", m->m.fstype);
+        jw_str(w, "source", m->m.source);
+        jw_bool(w, "read_only", m->read_only);
+        jw_known(w, "size_bytes", ok ? (long long)m->size : -1);
+        jw_known(w, "used_bytes", ok ? (long long)m->used : -1);
+        jw_known(w, "avail_bytes", ok ? (long long)m->avail : -1);
+        jw_num(w, "used_pct", fr->used_pct);
+        jw_known(w, "inodes_used", ok ? m->inodes_used : -1);
+        jw_known(w, "inodes_total", ok ? m->inodes_total : -1);
+        jw_num(w, "write_bps", fr->write_bps);
+        jw_num(w, "fill_bps", fr->fill_bps);
+        jw_num(w, "full_in_s", fr->full_in_s);
+        jw_known(w, "deleted_open_bytes", fs->deleted_known ? (long long)fs->deleted_bytes : -1);
+        jw_bool(w, "deleted_open_complete", fs->deleted_known ? fs->deleted_complete : -1);
+        if (fs->deleted_known) {
+            jw_open(w, "deleted_open", '[');
+            for (size_t k = 0; k < fs->ndel; k++)
+                json_fs_deleted(w, &fs->del[k]);
+            jw_close(w, ']');
+        } else {
+            jw_str(w, "deleted_open", NULL);
+        }
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+}
+
 int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
                  const struct sample_opts *o)
 {
@@ -495,6 +563,7 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
     warn_index_free(&ix);
 
     json_cgroups(&w, r, v);
+    json_filesystems(&w, r);
 
     jw_open(&w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)

@@ -394,6 +394,10 @@ struct fdmap {
     uint32_t *proc_slots;           /* index + 1 */
     size_t proc_nslots;             /* a power of two, at least 2 * pents_cap */
 
+    /* Deleted-but-open files as of each process's latest scan, in scan order. */
+    struct fd_deleted *deleted;
+    size_t ndeleted, deleted_cap;
+
     struct fdmap_stats stats;
 };
 
@@ -610,6 +614,42 @@ static bool all_buffered(const struct fd_devs *out, const struct resolution *r)
     return true;
 }
 
+/* A regular file with no name left, open as fd `name`: noted from the statx the scan
+ * made anyway, at no extra system call. Its open flags and name are read later, and only
+ * for files on a filesystem the caller watches (memfds, the usual nameless files, live on
+ * an internal tmpfs no mount shows). */
+static void note_deleted(struct scan *s, const char *name, const struct statx *stx)
+{
+    struct fdmap *m = s->m;
+    const char *p = name, *end = name + strlen(name);
+    uint64_t fd;
+    if (parse_u64(&p, end, &fd) || p != end || fd > INT_MAX)
+        return;
+    if (m->ndeleted == m->deleted_cap) {
+        m->deleted_cap = m->deleted_cap ? 2 * m->deleted_cap : 16;
+        m->deleted = xreallocarray(m->deleted, m->deleted_cap, sizeof(m->deleted[0]));
+    }
+    struct fd_deleted *d = &m->deleted[m->ndeleted++];
+    d->tgid = s->tgid;
+    d->fd = (int)fd;
+    d->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    d->ino = (ino_t)stx->stx_ino;
+    d->size = stx->stx_size;
+    d->blocks_bytes = (stx->stx_mask & STATX_BLOCKS) ? stx->stx_blocks * 512 : stx->stx_size;
+    m->stats.deleted++;
+}
+
+/* Forget the deleted files noted for tgid (before it is scanned again, or gone). */
+static void drop_deleted(struct fdmap *m, pid_t tgid)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->ndeleted; i++) {
+        if (m->deleted[i].tgid != tgid)
+            m->deleted[k++] = m->deleted[i];
+    }
+    m->ndeleted = k;
+}
+
 /* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
  * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
 static int scan_fd(struct scan *s, int fd_dir, const char *name)
@@ -619,6 +659,9 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
     int err = statx_cached(fd_dir, name, &stx);
     if (err)
         return err == -EACCES || err == -EPERM ? -EACCES : 0;
+    if ((stx.stx_mask & (STATX_TYPE | STATX_NLINK)) == (STATX_TYPE | STATX_NLINK) &&
+        S_ISREG(stx.stx_mode) && stx.stx_nlink == 0)
+        note_deleted(s, name, &stx);
     dev_t dev;
     bool may_write;
     if (!stx_device(&stx, &dev, &may_write))
@@ -643,6 +686,8 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
 {
     memset(out, 0, sizeof(*out));
     m->stats.scans++;
+    if (m->ndeleted)
+        drop_deleted(m, tgid);
     char path[32];
     snprintf(path, sizeof(path), "%d/fd", (int)tgid);
     DIR *d = opendir_at(m->proc_fd, path);
@@ -675,6 +720,7 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
     if (err) {
         memset(out, 0, sizeof(*out));
         out->err = err;
+        drop_deleted(m, tgid);
     }
 }
 
@@ -749,6 +795,17 @@ void fdmap_set_idle_rescan(struct fdmap *m, double idle_rescan_s)
     m->idle_rescan_s = idle_rescan_s > m->rescan_s ? idle_rescan_s : m->rescan_s;
 }
 
+/* Deleted files go with their process: also those of processes scanned but not stored
+ * (the table was full), which are scanned again at their next fdmap_get. */
+static void drop_unlisted_deleted(struct fdmap *m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->ndeleted; i++)
+        if (proc_find(m, m->deleted[i].tgid))
+            m->deleted[k++] = m->deleted[i];
+    m->ndeleted = k;
+}
+
 void fdmap_prune(struct fdmap *m, double now, double max_age_s)
 {
     size_t k = 0;
@@ -758,8 +815,10 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s)
         else
             entry_clear(&m->pents[i]);
     }
-    if (k == m->npents)
+    if (k == m->npents) {
+        drop_unlisted_deleted(m);
         return;
+    }
     m->npents = k;
     /* Give memory back after a burst of short-lived processes. */
     size_t cap = m->pents_cap;
@@ -769,6 +828,7 @@ void fdmap_prune(struct fdmap *m, double now, double max_age_s)
         proc_resize(m, cap);
     else
         proc_reindex(m);
+    drop_unlisted_deleted(m);
 }
 
 void fdmap_invalidate_devices(struct fdmap *m)
@@ -788,12 +848,20 @@ void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out)
     for (size_t i = 0; i < m->npents; i++)
         if (m->pents[i].full)
             out->bytes += sizeof(struct fd_devs);
+    out->bytes += m->deleted_cap * sizeof(m->deleted[0]);
+}
+
+size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out)
+{
+    *out = m->deleted;
+    return m->ndeleted;
 }
 
 void fdmap_free(struct fdmap *m)
 {
     if (!m)
         return;
+    free(m->deleted);
     free(m->dents);
     for (size_t i = 0; i < m->npents; i++)
         entry_clear(&m->pents[i]);
