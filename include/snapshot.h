@@ -21,6 +21,7 @@
 
 #include "source/blockdev.h"
 #include "source/diskstats.h"
+#include "source/lens.h"
 #include "source/procs.h"
 #include "source/psi.h"
 
@@ -100,6 +101,14 @@ struct snapshot {
     long long delayacct_since_ticks;
     int    taskstats_err;            /* 0, or -errno of the whole query (EPERM...) */
     char   taskstats_msg[192];       /* why delays are unavailable, when they are */
+
+    /* The BPF lens (source/lens.h): cumulative counters since it was attached. lens_on
+     * when this snapshot carries a reading; otherwise lens_msg says why the lens is off
+     * ("--no-bpf", "not root and no CAP_BPF+CAP_PERFMON"...; empty in a replay). The
+     * reading survives the reduction of a previous snapshot (delta_compute reads it). */
+    bool   lens_on;
+    char   lens_msg[160];
+    struct lens_reading lens;
 };
 
 struct sampler_opts {
@@ -109,6 +118,8 @@ struct sampler_opts {
     const char *proc_root;           /* "/proc" unless testing */
     const char *sys_root;            /* "/sys" unless testing */
     bool no_tasks;                   /* skip processes entirely (device-only tests) */
+    bool no_bpf;                     /* do not load the BPF lens (--no-bpf); it is also not
+                                      * loaded when proc_root or sys_root is set (tests) */
 };
 
 struct sampler;

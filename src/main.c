@@ -43,6 +43,7 @@ struct args {
     const char *record;
     const char *replay;
     bool read_only;
+    bool no_bpf;
 };
 
 static void usage(FILE *f)
@@ -63,6 +64,8 @@ static void usage(FILE *f)
           "      --replay FILE      show a recording on the screen (step, pause, speed)\n"
           "      --read-only        refuse every action (scheduler switch, ionice, delay\n"
           "                         accounting); the screen shows READ-ONLY\n"
+          "      --no-bpf           do not load the BPF lens (iowait per task, request\n"
+          "                         stages per device); iotriage says it is off\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n",
           f);
@@ -94,7 +97,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 
 static void parse_args(int argc, char **argv, struct args *a)
 {
-    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY };
+    enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY, OPT_NO_BPF };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -110,6 +113,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "record", required_argument, NULL, OPT_RECORD },
         { "replay", required_argument, NULL, OPT_REPLAY },
         { "read-only", no_argument, NULL, OPT_READ_ONLY },
+        { "no-bpf", no_argument, NULL, OPT_NO_BPF },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -142,6 +146,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         case OPT_RECORD: a->record = optarg; break;
         case OPT_REPLAY: a->replay = optarg; break;
         case OPT_READ_ONLY: a->read_only = true; break;
+        case OPT_NO_BPF: a->no_bpf = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V':
             printf("iotriage %s%s\n", IOTRIAGE_VERSION, act_built_read_only() ? " (built read-only)" : "");
@@ -168,7 +173,7 @@ static int run_batch(const struct args *a, FILE *record)
 {
     struct sampler_opts so = {
         .threads = a->threads, .pids = a->pids, .npids = a->npids,
-        .proc_root = a->proc_root, .sys_root = a->sys_root,
+        .proc_root = a->proc_root, .sys_root = a->sys_root, .no_bpf = a->no_bpf,
     };
     char err[256] = "";
     struct sampler *s;
@@ -294,7 +299,7 @@ int main(int argc, char **argv)
         struct tui_opts to = {
             .delay_s = a.delay_s, .threads = a.threads, .only_active = a.only_active,
             .pids = a.pids, .npids = a.npids, .proc_root = a.proc_root, .sys_root = a.sys_root,
-            .record = record, .replay = a.replay,
+            .record = record, .replay = a.replay, .no_bpf = a.no_bpf,
         };
         rc = tui_run(&to);
     }

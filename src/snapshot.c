@@ -32,6 +32,8 @@ struct sampler {
     struct snapshot *last;           /* the snapshot taken last, to reduce at the next take */
     unsigned long last_serial;
     const struct task_sample *last_tasks;
+    struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
+    char lens_msg[160];
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -108,6 +110,16 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         else
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
     }
+    /* The lens is part of the live machine: not loaded for a test's fixture tree. */
+    if (opts->no_bpf)
+        str_copy(s->lens_msg, "off: --no-bpf", sizeof(s->lens_msg));
+    else if (opts->proc_root || opts->sys_root)
+        str_copy(s->lens_msg, "off: not the live /proc and /sys", sizeof(s->lens_msg));
+    else {
+        char why[128];
+        if (lens_open(&s->lens, why, sizeof(why)) < 0)
+            snprintf(s->lens_msg, sizeof(s->lens_msg), "off: %s", why);
+    }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
     s->da_since = s->boot_delayacct ? 0 : -1;
@@ -121,6 +133,7 @@ void sampler_close(struct sampler *s)
         return;
     procs_close(s->procs);
     fdmap_free(s->fdmap);
+    lens_close(s->lens);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -419,6 +432,22 @@ static void reduce_prev(struct snapshot *p)
     p->ntasks = 0;
 }
 
+/* Read before the tasks: a task listed has had its waits counted up to about now. */
+static void take_lens(struct sampler *s, struct snapshot *out)
+{
+    if (!s->lens) {
+        str_copy(out->lens_msg, s->lens_msg, sizeof(out->lens_msg));
+        return;
+    }
+    int rc = lens_read(s->lens, &out->lens);
+    if (rc < 0) {
+        snprintf(out->lens_msg, sizeof(out->lens_msg), "off this sample: reading the maps failed: %s",
+                 strerror(-rc));
+        return;
+    }
+    out->lens_on = true;
+}
+
 void sampler_take(struct sampler *s, struct snapshot *out)
 {
     /* Still the snapshot this sampler filled last (not freed, not filled again): the
@@ -436,6 +465,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     for (int r = 0; r < PSI_NRES; r++)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
     take_delayacct(s, out);
+    take_lens(s, out);
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
@@ -454,6 +484,7 @@ void snapshot_free(struct snapshot *snap)
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     free(snap->hist);
+    lens_reading_free(&snap->lens);
     memset(snap, 0, sizeof(*snap));
 }
 

@@ -20,6 +20,7 @@ struct tui_opts {
     const char *proc_root, *sys_root;
     FILE *record;                    /* every sample as a JSON line, or NULL */
     const char *replay;              /* drive the screen from this recording instead */
+    bool no_bpf;                     /* --no-bpf: the sampler loads no BPF lens */
 };
 
 /* Returns the process exit status. */

@@ -548,7 +548,7 @@ static int restart_sampler(struct tui *t, bool threads)
 {
     struct sampler_opts so = {
         .threads = threads, .pids = t->opts.pids, .npids = t->opts.npids,
-        .proc_root = t->opts.proc_root, .sys_root = t->opts.sys_root,
+        .proc_root = t->opts.proc_root, .sys_root = t->opts.sys_root, .no_bpf = t->opts.no_bpf,
     };
     char err[256] = "";
     struct sampler *s;

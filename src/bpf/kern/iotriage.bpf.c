@@ -285,12 +285,14 @@ static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
     return d;
 }
 
-/* The request's entry, created from its first bio's times when first seen. */
+/* The request's entry, created from its first bio's times when first seen. Requests
+ * live in a fixed pool (one per tag) and are reused at once: an entry already issued
+ * belongs to an earlier life of the same address whose end we missed, and is replaced. */
 static __always_inline struct lens_rq *rq_slot(struct request *rq)
 {
     __u64 key = (__u64)rq;
     struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
-    if (r)
+    if (r && !r->issue_ns)
         return r;
     struct lens_rq n = {};
     __u64 bkey = (__u64)BPF_CORE_READ(rq, bio);
@@ -379,7 +381,7 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
     struct lens_rq *r = rq_slot(rq);
-    if (!r || r->issue_ns)
+    if (!r)
         return 0;
     __u64 now = bpf_ktime_get_ns();
     r->issue_ns = now;
@@ -396,6 +398,23 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
     r->depth_whole = d->first_done_ns != 0;
     __sync_fetch_and_add(&d->issued, 1);
     __sync_fetch_and_add(&d->depth_sum, r->depth);
+    return 0;
+}
+
+/* Merged into another request in the scheduler: it ends here, never issued. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(lens_rq_merge, struct request *rq)
+{
+    __u64 key = (__u64)rq;
+    struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
+    if (!r)
+        return 0;
+    if (r->insert_ns && !r->issue_ns) {
+        struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &r->dev);
+        if (d)
+            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
+    }
+    bpf_map_delete_elem(&rqs, &key);
     return 0;
 }
 
