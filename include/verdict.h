@@ -10,7 +10,10 @@
  * tag in arrival order (ioprio-lottery). Priority matters only when requests queue
  * (ioprio-unsaturated), buffered writes are written back by flusher threads at be/4
  * (ioprio-writeback), and a process waiting much longer per I/O than the device's await
- * shows a queue the device statistics cannot see (hidden-queue).
+ * shows a queue the device statistics cannot see (hidden-queue; measured as the wait for a
+ * tag when the BPF lens runs). With the lens, a class the scheduler holds back while a
+ * higher one is served waits because its label is honoured (ioprio-held), which is not
+ * saturation.
  *
  * verdict_compute() is pure: it reads a result (and the snapshot it points to) and
  * writes only *out.
@@ -32,7 +35,8 @@
     X(W_IOPRIO_LOTTERY,       "ioprio-lottery",       SEV_CRIT)            \
     X(W_IOPRIO_WRITEBACK,     "ioprio-writeback",     SEV_WARN)            \
     X(W_HIDDEN_QUEUE,         "hidden-queue",         SEV_CRIT)            \
-    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)
+    X(W_IOPRIO_UNSATURATED,   "ioprio-unsaturated",   SEV_INFO)            \
+    X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
