@@ -218,7 +218,7 @@ static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, do
     if (r->saturated >= 0)
         r->sat_source = SAT_SRC_BASELINE;
     if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || r->reset ||
-        lens_dev_interval(&prev->lens, &cur->lens, ds->major, ds->minor, itv_s, l) < 0) {
+        lens_dev_interval(&prev->lens, &cur->lens, ds->major, ds->minor, itv_s, r->aqu_sz, l) < 0) {
         memset(l, 0, sizeof(*l));
         l->saturated = -1;
         return;

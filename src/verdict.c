@@ -141,6 +141,12 @@ static void task_label(const struct task_rates *t, char *buf, size_t n)
              t->prio.source == IOS_EXPLICIT ? "set" : ioprio_source_name(t->prio.source));
 }
 
+/* The scheduler's classes from most to least favoured (none is served as best-effort). */
+static int class_rank(enum ioprio_class c)
+{
+    return c == IOC_RT ? 0 : c == IOC_IDLE ? 2 : 1;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -181,15 +187,17 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
              comm, pid, label, dev, d->aqu_sz, b->nr_requests, raised_nr_requests(d));
     /* Measured by the lens: this task's class is the one the scheduler holds back. */
     const struct lens_dev_interval *l = &d->lens;
-    bool held = l->valid && l->held_back && (int)t->prio.cls == l->held_class;
+    bool held = l->valid && l->held_back &&
+                ((int)t->prio.cls == l->held_class ||
+                 (l->held_class < 0 && l->top_class >= 0 && class_rank(t->prio.cls) > class_rank((enum ioprio_class)l->top_class)));
     if (held) {
-        char ms[32] = "";
+        char ms[48] = "";
         if (!isnan(l->held_sched_ms))
             snprintf(ms, sizeof(ms), "%.0f ms a request, ", l->held_sched_ms);
         push(v, W_IOPRIO_HELD, (int)di, (int)ti,
-             "%s[%d] %s waits in %s's scheduler (%s%llu held now) while %s I/O is served: "
-             "its label is honoured by %s; the device is not saturated",
-             comm, pid, label, dev, ms, (unsigned long long)l->held_now,
+             "%s[%d] %s waits in %s's scheduler (%s%.1f held on average) while %s I/O is "
+             "served: its label is honoured by %s; the device is not saturated",
+             comm, pid, label, dev, ms, isnan(l->sched_queue) ? (double)l->held_now : l->sched_queue,
              l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : "other",
              sched);
     }

@@ -137,9 +137,14 @@ struct lens_dev_interval {
                                       * request since the lens started, but not below a
                                       * quarter of this interval's p05 (one freak request) */
     double growth;                   /* top_device_ms / service_ms */
-    bool   held_back;                /* the scheduler holds a lower class while a higher one
-                                      * is served (priority honoured, not saturation) */
-    int    held_class;               /* that lower class (IOC_*), -1 none */
+    double sched_queue;              /* requests in the scheduler on average: the device's
+                                      * aqu-sz (counted from allocation) less busy_depth */
+    bool   held_back;                /* the scheduler holds requests while the served class
+                                      * alone leaves the device free slots (priority
+                                      * honoured, or idling: not saturation) */
+    int    held_class;               /* the class held, when the lens saw it; -1: not seen
+                                      * (held since before the lens), any class below
+                                      * top_class */
     double held_sched_ms;            /* its mean time in the scheduler; NAN: none finished */
     uint64_t held_now;               /* its requests in the scheduler at the reading */
     int    saturated;                /* 1, 0, -1 unknown (lens_judge_saturation) */
@@ -152,12 +157,14 @@ struct lens_dev_interval {
 #define LENS_SERVED_MIN     10     /* completions that make a class "served" */
 #define LENS_HELD_FACTOR    4.0    /* a lower class's scheduler time this many times ... */
 #define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
+#define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
 
 /* Pure: the interval of device major:minor between two readings (prev may be NULL: since
  * the lens started). Fills *out and judges it; returns 0, or -ENODATA when the device is
  * in neither reading (out->valid false, everything unknown). */
+/* aqu_sz: the device's aqu-sz over the same interval (diskstats), NAN when unknown. */
 int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading *cur,
-                      unsigned major, unsigned minor, double interval_s,
+                      unsigned major, unsigned minor, double interval_s, double aqu_sz,
                       struct lens_dev_interval *out);
 /* 1 saturated, 0 not, -1 unknown, from the interval's figures alone. */
 int lens_judge_saturation(const struct lens_dev_interval *d);

@@ -186,6 +186,7 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     jw_num(w, "service_ms", l->service_ms);
     jw_num(w, "growth", l->growth);
     jw_str(w, "served_class", l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : NULL);
+    jw_num(w, "sched_queue", l->sched_queue);
     jw_bool(w, "held_back", l->held_back);
     jw_str(w, "held_class", l->held_class >= 0 ? ioprio_class_name((enum ioprio_class)l->held_class) : NULL);
     jw_num(w, "held_sched_ms", l->held_sched_ms);

@@ -184,7 +184,7 @@ static int class_rank(unsigned cls)
 }
 
 int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading *cur,
-                      unsigned major, unsigned minor, double interval_s,
+                      unsigned major, unsigned minor, double interval_s, double aqu_sz,
                       struct lens_dev_interval *out)
 {
     memset(out, 0, sizeof *out);
@@ -192,7 +192,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->device_p05_ms = out->device_p50_ms = out->device_p99_ms = NAN;
     out->total_p50_ms = out->total_p99_ms = out->busy_depth = NAN;
     out->top_device_ms = out->growth = out->held_sched_ms = out->service_ms = NAN;
-    out->top_busy_depth = NAN;
+    out->top_busy_depth = out->sched_queue = NAN;
     out->top_class = out->held_class = -1;
     out->saturated = -1;
     lens_depth_fit(NULL, &(struct lens_devstat){0}, &out->fit);   /* all NAN */
@@ -239,6 +239,8 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->total_p99_ms = lens_hist_quantile(all[LENS_ST_TOTAL].hist, LENS_HIST, 0.99);
     if (interval_s > 0)
         out->busy_depth = (double)dev->sum_ns / (interval_s * 1e9);
+    if (!isnan(aqu_sz) && !isnan(out->busy_depth))
+        out->sched_queue = fmax(0.0, aqu_sz - out->busy_depth);
     if (dc)
         lens_depth_fit(dpv, dc, &out->fit);
 
@@ -285,6 +287,11 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
                 out->held_now = now_q;
             }
         }
+        /* Requests held since before the lens started are not in its counts, but they
+         * are in aqu-sz, which counts a request from its allocation: what aqu-sz holds
+         * beyond the device's own queue sits in the scheduler. */
+        if (!out->held_back && out->sched_queue >= LENS_HELD_QUEUE)
+            out->held_back = true;
     }
     out->saturated = lens_judge_saturation(out);
     return 0;

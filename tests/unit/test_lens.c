@@ -200,7 +200,7 @@ static void test_saturated_from_the_first_interval(void **state)
     struct rd a, b;
     saturated_pair(&a, &b);
     struct lens_dev_interval d;
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
     assert_true(d.valid);
     assert_near(d.requests, 1600, 0);
     assert_near(d.device_ms, 10.0, 1e-6);
@@ -213,16 +213,16 @@ static void test_saturated_from_the_first_interval(void **state)
     assert_int_equal(d.saturated, 1);
     /* Without the fastest request known, no service time: unknown, not saturated. */
     b.dev.min_dev_ns = 0;
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
     assert_nan(d.growth);
     assert_int_equal(d.saturated, -1);
     /* A freak fast request cannot make a device saturated: the service time is never
      * taken below a quarter of the interval's p05. */
     b.dev.min_dev_ns = 1000;                        /* 1 us */
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
     assert_true(d.service_ms >= d.device_p05_ms / 4 - 1e-12);
     /* Not in either reading: nothing known. */
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 8, 0, 1.0, &d), -ENODATA);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 8, 0, 1.0, NAN, &d), -ENODATA);
     assert_false(d.valid);
     assert_int_equal(d.saturated, -1);
 }
@@ -252,7 +252,7 @@ static void test_held_back_is_not_saturation(void **state)
     struct rd a, b;
     held_pair(&a, &b, 3.0);
     struct lens_dev_interval d;
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
     assert_near(d.busy_depth, 1.2, 1e-6);           /* 200 x 3 ms in 0.5 s */
     assert_true(d.held_back);
     assert_int_equal(d.held_class, IOC_IDLE);
@@ -264,7 +264,7 @@ static void test_held_back_is_not_saturation(void **state)
     /* Bursts of the idle class let through make the served reader wait behind them at
      * the device (4.5 ms against 2): still its own I/O alone leaves free slots. */
     held_pair(&a, &b, 4.5);
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
     assert_true(d.busy_depth >= LENS_SAT_MIN_DEPTH);
     assert_true(d.growth >= LENS_SAT_GROWTH);
     assert_true(d.top_busy_depth < LENS_SAT_MIN_DEPTH);
@@ -273,9 +273,24 @@ static void test_held_back_is_not_saturation(void **state)
     /* The served class alone keeps the device full and its requests wait there: that
      * is saturation, held class or not. */
     held_pair(&a, &b, 10.0);
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
     assert_true(d.top_busy_depth >= LENS_SAT_MIN_DEPTH);
     assert_int_equal(d.saturated, 1);
+
+    /* Held since before the lens started: none of it in the lens's counts, but aqu-sz
+     * (counted from allocation) holds 16 more than the device does. */
+    held_pair(&a, &b, 4.5);
+    b.dev.sched_out[3] = b.dev.sched_in[3];
+    struct lens_devprio *idl = rd_prio(&b, IDLE7);
+    memset(&idl->st[LENS_ST_SCHED], 0, sizeof(idl->st[LENS_ST_SCHED]));
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_false(d.held_back);
+    assert_int_equal(d.saturated, 1);               /* without aqu-sz: growth 2.25 */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, 17.65, &d), 0);
+    assert_near(d.sched_queue, 16.0, 1e-6);
+    assert_true(d.held_back);
+    assert_int_equal(d.held_class, -1);             /* which class: not seen */
+    assert_int_equal(d.saturated, 0);
 
     /* Nothing held in the scheduler now, and the idle class waited there no longer
      * than the served one: not held back. */
@@ -284,7 +299,7 @@ static void test_held_back_is_not_saturation(void **state)
     struct lens_devprio *idle = rd_prio(&b, IDLE7);
     memset(&idle->st[LENS_ST_SCHED], 0, sizeof(idle->st[LENS_ST_SCHED]));
     stage_put(&idle->st[LENS_ST_SCHED], 50, 0.002);
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
     assert_false(d.held_back);
     assert_int_equal(d.saturated, 0);               /* 1.2 at the device: free slots */
 }
@@ -317,7 +332,7 @@ static void test_reset_priority_skipped(void **state)
     struct lens_devprio *old = rd_prio(&a, IDLE7);
     stage_put(&old->st[LENS_ST_DEVICE], 5000, 10.0);
     struct lens_dev_interval d;
-    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, &d), 0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
     assert_near(d.requests, 100, 0);
 }
 
