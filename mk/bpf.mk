@@ -29,3 +29,8 @@ $(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
 $(BUILD)/src/source/lens.o: $(BPF_SKEL)
 # -isystem: the generated skeleton is not held to our warnings (it casts const away).
 $(BUILD)/src/source/lens.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
+
+# bench/lens.sh's helper that turns BPF run-time statistics on while it lives.
+$(BUILD)/bench/bpfstats: bench/bpfstats.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libbpf)
