@@ -44,6 +44,8 @@ static uint64_t mono_ns(void)
  * over the screen. */
 static char last_libbpf[160];
 
+__attribute__((format(printf, 2, 0)))
+static int lens_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 static int lens_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     if (level != LIBBPF_WARN)

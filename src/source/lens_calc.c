@@ -27,7 +27,7 @@ double lens_hist_quantile(const uint64_t *hist, size_t nbuckets, double q)
     for (size_t k = 0; k < nbuckets; k++)
         total += hist[k];
     if (total == 0 || !(q > 0) || !(q < 1))
-        return NAN;
+        return (double)NAN;
     /* The rank of the quantile among the requests, then where in its bucket it falls,
      * as if the bucket's requests were spread evenly over it. */
     double rank = q * (double)total;
@@ -70,7 +70,7 @@ int lens_stage_delta(const struct lens_stage_sum *prev, const struct lens_stage_
 double lens_stage_mean_ms(const struct lens_stage_sum *s)
 {
     if (s->count == 0)
-        return NAN;
+        return (double)NAN;
     return (double)s->sum_ns / (double)s->count / 1e6;
 }
 
@@ -114,8 +114,8 @@ const struct lens_devstat *lens_devstat_find(const struct lens_reading *r, unsig
 int lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *cur,
                    struct lens_depth_fit *out)
 {
-    out->n = out->depth = out->device_ms = out->depth_sd = NAN;
-    out->slope_ms = out->elasticity = NAN;
+    out->n = out->depth = out->device_ms = out->depth_sd = (double)NAN;
+    out->slope_ms = out->elasticity = (double)NAN;
     uint64_t p_n = prev ? prev->n : 0, p_sd = prev ? prev->sd : 0, p_sdd = prev ? prev->sdd : 0;
     uint64_t p_sy = prev ? prev->sy : 0, p_sdy = prev ? prev->sdy : 0;
     if (cur->n < p_n || cur->sd < p_sd || cur->sdd < p_sdd || cur->sy < p_sy || cur->sdy < p_sdy)
@@ -146,10 +146,10 @@ double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_ro
                      double interval_s)
 {
     if (!cur || !(interval_s > 0))
-        return NAN;
+        return (double)NAN;
     uint64_t p = prev ? prev->wait_ns : 0;
     if (cur->wait_ns < p)
-        return NAN;
+        return (double)NAN;
     return (double)(cur->wait_ns - p) / (interval_s * 1e9) * 100.0;
 }
 
@@ -188,14 +188,14 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
                       struct lens_dev_interval *out)
 {
     memset(out, 0, sizeof *out);
-    out->requests = out->tag_ms = out->sched_ms = out->device_ms = out->total_ms = NAN;
-    out->device_p05_ms = out->device_p50_ms = out->device_p99_ms = NAN;
-    out->total_p50_ms = out->total_p99_ms = out->busy_depth = NAN;
-    out->top_device_ms = out->growth = out->held_sched_ms = out->service_ms = NAN;
-    out->top_busy_depth = out->sched_queue = NAN;
+    out->requests = out->tag_ms = out->sched_ms = out->device_ms = out->total_ms = (double)NAN;
+    out->device_p05_ms = out->device_p50_ms = out->device_p99_ms = (double)NAN;
+    out->total_p50_ms = out->total_p99_ms = out->busy_depth = (double)NAN;
+    out->top_device_ms = out->growth = out->held_sched_ms = out->service_ms = (double)NAN;
+    out->top_busy_depth = out->sched_queue = (double)NAN;
     out->top_class = out->held_class = -1;
     out->saturated = -1;
-    lens_depth_fit(NULL, &(struct lens_devstat){0}, &out->fit);   /* all NAN */
+    lens_depth_fit(NULL, &(struct lens_devstat){0}, &out->fit);   /* all (double)NAN */
     const struct lens_devstat *dc = lens_devstat_find(cur, major, minor);
     const struct lens_devstat *dpv = prev ? lens_devstat_find(prev, major, minor) : NULL;
     bool any = dc != NULL;
