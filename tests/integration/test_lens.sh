@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The BPF lens (issue #13) on the lab disk, with the load started before iotriage and
-# delay accounting off (this test checks it is off and never changes it):
+# delay accounting off (this test never changes it; when someone else has it on, the
+# delay source may be taskstats and the --no-bpf delay check is left out, said so):
 #  - under none, from the first full interval: the device is saturated (judged by the
 #    lens), the synchronous reader suffers with its delay from bpf, the deep reader causes;
 #  - under mq-deadline, an idle-class deep reader held back while a best-effort reader
@@ -17,7 +18,8 @@ need bpftool
 [ "$(id -u)" = 0 ] || skip "needs root (BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 da=$(sysctl -n kernel.task_delayacct 2>/dev/null) || skip "no kernel.task_delayacct"
-[ "$da" = 0 ] || skip "delay accounting is on; this test needs it off and does not change it"
+DA_OFF=false
+[ "$da" = 0 ] && DA_OFF=true
 lab_up 2000 4 64 || exit $?
 trap 'it_kill_bg; lab_down; it_cleanup' EXIT
 Q=/sys/block/$LAB_NAME/queue
@@ -92,15 +94,22 @@ start_load 30
 run_watched "$TMP/s.json" --json -n 2 -o
 grep -q '^prog:' "$TMP/ids" && grep -q '^link:' "$TMP/ids" || fail "no BPF program or link seen in iotriage's fds: $(tr '\n' ' ' <"$TMP/ids")"
 [ "$(first '.lens.on')" = true ] || fail "lens off: $(first '.lens.reason')"
-[ "$(first '.delayacct')" = false ] || fail "delay accounting not reported off"
+[ "$(first '.delayacct')" = "$([ "$DA_OFF" = true ] && echo false || echo true)" ] || fail "delay accounting reported $(first '.delayacct'), sysctl says $da"
 dev=$(first '.devices[] | select(.name == $d) | [.saturated, .saturated_source, .stages.growth, .stages.busy_depth] | @tsv')
 [ "$(cut -f1-2 <<<"$dev")" = "$(printf 'true\tlens')" ] || fail "none: device not saturated by the lens in the first interval: $dev"
 db=$(first '.processes[] | select(.pid == $db) | [.role, .io_delay_source, .io_delay_pct] | @tsv')
-[ "$(cut -f1-2 <<<"$db")" = "$(printf 'suffer\tbpf')" ] || fail "none: db reader: $db (want suffer, bpf)"
+if $DA_OFF; then
+    [ "$(cut -f1-2 <<<"$db")" = "$(printf 'suffer\tbpf')" ] || fail "none: db reader: $db (want suffer, bpf)"
+else
+    # delay accounting on (not by us): the reader, started after, has taskstats first
+    [[ $(cut -f1 <<<"$db") == suffer && ( $(cut -f2 <<<"$db") == taskstats || $(cut -f2 <<<"$db") == bpf ) ]] ||
+        fail "none: db reader: $db (want suffer)"
+    echo "note: delay accounting is on here: the db reader's delay came from $(cut -f2 <<<"$db")"
+fi
 between "$(cut -f3 <<<"$db")" 20 101 || fail "none: db reader's delay $(cut -f3 <<<"$db") %"
 bk=$(first '.processes[] | select(.pid == $bk) | .role')
 case $bk in cause|both) ;; *) fail "none: backup reader role $bk (want cause)" ;; esac
-ok "none, first interval: saturated by the lens (growth/busy $(cut -f3-4 <<<"$dev" | tr '\t' /)), db suffer ($(cut -f3 <<<"$db") % from bpf), backup $bk"
+ok "none, first interval: saturated by the lens (growth/busy $(cut -f3-4 <<<"$dev" | tr '\t' /)), db suffer ($(cut -f3 <<<"$db") % from $(cut -f2 <<<"$db")), backup $bk"
 ids_gone "$TMP/ids" "after a normal exit"
 ok "no program, link or map left after exit ($(wc -l <"$TMP/ids") objects)"
 
@@ -123,9 +132,13 @@ ok "no program, link or map left after SIGKILL ($(wc -l <"$TMP/ids") objects)"
 [ "$(first '.lens.on')" = false ] || fail "--no-bpf: lens on"
 [[ $(first '.lens.reason') == *--no-bpf* ]] || fail "--no-bpf: reason '$(first '.lens.reason')'"
 nb=$(first '.processes[] | select(.pid == $db) | [.io_delay_source, .io_delay_pct] | tojson')
-[ "$nb" = '[null,null]' ] || fail "--no-bpf: db reader's delay should be unknown: $nb"
+if $DA_OFF; then
+    [ "$nb" = '[null,null]' ] || fail "--no-bpf: db reader's delay should be unknown: $nb"
+else
+    echo "note: delay accounting on: --no-bpf delay check left out ($nb)"
+fi
 [ "$(first '.devices[] | select(.name == $d) | .stages')" = null ] || fail "--no-bpf: stages present"
-ok "--no-bpf: lens off ($(first '.lens.reason')), db reader's delay unknown"
+ok "--no-bpf: lens off ($(first '.lens.reason')), db reader's delay $nb"
 stop_load
 
 # ---- mq-deadline: the idle reader held back on purpose is not saturation ----
