@@ -218,6 +218,7 @@ static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, do
     if (r->saturated >= 0)
         r->sat_source = SAT_SRC_BASELINE;
     if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || r->reset ||
+        prev->lens.since != cur->lens.since ||
         lens_dev_interval(&prev->lens, &cur->lens, ds->major, ds->minor, itv_s, r->aqu_sz, l) < 0) {
         memset(l, 0, sizeof(*l));
         l->saturated = -1;
@@ -265,7 +266,9 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
 static void task_lens_delay(const struct snapshot *prev, const struct snapshot *cur,
                             const struct task_sample *c, double itv_s, struct task_rates *r)
 {
-    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0)
+    /* Both readings from one lens (a sampler opened again, as the screen does when it
+     * switches to threads, loads another): counters of two lenses do not subtract. */
+    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || prev->lens.since != cur->lens.since)
         return;
     const struct lens_reading *a = &prev->lens, *z = &cur->lens;
     const struct lens_wait_row *pr, *cr;

@@ -404,6 +404,14 @@ static void test_delay_from_the_lens(void **state)
     assert_nan(r.tasks[1].io_delay_pct);
     result_free(&r);
 
+    /* Two readings of two lenses (the sampler opened again): nothing from them. */
+    c.lens.since = 11.5;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_int_equal(r.tasks[1].io_delay_source, DELAY_SRC_UNKNOWN);
+    result_free(&r);
+    c.lens.since = 0;
+
     /* Without the lens in the previous snapshot, nothing comes from it. */
     p.lens_on = false;
     c.lens.tgids_full = false;
