@@ -81,9 +81,17 @@ struct request {
 } __attribute__((preserve_access_index));
 
 /* Before 6.12 the request carried its own copy of the priority (6975c1a486a4 removed
- * it); the flavour lets one object read whichever the running kernel has. */
+ * it), and before 5.14 its disk (rq_disk; then q->disk); the flavours let one object
+ * read whichever the running kernel has. */
 struct request___old {
     unsigned short ioprio;
+    struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/* Before 5.12 a bio named its disk and partition (bi_disk, bi_partno), not a bdev. */
+struct bio___old {
+    struct gendisk *bi_disk;
+    unsigned char bi_partno;
 } __attribute__((preserve_access_index));
 
 /* gendisk.queue, for telling request-based (blk-mq) devices from bio-based ones. */
@@ -254,7 +262,12 @@ static __always_inline void stage_add(struct lens_stage *s, __u64 ns)
 
 static __always_inline __u32 rq_dev(struct request *rq)
 {
-    struct gendisk *d = BPF_CORE_READ(rq, q, disk);
+    struct gendisk *d;
+    struct request_queue *q = BPF_CORE_READ(rq, q);
+    if (bpf_core_field_exists(q->disk))
+        d = BPF_CORE_READ(q, disk);
+    else
+        d = BPF_CORE_READ((struct request___old *)rq, rq_disk);
     if (!d)
         return 0;
     __u32 major = BPF_CORE_READ(d, major), minor = BPF_CORE_READ(d, first_minor);
@@ -312,11 +325,25 @@ static __always_inline struct lens_rq *rq_slot(struct request *rq)
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(lens_bio_queue, struct bio *bio)
 {
-    struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
-    if (!bdev)
-        return 0;
+    struct gendisk___q *disk;
+    __u32 dev;
+    if (bpf_core_field_exists(bio->bi_bdev)) {
+        struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
+        if (!bdev)
+            return 0;
+        dev = BPF_CORE_READ(bdev, bd_dev);
+        disk = (void *)BPF_CORE_READ(bdev, bd_disk);
+    } else {
+        struct bio___old *old = (void *)bio;
+        struct gendisk *g = BPF_CORE_READ(old, bi_disk);
+        if (!g)
+            return 0;
+        dev = (__u32)BPF_CORE_READ(g, major) << 20 |
+              ((__u32)BPF_CORE_READ(g, first_minor) + BPF_CORE_READ(old, bi_partno));
+        disk = (void *)g;
+    }
     __u64 tg = bpf_get_current_pid_tgid();
-    struct lens_submit_key sk = { .tgid = tg >> 32, .dev = BPF_CORE_READ(bdev, bd_dev) };
+    struct lens_submit_key sk = { .tgid = tg >> 32, .dev = dev };
     __u64 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
     struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
     if (sv) {
@@ -327,7 +354,6 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
     }
     /* Bio-based devices (device mapper, zram) make no requests: nothing to time. */
-    struct gendisk___q *disk = (void *)BPF_CORE_READ(bdev, bd_disk);
     if (!disk || !BPF_CORE_READ(disk, queue, mq_ops))
         return 0;
     __u64 key = (__u64)bio;
