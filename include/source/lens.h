@@ -158,6 +158,7 @@ struct lens_dev_interval {
 #define LENS_HELD_FACTOR    4.0    /* a lower class's scheduler time this many times ... */
 #define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
 #define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
+#define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
 
 /* Pure: the interval of device major:minor between two readings (prev may be NULL: since
  * the lens started). Fills *out and judges it; returns 0, or -ENODATA when the device is

@@ -314,6 +314,14 @@ static void test_judge_edges(void **state)
     assert_int_equal(lens_judge_saturation(&d), 1);
     d.busy_depth = 1.4;
     assert_int_equal(lens_judge_saturation(&d), 0);    /* free slots */
+    /* the queue before the device: 16 readers, 4 tags (the lab disk under none) */
+    d.busy_depth = 3.8;
+    d.growth = 1.18;
+    d.service_ms = 2.1;
+    d.tag_ms = 7.5;
+    assert_int_equal(lens_judge_saturation(&d), 1);
+    d.tag_ms = 0.01;
+    assert_int_equal(lens_judge_saturation(&d), -1);
     d.busy_depth = NAN;
     d.growth = NAN;
     assert_int_equal(lens_judge_saturation(&d), -1);
