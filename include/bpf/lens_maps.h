@@ -24,7 +24,7 @@
 #define LENS_MAX_RQS    16384   /* requests in flight (LRU) */
 #define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs */
 #define LENS_MAX_DEVS   256
-#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU) */
+#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU); filled only with lens_submits */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u64 wait_ns;              /* time blocked with in_iowait set, finished waits */

@@ -55,7 +55,8 @@ struct lens_devstat {
     uint64_t min_dev_ns;             /* fastest device time since the lens started; 0 none */
 };
 
-/* Bytes submitted by one thread group to one device (partition or disk). */
+/* Bytes submitted by one thread group to one device (partition or disk). Empty unless
+ * the program's lens_submits is set before load (off: nothing reads it yet, issue 14). */
 struct lens_submit_row {
     pid_t    tgid;
     unsigned major, minor;
