@@ -158,7 +158,8 @@ FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpoo
                 blockdev diskstats fdmap ioprio procs mounts psi taskstats unitfile unitpath)) src/record/replay.c src/record/replay_fs.c \
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c \
                 src/out/metrics.c src/record/store.c \
-                src/source/cgroups.c src/source/cgroup.c src/source/cgname.c src/record/replay_cgroups.c
+                src/source/cgroups.c src/source/cgroup.c src/source/cgname.c src/record/replay_cgroups.c \
+                src/source/lens.c src/source/lens_calc.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)

@@ -18,6 +18,16 @@
 #include "snapshot.h"
 #include "source/cgroups.h"
 #include "source/ioprio.h"
+#include "source/lens.h"
+
+/* Where a task's io_delay_pct came from: taskstats first (the kernel's delay
+ * accounting), else the BPF lens's iowait (source/lens.h), else unknown. */
+enum delay_source { DELAY_SRC_UNKNOWN, DELAY_SRC_TASKSTATS, DELAY_SRC_BPF };
+const char *delay_source_name(enum delay_source s);   /* "taskstats" "bpf", NULL unknown */
+
+/* Which rule decided dev_rates.saturated. */
+enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS };
+const char *sat_source_name(enum sat_source s);       /* "baseline" "lens", NULL none */
 
 /* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
 struct dev_rates {
@@ -36,6 +46,10 @@ struct dev_rates {
     double await;                    /* reads and writes together, ms; NAN when idle */
     double quiet_await;              /* learned from quiet intervals; NAN until one is seen */
     int    saturated;                /* 1, 0, or -1 unknown (no baseline, no data) */
+    enum sat_source sat_source;      /* the lens when it could judge, else the baseline */
+    /* The BPF lens over the interval (lens.valid false: no lens, or a partition): where
+     * requests waited (tag, scheduler, device) and whether the scheduler held a class. */
+    struct lens_dev_interval lens;
 };
 
 struct cgroup_rates;
@@ -56,6 +70,9 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
     bool   delay_valid;
     bool   delay_overcount;          /* the kernel counted more waiting than the wall clock
                                       * allows (nlwp x interval); the figures are capped */
+    /* DELAY_SRC_BPF: io_delay_pct (and blkio_avg_ms) are the lens's iowait, delay_valid
+     * is set, swapin_delay_pct stays unknown. */
+    unsigned char io_delay_source;   /* enum delay_source */
 };
 
 /* A filesystem's space over time (issue #20; docs/json.md "filesystems").

@@ -20,6 +20,7 @@
 #include "source/blockdev.h"
 #include "source/diskstats.h"
 #include "source/mounts.h"
+#include "source/lens.h"
 #include "source/procs.h"
 #include "source/psi.h"
 
@@ -188,6 +189,13 @@ struct snapshot {
     int    mounts_err;               /* 0 or -errno reading mountinfo */
     struct fs_sample *fss;           /* in mountinfo order */
     size_t nfss;
+    /* The BPF lens (source/lens.h): cumulative counters since it was attached. lens_on
+     * when this snapshot carries a reading; otherwise lens_msg says why the lens is off
+     * ("--no-bpf", "not root and no CAP_BPF+CAP_PERFMON"...; empty in a replay). The
+     * reading survives the reduction of a previous snapshot (delta_compute reads it). */
+    bool   lens_on;
+    char   lens_msg[160];
+    struct lens_reading lens;
 };
 
 struct sampler_opts {
@@ -197,6 +205,8 @@ struct sampler_opts {
     const char *proc_root;           /* "/proc" unless testing */
     const char *sys_root;            /* "/sys" unless testing */
     bool no_tasks;                   /* skip processes entirely (device-only tests) */
+    bool no_bpf;                     /* do not load the BPF lens (--no-bpf); it is also not
+                                      * loaded when proc_root or sys_root is set (tests) */
 };
 
 struct sampler;

@@ -10,7 +10,10 @@
  * tag in arrival order (ioprio-lottery). Priority matters only when requests queue
  * (ioprio-unsaturated), buffered writes are written back by flusher threads at be/4
  * (ioprio-writeback), and a process waiting much longer per I/O than the device's await
- * shows a queue the device statistics cannot see (hidden-queue).
+ * shows a queue the device statistics cannot see (hidden-queue; measured as the wait for a
+ * tag when the BPF lens runs). With the lens, a class the scheduler holds back while a
+ * higher one is served waits because its label is honoured (ioprio-held), which is not
+ * saturation.
  *
  * verdict_compute() is pure: it reads a result (and the snapshot it points to) and
  * writes only *out.
@@ -41,7 +44,8 @@
     X(W_CG_IOLATENCY_THROTTLED, "cgroup-iolatency-throttled", SEV_WARN) \
     X(W_FS_FULL,              "fs-full",              SEV_WARN)            \
     X(W_FS_FILLING,           "fs-filling",           SEV_CRIT)            \
-    X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN)
+    X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN) \
+    X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 

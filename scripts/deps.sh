@@ -5,7 +5,7 @@
 #   scripts/deps.sh test    the above plus what the test suite drives
 set -eu
 what=${1:-build}
-pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev"
+pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev clang libbpf-dev bpftool"
 if [ "$what" = test ]; then
     pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd"
 fi

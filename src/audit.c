@@ -370,7 +370,8 @@ int audit_run(const struct audit_opts *o)
         return 2;
     }
     struct sampler_opts so = { .proc_root = o->proc_root, .sys_root = o->sys_root,
-                               .no_tasks = o->no_processes };
+                               .no_tasks = o->no_processes,
+                               .no_bpf = true };   /* one snapshot: no rates to measure */
     char err[256] = "";
     struct sampler *sm;
     if (sampler_open(&sm, &so, err, sizeof(err)) < 0) {

@@ -34,6 +34,24 @@ int delta_saturated(double await, double aqu_sz, double ios, double quiet_await,
     return -1;
 }
 
+const char *delay_source_name(enum delay_source s)
+{
+    switch (s) {
+    case DELAY_SRC_TASKSTATS: return "taskstats";
+    case DELAY_SRC_BPF:       return "bpf";
+    default:                  return NULL;
+    }
+}
+
+const char *sat_source_name(enum sat_source s)
+{
+    switch (s) {
+    case SAT_SRC_BASELINE: return "baseline";
+    case SAT_SRC_LENS:     return "lens";
+    default:               return NULL;
+    }
+}
+
 static const struct dev_sample *find_prev_dev(const struct snapshot *prev, const struct dev_sample *d)
 {
     if (!prev)
@@ -191,6 +209,28 @@ static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, do
     r->saturated = delta_saturated(r->await, r->aqu_sz, ios, r->quiet_await, ceiling);
 }
 
+/* The lens's view of the interval; its saturation verdict, when it can give one, is
+ * taken over the baseline's: it needs no quiet history (lens_judge_saturation). */
+static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
+                     struct dev_rates *r)
+{
+    struct lens_dev_interval *l = &r->lens;
+    const struct diskstats_row *ds = &r->dev->ds;
+    if (r->saturated >= 0)
+        r->sat_source = SAT_SRC_BASELINE;
+    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || r->reset ||
+        prev->lens.since != cur->lens.since ||
+        lens_dev_interval(&prev->lens, &cur->lens, ds->major, ds->minor, itv_s, r->aqu_sz, l) < 0) {
+        memset(l, 0, sizeof(*l));
+        l->saturated = -1;
+        return;
+    }
+    if (l->saturated >= 0) {
+        r->saturated = l->saturated;
+        r->sat_source = SAT_SRC_LENS;
+    }
+}
+
 static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, double itv_s,
                       struct psi_rates *r)
 {
@@ -220,8 +260,54 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
     return t->delay.blkio_count > 0 || t->delay.swapin_count > 0;
 }
 
-static void task_delta(const struct snapshot *cur, const struct task_hist *p,
-                       const struct task_sample *c, double itv_s, struct task_rates *r)
+/* The lens's iowait for a task whose delay taskstats cannot give (delay accounting off,
+ * or the task forked while it was off). The kernel's blkio delay is this same time
+ * (kernel/sched/core.c: delayacct_blkio_start when a task with in_iowait leaves the CPU,
+ * delayacct_blkio_end at its wakeup), so the two agree where both exist. */
+static void task_lens_delay(const struct snapshot *prev, const struct snapshot *cur,
+                            const struct task_sample *c, double itv_s, struct task_rates *r)
+{
+    /* Both readings from one lens (a sampler opened again, as the screen does when it
+     * switches to threads, loads another): counters of two lenses do not subtract. */
+    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || prev->lens.since != cur->lens.since)
+        return;
+    const struct lens_reading *a = &prev->lens, *z = &cur->lens;
+    const struct lens_wait_row *pr, *cr;
+    bool full;
+    if (cur->threads) {
+        pr = lens_wait_find(a->tids, a->ntids, c->id);
+        cr = lens_wait_find(z->tids, z->ntids, c->id);
+        full = a->tids_full || z->tids_full;
+    } else {
+        pr = lens_wait_find(a->tgids, a->ntgids, c->id);
+        cr = lens_wait_find(z->tgids, z->ntgids, c->id);
+        full = a->tgids_full || z->tgids_full;
+    }
+    double pct;
+    if (cr) {
+        pct = lens_wait_pct(pr, cr, itv_s);
+        if (isnan(pct))
+            return;
+        if (pr && cr->waits > pr->waits)
+            r->blkio_avg_ms = (double)(cr->wait_ns - pr->wait_ns) / 1e6 / (double)(cr->waits - pr->waits);
+    } else {
+        /* No row: it has not waited since the lens started, unless the map was full
+         * (evicted) or it is asleep in D state now in a wait that began before. */
+        if (full || c->state == 'D')
+            return;
+        pct = 0;
+    }
+    double cap = 100.0 * (c->nlwp > 0 ? c->nlwp : 1);
+    if (pct > cap * DELAY_SLACK)
+        r->delay_overcount = true;
+    r->io_delay_pct = fmin(pct, cap);
+    r->delay_valid = true;
+    r->io_delay_source = DELAY_SRC_BPF;
+}
+
+static void task_delta(const struct snapshot *prev, const struct snapshot *cur,
+                       const struct task_hist *p, const struct task_sample *c, double itv_s,
+                       struct task_rates *r)
 {
     memset(r, 0, sizeof(*r));
     r->task = c;
@@ -262,8 +348,11 @@ static void task_delta(const struct snapshot *cur, const struct task_hist *p,
             r->swapin_delay_pct = fmin(r->swapin_delay_pct, cap);
             r->blkio_avg_ms = ratio((double)(z->blkio_delay_ns - a->blkio_delay_ns) / 1e6,
                                     (double)(z->blkio_count - a->blkio_count));
+            r->io_delay_source = DELAY_SRC_TASKSTATS;
         }
     }
+    if (!r->delay_valid)
+        task_lens_delay(prev, cur, c, itv_s, r);
 }
 
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
@@ -279,7 +368,10 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
     out->ndevs = cur->ndevs;
     out->devs = xcalloc(cur->ndevs ? cur->ndevs : 1, sizeof(*out->devs));
     for (size_t i = 0; i < cur->ndevs; i++)
+    {
         dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
+        dev_lens(prev, cur, itv, &out->devs[i]);
+    }
 
     for (int k = 0; k < PSI_NRES; k++)
         psi_delta(prev ? &prev->psi[k] : NULL, &cur->psi[k], itv, &out->psi[k]);
@@ -304,7 +396,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
             if (h->id == c->id && h->start_ticks == c->start_ticks)
                 p = h;
         }
-        task_delta(cur, p, c, itv, &out->tasks[i]);
+        task_delta(prev, cur, p, c, itv, &out->tasks[i]);
     }
     cgroups_delta(prev ? prev->cgroups : NULL, cur->cgroups, out);
 

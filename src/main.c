@@ -49,6 +49,7 @@ struct args {
     const char *replay;
     double at, from, to;             /* --at, --from, --to: epoch seconds, NAN when not given */
     bool read_only;
+    bool no_bpf;
 };
 
 static void usage(FILE *f)
@@ -75,6 +76,8 @@ static void usage(FILE *f)
           "      --list-columns     the process table's columns, and what each shows\n"
           "      --read-only        refuse every action (scheduler switch, ionice, delay\n"
           "                         accounting); the screen shows READ-ONLY\n"
+          "      --no-bpf           do not load the BPF lens (iowait per task, request\n"
+          "                         stages per device); iotriage says it is off\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n",
           f);
@@ -107,7 +110,7 @@ static long parse_long_arg(const char *s, const char *opt, long min, long max)
 static void parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_JSON = 256, OPT_PROC_ROOT, OPT_SYS_ROOT, OPT_RECORD, OPT_REPLAY, OPT_READ_ONLY,
-           OPT_LIST_COLUMNS, OPT_AT, OPT_FROM, OPT_TO };
+           OPT_LIST_COLUMNS, OPT_AT, OPT_FROM, OPT_TO, OPT_NO_BPF };
     static const struct option longopts[] = {
         { "batch", no_argument, NULL, 'b' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -127,6 +130,7 @@ static void parse_args(int argc, char **argv, struct args *a)
         { "at", required_argument, NULL, OPT_AT },
         { "from", required_argument, NULL, OPT_FROM },
         { "to", required_argument, NULL, OPT_TO },
+        { "no-bpf", no_argument, NULL, OPT_NO_BPF },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof(*a));
@@ -171,6 +175,7 @@ static void parse_args(int argc, char **argv, struct args *a)
             for (int k = 0; k < COL_N; k++)
                 printf("%-8s %s\n", col_table[k].title, col_table[k].help);
             exit(0);
+        case OPT_NO_BPF: a->no_bpf = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V':
             printf("iotriage %s%s\n", IOTRIAGE_VERSION, act_built_read_only() ? " (built read-only)" : "");
@@ -373,7 +378,7 @@ int main(int argc, char **argv)
 
     struct pipeline_opts po = {
         .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
-                     .proc_root = a.proc_root, .sys_root = a.sys_root },
+                     .proc_root = a.proc_root, .sys_root = a.sys_root, .no_bpf = a.no_bpf },
         .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
     };
     char err[320] = "";

@@ -35,6 +35,8 @@ struct sampler {
     struct cgroup_src *cg;           /* task -> cgroup on the fd rescan cadence (cgroups.h) */
     struct fs_track *fst;            /* per filesystem, its used-bytes history */
     size_t nfst;
+    struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
+    char lens_msg[160];
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -111,6 +113,16 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
         s->cg = cgroups_open(s->proc_fd, s->sys_fd, FDMAP_RESCAN_S);
     }
+    /* The lens is part of the live machine: not loaded for a test's fixture tree. */
+    if (opts->no_bpf)
+        str_copy(s->lens_msg, "off: --no-bpf", sizeof(s->lens_msg));
+    else if (opts->proc_root || opts->sys_root)
+        str_copy(s->lens_msg, "off: not the live /proc and /sys", sizeof(s->lens_msg));
+    else {
+        char why[128];
+        if (lens_open(&s->lens, why, sizeof(why)) < 0)
+            snprintf(s->lens_msg, sizeof(s->lens_msg), "off: %s", why);
+    }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
     s->da_since = s->boot_delayacct ? 0 : -1;
@@ -125,6 +137,7 @@ void sampler_close(struct sampler *s)
     procs_close(s->procs);
     fdmap_free(s->fdmap);
     cgroups_close(s->cg);
+    lens_close(s->lens);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -819,6 +832,22 @@ void snapshot_reduce(struct snapshot *p)
     p->ntasks = 0;
 }
 
+/* Read before the tasks: a task listed has had its waits counted up to about now. */
+static void take_lens(struct sampler *s, struct snapshot *out)
+{
+    if (!s->lens) {
+        str_copy(out->lens_msg, s->lens_msg, sizeof(out->lens_msg));
+        return;
+    }
+    int rc = lens_read(s->lens, &out->lens);
+    if (rc < 0) {
+        snprintf(out->lens_msg, sizeof(out->lens_msg), "off this sample: reading the maps failed: %s",
+                 strerror(-rc));
+        return;
+    }
+    out->lens_on = true;
+}
+
 void sampler_take(struct sampler *s, struct snapshot *out)
 {
     memset(out, 0, sizeof(*out));
@@ -831,6 +860,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
     take_delayacct(s, out);
     proc_note(s, out);
+    take_lens(s, out);
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
@@ -852,6 +882,7 @@ void snapshot_free(struct snapshot *snap)
     free(snap->hist);
     cgroups_free(snap->cgroups);
     fs_samples_free(snap->fss, snap->nfss);
+    lens_reading_free(&snap->lens);
     memset(snap, 0, sizeof(*snap));
 }
 

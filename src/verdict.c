@@ -154,6 +154,12 @@ static void task_label(const struct task_rates *t, char *buf, size_t n)
     task_label_of(t->prio, buf, n);
 }
 
+/* The scheduler's classes from most to least favoured (none is served as best-effort). */
+static int class_rank(enum ioprio_class c)
+{
+    return c == IOC_RT ? 0 : c == IOC_IDLE ? 2 : 1;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -199,7 +205,23 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
              "%s[%d] %s is a lottery on %s: its queue is full (aqu-sz %.1f of nr_requests %ld), "
              "requests wait for a tag in arrival order; raise nr_requests to %ld",
              comm, pid, label, dev, d->aqu_sz, b->nr_requests, raised_nr_requests(d));
-    if (d->saturated == 0)
+    /* Measured by the lens: this task's class is the one the scheduler holds back. */
+    const struct lens_dev_interval *l = &d->lens;
+    bool held = l->valid && l->held_back &&
+                ((int)t->prio.cls == l->held_class ||
+                 (l->held_class < 0 && l->top_class >= 0 && class_rank(t->prio.cls) > class_rank((enum ioprio_class)l->top_class)));
+    if (held) {
+        char ms[48] = "";
+        if (!isnan(l->held_sched_ms))
+            snprintf(ms, sizeof(ms), "%.0f ms a request, ", l->held_sched_ms);
+        push(v, W_IOPRIO_HELD, (int)di, (int)ti,
+             "%s[%d] %s waits in %s's scheduler (%s%.1f held on average) while %s I/O is "
+             "served: its label is honoured by %s; the device is not saturated",
+             comm, pid, label, dev, ms, isnan(l->sched_queue) ? (double)l->held_now : l->sched_queue,
+             l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : "other",
+             sched);
+    }
+    if (d->saturated == 0 && !held)
         push(v, W_IOPRIO_UNSATURATED, (int)di, (int)ti,
              "%s is not saturated (aqu-sz %.1f): %s[%d]'s %s changes nothing now, nothing queues",
              dev, isnan(d->aqu_sz) ? 0.0 : d->aqu_sz, comm, pid, label);
@@ -244,6 +266,21 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
              "%s: queue full (aqu-sz %.1f of nr_requests %ld): %s can only order what it holds, "
              "the rest wait for a tag in arrival order; raise nr_requests to %ld",
              dev, d->aqu_sz, b->nr_requests, b->scheduler, raised_nr_requests(d));
+
+    /* Measured by the lens: the time from a bio's submission to its request's
+     * allocation is the wait for a tag. When the lens saw enough requests, it decides. */
+    const struct lens_dev_interval *l = &d->lens;
+    if (l->valid && l->requests >= LENS_SAT_MIN_REQS && !isnan(l->tag_ms)) {
+        if (l->tag_ms < HIDDEN_MIN_MS)
+            return false;
+        push(v, W_HIDDEN_QUEUE, (int)di, -1,
+             "%s: requests waited %.1f ms for a tag before the scheduler saw them (measured; "
+             "device time %.1f ms, nr_requests %ld%s); raise nr_requests, use a scheduler "
+             "that holds them (mq-deadline), or lower the I/O depth",
+             dev, l->tag_ms, l->device_ms, b->nr_requests,
+             strcmp(b->scheduler, "none") == 0 ? " under none" : "");
+        return true;
+    }
 
     /* Hidden queue: what the readers of this device wait per read, against the device's
      * own await. Waiting for a tag happens before the request exists, so diskstats

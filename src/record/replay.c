@@ -597,6 +597,106 @@ static bool is_null(const struct json_value *o, const char *key)
 
 /* ---- top level: version, clock, host --------------------------------------------------- */
 
+/* ---- The BPF lens's keys (docs/json.md): absent in recordings made before the lens,
+ * which then read as "no lens". ---- */
+static int class_of_name(const char *s, size_t len)
+{
+    static const char *const names[] = { "none", "rt", "be", "idle" };
+    for (int c = 0; c < 4; c++)
+        if (s && strlen(names[c]) == len && memcmp(s, names[c], len) == 0)
+            return c;
+    return -1;
+}
+
+static int decode_lens_head(struct dec *d, const struct json_value *root, struct snapshot *s)
+{
+    const struct json_value *l = json_get(root, "lens");
+    if (!l)
+        return 0;
+    enum json_status st = json_as_object(l);
+    if (st != JSON_OK)
+        return status_fail(d, "lens", l, st, "an object");
+    const char *why;
+    size_t len;
+    int rc;
+    if ((rc = get_bool(d, l, "on", &s->lens_on)) || (rc = get_str(d, l, "reason", true, &why, &len)))
+        return rc;
+    if (why)
+        snprintf(s->lens_msg, sizeof(s->lens_msg), "%.*s", (int)len, why);
+    return 0;
+}
+
+static int decode_lens_stages(struct dec *d, const struct json_value *o, struct dev_rates *r)
+{
+    struct lens_dev_interval *l = &r->lens;
+    memset(l, 0, sizeof(*l));
+    l->saturated = l->top_class = l->held_class = -1;
+    const char *src;
+    size_t len;
+    int rc;
+    /* before the lens, the baseline was the only rule */
+    r->sat_source = r->saturated >= 0 ? SAT_SRC_BASELINE : SAT_SRC_NONE;
+    if (json_get(o, "saturated_source")) {
+        if ((rc = get_str(d, o, "saturated_source", true, &src, &len)))
+            return rc;
+        r->sat_source = !src ? SAT_SRC_NONE : len == 4 && memcmp(src, "lens", 4) == 0 ? SAT_SRC_LENS
+                                                                                 : SAT_SRC_BASELINE;
+    }
+    const struct json_value *v = json_get(o, "stages");
+    if (!v || json_as_object(v) == JSON_IS_NULL)
+        return 0;
+    enum json_status st = json_as_object(v);
+    if (st != JSON_OK)
+        return status_fail(d, "stages", v, st, "an object or null");
+    static const struct { const char *key; size_t off; } nums[] = {
+#define L(k, f) { k, offsetof(struct lens_dev_interval, f) }
+        L("requests", requests), L("tag_ms", tag_ms), L("sched_ms", sched_ms),
+        L("device_ms", device_ms), L("total_ms", total_ms), L("device_p50_ms", device_p50_ms),
+        L("device_p99_ms", device_p99_ms), L("total_p50_ms", total_p50_ms),
+        L("total_p99_ms", total_p99_ms), L("depth", fit.depth), L("busy_depth", busy_depth),
+        L("service_ms", service_ms), L("growth", growth), L("sched_queue", sched_queue),
+        L("held_sched_ms", held_sched_ms),
+#undef L
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(nums); i++) {
+        double x;
+        if ((rc = get_num(d, v, nums[i].key, &x)))
+            return rc;
+        memcpy((char *)l + nums[i].off, &x, sizeof(x));
+    }
+    const char *served, *held;
+    size_t slen, hlen;
+    int64_t now;
+    if ((rc = get_str(d, v, "served_class", true, &served, &slen)) ||
+        (rc = get_bool(d, v, "held_back", &l->held_back)) ||
+        (rc = get_str(d, v, "held_class", true, &held, &hlen)) ||
+        (rc = get_int(d, v, "held_now", 0, INT64_MAX, &now)) ||
+        (rc = get_tri(d, v, "saturated", &l->saturated)))
+        return rc;
+    l->top_class = class_of_name(served, slen);
+    l->held_class = class_of_name(held, hlen);
+    l->held_now = (uint64_t)now;
+    l->valid = true;
+    return 0;
+}
+
+static int decode_lens_task(struct dec *d, const struct json_value *o, struct task_rates *r)
+{
+    /* before the lens, a known delay came from taskstats */
+    r->io_delay_source = isnan(r->io_delay_pct) ? DELAY_SRC_UNKNOWN : DELAY_SRC_TASKSTATS;
+    if (!json_get(o, "io_delay_source"))
+        return 0;
+    const char *src;
+    size_t len;
+    int rc = get_str(d, o, "io_delay_source", true, &src, &len);
+    if (rc)
+        return rc;
+    r->io_delay_source = !src ? DELAY_SRC_UNKNOWN
+                       : len == 3 && memcmp(src, "bpf", 3) == 0 ? DELAY_SRC_BPF : DELAY_SRC_TASKSTATS;
+    return 0;
+}
+/* ---- end of the lens's keys ---- */
+
 static int decode_version(struct dec *d, const struct json_value *root, struct replay_frame *f)
 {
     if (json_as_object(root) != JSON_OK)
@@ -641,7 +741,7 @@ static int decode_head(struct dec *d, const struct json_value *root, struct repl
     s->clk_tck = sysconf(_SC_CLK_TCK);   /* not recorded: this machine's (nearly always 100) */
     s->delayacct = da < 0 ? DA_UNKNOWN : da ? DA_ON : DA_OFF;
     s->delayacct_since_ticks = -1;   /* not recorded: each task's delay_valid says it all */
-    return 0;
+    return decode_lens_head(d, root, s);
 }
 
 /* ---- psi ---------------------------------------------------------------------------------- */
@@ -778,6 +878,7 @@ static int decode_bd(struct dec *d, const struct json_value *o, struct blockdev_
     return 0;
 }
 
+
 /* The rates of one device, in the writer's order. */
 static int decode_dev_rates(struct dec *d, const struct json_value *o, struct dev_rates *r)
 {
@@ -799,6 +900,8 @@ static int decode_dev_rates(struct dec *d, const struct json_value *o, struct de
     int rc = get_tri(d, o, "saturated", &r->saturated);
     if (!rc)
         rc = get_bool(d, o, "reset", &r->reset);
+    if (!rc)
+        rc = decode_lens_stages(d, o, r);
     if (rc)
         return rc;
     /* The delta's own flags, from what it left null: r_s is null exactly when there was
@@ -1079,7 +1182,8 @@ static int decode_task_rates(struct dec *d, const struct json_value *o, struct p
         (rc = get_num(d, o, "io_delay_pct", &r->io_delay_pct)) ||
         (rc = get_num(d, o, "swapin_delay_pct", &r->swapin_delay_pct)) ||
         (rc = get_num(d, o, "blkio_avg_ms", &r->blkio_avg_ms)) ||
-        (rc = get_bool(d, o, "delay_overcount", &r->delay_overcount)))
+        (rc = get_bool(d, o, "delay_overcount", &r->delay_overcount)) ||
+        (rc = decode_lens_task(d, o, r)))
         return rc;
     p->s.io_err = ioerr ? err_from_text(ioerr) : 0;
     /* delta.h's validity flags, from what the writer left null */

@@ -166,6 +166,50 @@ static void json_warning(struct jw *w, const struct result *r, const struct warn
     jw_close(w, '}');
 }
 
+/* ---- The BPF lens's keys (docs/json.md: lens, stages, saturated_source,
+ * io_delay_source) ---- */
+static void json_lens_stages(struct jw *w, const struct dev_rates *d)
+{
+    const struct lens_dev_interval *l = &d->lens;
+    jw_str(w, "saturated_source", sat_source_name(d->sat_source));
+    if (!l->valid) {
+        jw_key(w, "stages");
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, "stages", '{');
+    jw_num(w, "requests", l->requests);
+    jw_num(w, "tag_ms", l->tag_ms);
+    jw_num(w, "sched_ms", l->sched_ms);
+    jw_num(w, "device_ms", l->device_ms);
+    jw_num(w, "total_ms", l->total_ms);
+    jw_num(w, "device_p50_ms", l->device_p50_ms);
+    jw_num(w, "device_p99_ms", l->device_p99_ms);
+    jw_num(w, "total_p50_ms", l->total_p50_ms);
+    jw_num(w, "total_p99_ms", l->total_p99_ms);
+    jw_num(w, "depth", l->fit.depth);
+    jw_num(w, "busy_depth", l->busy_depth);
+    jw_num(w, "service_ms", l->service_ms);
+    jw_num(w, "growth", l->growth);
+    jw_str(w, "served_class", l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : NULL);
+    jw_num(w, "sched_queue", l->sched_queue);
+    jw_bool(w, "held_back", l->held_back);
+    jw_str(w, "held_class", l->held_class >= 0 ? ioprio_class_name((enum ioprio_class)l->held_class) : NULL);
+    jw_num(w, "held_sched_ms", l->held_sched_ms);
+    jw_int(w, "held_now", (long long)l->held_now);
+    jw_bool(w, "saturated", l->saturated);
+    jw_close(w, '}');
+}
+
+static void json_lens_state(struct jw *w, const struct snapshot *c)
+{
+    jw_open(w, "lens", '{');
+    jw_bool(w, "on", c->lens_on);
+    jw_str(w, "reason", c->lens_on || !c->lens_msg[0] ? NULL : c->lens_msg);
+    jw_close(w, '}');
+}
+/* ---- end of the lens's keys ---- */
+
 static void json_device(struct jw *w, const struct result *r, size_t di, const struct verdicts *v)
 {
     const struct dev_rates *d = &r->devs[di];
@@ -219,6 +263,7 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_num(w, "quiet_await", d->quiet_await);
     jw_bool(w, "saturated", d->saturated);
     jw_bool(w, "reset", d->reset);
+    json_lens_stages(w, d);
     jw_open(w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)
         if (v->w[i].task < 0 && v->w[i].dev == (int)di)
@@ -251,6 +296,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
     jw_num(w, "cancelled_write_bps", t->cancelled_write_bps);
     jw_str(w, "io_error", s->io_err ? source_err_text(s->io_err) : NULL);
     jw_num(w, "io_delay_pct", t->io_delay_pct);
+    jw_str(w, "io_delay_source", delay_source_name((enum delay_source)t->io_delay_source));
     jw_num(w, "swapin_delay_pct", t->swapin_delay_pct);
     jw_num(w, "blkio_avg_ms", t->blkio_avg_ms);
     jw_bool(w, "delay_overcount", t->delay_overcount);
@@ -547,6 +593,7 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
     jw_bool(&w, "threads", c->threads);
     jw_bool(&w, "delayacct", c->delayacct == DA_UNKNOWN ? -1 : c->delayacct == DA_ON);
     json_psi(&w, r);
+    json_lens_state(&w, c);
 
     jw_open(&w, "devices", '[');
     for (size_t i = 0; i < r->ndevs; i++)

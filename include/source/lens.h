@@ -1,0 +1,179 @@
+/* source/lens.h: the BPF lens (issue #13), iowait per task and the stages of each request
+ * per device and priority, measured in the kernel (src/bpf/kern/iotriage.bpf.c).
+ *
+ * lens_open() loads and attaches the BPF program through BTF tracepoints (no tracefs
+ * needed). It fails with -errno and one line saying why the lens is off: no privilege
+ * (root, or CAP_BPF with CAP_PERFMON), no kernel BTF (/sys/kernel/btf/vmlinux), or the
+ * kernel refused the program. Nothing is pinned: the links and maps are held by file
+ * descriptors of this process and go when it exits, is killed or crashes.
+ *
+ * lens_read() fills a reading with cumulative counters since lens_open (copies: the
+ * reading owns its arrays and stays valid after the next read; free it with
+ * lens_reading_free). Readers take differences of two readings; the helpers marked
+ * "pure" below do that and never touch the kernel, so unit tests run without BPF.
+ * Unknown is NAN, never 0.
+ */
+#ifndef IOTRIAGE_SOURCE_LENS_H
+#define IOTRIAGE_SOURCE_LENS_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/lens_maps.h"
+
+/* Time blocked in iowait of one thread (tids) or thread group (tgids). */
+struct lens_wait_row {
+    pid_t    id;
+    pid_t    tgid;
+    uint64_t wait_ns;                /* finished waits plus the one in progress, if any */
+    uint64_t waits;                  /* finished waits */
+};
+
+struct lens_stage_sum {
+    uint64_t count, sum_ns;
+    uint64_t hist[LENS_HIST];        /* log2 buckets of us: see lens_maps.h */
+};
+
+/* One device (a whole disk) at one priority. */
+struct lens_devprio {
+    unsigned major, minor;
+    unsigned prio;                   /* class << 13 | level */
+    struct lens_stage_sum st[LENS_NSTAGES];
+};
+
+/* One device's depth figures (lens_maps.h: struct lens_dev_val). */
+struct lens_devstat {
+    unsigned major, minor;
+    int64_t  inflight;
+    uint64_t issued, depth_sum;
+    uint64_t n, sd, sdd, sy, sdy;    /* depth/device-time moments, time in us */
+    uint64_t untracked;
+    uint64_t sched_in[4], sched_out[4];  /* by class: inserted, issued from the scheduler */
+    uint64_t min_dev_ns;             /* fastest device time since the lens started; 0 none */
+};
+
+/* Bytes submitted by one thread group to one device (partition or disk). Empty unless
+ * the program's lens_submits is set before load (off: nothing reads it yet, issue 14). */
+struct lens_submit_row {
+    pid_t    tgid;
+    unsigned major, minor;
+    uint64_t bytes, bios;
+};
+
+struct lens_reading {
+    double   mono;                   /* CLOCK_MONOTONIC seconds of the read */
+    double   since;                  /* CLOCK_MONOTONIC seconds the lens was attached */
+    struct lens_wait_row *tids;      /* sorted by id */
+    size_t   ntids;
+    struct lens_wait_row *tgids;     /* sorted by id */
+    size_t   ntgids;
+    bool     tids_full, tgids_full;  /* an LRU map was full: absent tasks may be evicted */
+    struct lens_devprio *dp;
+    size_t   ndp;
+    struct lens_devstat *devs;
+    size_t   ndevs;
+    struct lens_submit_row *subs;
+    size_t   nsubs;
+    uint64_t dropped;                /* events the bounded maps could not hold */
+};
+
+struct lens;
+
+/* Load and attach. 0, or -errno with the reason in err (e.g. "not root and no
+ * CAP_BPF+CAP_PERFMON", "no kernel BTF at /sys/kernel/btf/vmlinux: ..."). */
+int  lens_open(struct lens **out, char *err, size_t errlen);
+/* Read every map into *out (zeroed first). 0, or -errno (out then holds nothing). */
+int  lens_read(struct lens *l, struct lens_reading *out);
+void lens_reading_free(struct lens_reading *r);
+/* Deep copy (for a snapshot that must outlive the next read). 0 or -ENOMEM. */
+int  lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst);
+void lens_close(struct lens *l);
+
+/* ---- Pure helpers (src/source/lens_calc.c) ---- */
+
+/* The q-quantile (0 < q < 1) of a log2 histogram, in milliseconds, interpolated within
+ * the bucket; NAN when it is empty. */
+double lens_hist_quantile(const uint64_t *hist, size_t nbuckets, double q);
+/* cur - prev, field by field. -ERANGE when a counter went backwards (out zeroed). */
+int    lens_stage_delta(const struct lens_stage_sum *prev, const struct lens_stage_sum *cur,
+                        struct lens_stage_sum *out);
+/* Mean of a stage in ms; NAN when no request finished it. */
+double lens_stage_mean_ms(const struct lens_stage_sum *s);
+/* A priority as iotriage prints it: "be/4", "rt/0", "idle", "none". */
+const char *lens_prio_name(unsigned prio, char *buf, size_t len);
+/* Find rows (binary search on the sorted id); NULL when absent. */
+const struct lens_wait_row *lens_wait_find(const struct lens_wait_row *rows, size_t n, pid_t id);
+const struct lens_devstat *lens_devstat_find(const struct lens_reading *r, unsigned major, unsigned minor);
+
+/* The depth at issue against the device time over an interval (lens_maps.h moments). */
+struct lens_depth_fit {
+    double n;                        /* requests in the fit */
+    double depth;                    /* mean depth at issue (itself included) */
+    double device_ms;                /* mean device time */
+    double depth_sd;                 /* standard deviation of the depth */
+    double slope_ms;                 /* extra device time per request ahead, ms */
+    double elasticity;               /* d ln(time) / d ln(depth) at the mean; NAN: unknown */
+};
+/* From two readings of one device. -ERANGE on a reset, -ENODATA when nothing finished. */
+int    lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *cur,
+                      struct lens_depth_fit *out);
+
+/* One device over an interval, all priorities together, and what the lens concludes.
+ * Means and quantiles in ms, NAN when unknown. */
+struct lens_dev_interval {
+    bool   valid;                    /* both readings had the device */
+    double requests;                 /* completed in the interval */
+    double tag_ms, sched_ms, device_ms, total_ms;         /* means per stage */
+    double device_p05_ms, device_p50_ms, device_p99_ms;
+    double total_p50_ms, total_p99_ms;
+    double busy_depth;               /* requests at the device on average (Little) */
+    struct lens_depth_fit fit;
+    int    top_class;                /* highest class that completed LENS_SERVED_MIN; -1 none */
+    double top_device_ms;            /* its mean device time */
+    double top_busy_depth;           /* its requests at the device on average */
+    double service_ms;               /* the device's own service time, estimated: its fastest
+                                      * request since the lens started, but not below a
+                                      * quarter of this interval's p05 (one freak request) */
+    double growth;                   /* top_device_ms / service_ms */
+    double sched_queue;              /* requests in the scheduler on average: the device's
+                                      * aqu-sz (counted from allocation) less busy_depth */
+    bool   held_back;                /* the scheduler holds requests while the served class
+                                      * alone leaves the device free slots (priority
+                                      * honoured, or idling: not saturation) */
+    int    held_class;               /* the class held, when the lens saw it; -1: not seen
+                                      * (held since before the lens), any class below
+                                      * top_class */
+    double held_sched_ms;            /* its mean time in the scheduler; NAN: none finished */
+    uint64_t held_now;               /* its requests in the scheduler at the reading */
+    int    saturated;                /* 1, 0, -1 unknown (lens_judge_saturation) */
+};
+
+/* Thresholds of the lens's saturation verdict (docs/devices.md). */
+#define LENS_SAT_MIN_REQS   20     /* requests completed before the lens may judge */
+#define LENS_SAT_MIN_DEPTH  1.5    /* fewer at the device on average: free slots */
+#define LENS_SAT_GROWTH     2.0    /* served class's device time / service time */
+#define LENS_SERVED_MIN     10     /* completions that make a class "served" */
+#define LENS_HELD_FACTOR    4.0    /* a lower class's scheduler time this many times ... */
+#define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
+#define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
+#define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
+
+/* Pure: the interval of device major:minor between two readings (prev may be NULL: since
+ * the lens started). Fills *out and judges it; returns 0, or -ENODATA when the device is
+ * in neither reading (out->valid false, everything unknown). */
+/* aqu_sz: the device's aqu-sz over the same interval (diskstats), NAN when unknown. */
+int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading *cur,
+                      unsigned major, unsigned minor, double interval_s, double aqu_sz,
+                      struct lens_dev_interval *out);
+/* 1 saturated, 0 not, -1 unknown, from the interval's figures alone. */
+int lens_judge_saturation(const struct lens_dev_interval *d);
+
+/* Percentage of the interval the task spent in iowait, from two readings of its row
+ * (prev NULL: absent before). NAN when the row went backwards (another task got the id). */
+double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
+                     double interval_s);
+
+#endif

@@ -1,0 +1,31 @@
+# The BPF lens (src/bpf/kern/iotriage.bpf.c: one level below src/*/ so that the
+# Makefile's glob of host sources does not pick it up, read by src/source/lens.c): clang compiles the
+# program into a BPF object, bpftool turns it into a skeleton header (the object embedded)
+# under $(BUILD)/bpf, never committed. The object carries CO-RE relocations against
+# declarations of its own, so building needs no kernel BTF and it runs on other kernels.
+PKGS    += libbpf
+LIBPKGS += libbpf
+
+BPF_CLANG   ?= clang
+BPFTOOL     ?= bpftool
+BPF_ARCH    := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
+BPF_CFLAGS  := -target bpf -g -O2 -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror -Iinclude \
+               $(shell pkg-config --cflags libbpf 2>/dev/null)
+BPF_SKEL    := $(BUILD)/bpf/iotriage.skel.h
+
+$(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h mk/bpf.mk
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
+	$(BPFTOOL) gen skeleton $< name iotriage_bpf > $@.tmp && mv $@.tmp $@
+
+# lens.c includes the skeleton: build it first, and find it.
+$(BUILD)/src/source/lens.o: $(BPF_SKEL)
+# -isystem: the generated skeleton is not held to our warnings (it casts const away).
+$(BUILD)/src/source/lens.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
+
+# bench/lens.sh's helper that turns BPF run-time statistics on while it lives.
+$(BUILD)/bench/bpfstats: bench/bpfstats.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libbpf)

@@ -1,0 +1,460 @@
+/* Unit tests of the BPF lens's user-space arithmetic (src/source/lens_calc.c) and of how
+ * delta.c and verdict.c use it, on hand-built readings: no BPF, no privileges.
+ *
+ * The readings mimic what the lab disk gave (tests/lab/lab.sh, 2 ms per request, 4 at
+ * once): under none, two readers keep 16 requests at the device and each waits ~10 ms
+ * there; under mq-deadline, a synchronous best-effort reader is served while the
+ * scheduler holds an idle reader's 16 requests.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "delta.h"
+#include "source/lens.h"
+#include "verdict.h"
+
+#define assert_near(a, b, tol)                                                               \
+    do {                                                                                     \
+        double a_ = (a), b_ = (b);                                                           \
+        if (!(fabs(a_ - b_) <= (tol)))                                                       \
+            fail_msg("%s == %.9g, expected %.9g", #a, a_, b_);                              \
+    } while (0)
+
+#define assert_nan(a)                                                                        \
+    do {                                                                                     \
+        double a_ = (a);                                                                     \
+        if (!isnan(a_))                                                                      \
+            fail_msg("%s == %.9g, expected NAN (unknown)", #a, a_);                         \
+    } while (0)
+
+#define BE4   ((2u << 13) | 4)
+#define IDLE7 ((3u << 13) | 7)
+
+/* The log2 bucket of a time in us, as the BPF program computes it. */
+static unsigned bucket_of_us(uint64_t us)
+{
+    unsigned b = 0;
+    while (us) {
+        b++;
+        us >>= 1;
+    }
+    return b < LENS_HIST ? b : LENS_HIST - 1;
+}
+
+/* n requests of `ms` each into a stage. */
+static void stage_put(struct lens_stage_sum *s, uint64_t n, double ms)
+{
+    s->count += n;
+    s->sum_ns += (uint64_t)((double)n * ms * 1e6);
+    s->hist[bucket_of_us((uint64_t)(ms * 1000))] += n;
+}
+
+static void test_quantiles(void **state)
+{
+    (void)state;
+    uint64_t h[LENS_HIST] = { 0 };
+    assert_nan(lens_hist_quantile(h, LENS_HIST, 0.5));     /* empty: unknown, not 0 */
+    h[12] = 100;                                           /* [2048, 4096) us */
+    assert_near(lens_hist_quantile(h, LENS_HIST, 0.5), 3.072, 1e-9);
+    assert_near(lens_hist_quantile(h, LENS_HIST, 0.99), 2.048 + 0.99 * 2.048, 1e-9);
+    h[1] = 100;                                            /* [1, 2) us */
+    assert_near(lens_hist_quantile(h, LENS_HIST, 0.25), 0.0015, 1e-12);
+    assert_near(lens_hist_quantile(h, LENS_HIST, 0.75), 3.072, 1e-9);
+    assert_nan(lens_hist_quantile(h, LENS_HIST, 0));       /* q outside (0, 1) */
+    assert_nan(lens_hist_quantile(h, LENS_HIST, 1));
+    assert_nan(lens_hist_quantile(h, LENS_HIST, NAN));
+    /* bucket 0 holds [0, 1) us */
+    uint64_t z[LENS_HIST] = { 7 };
+    assert_near(lens_hist_quantile(z, LENS_HIST, 0.5), 0.0005, 1e-12);
+}
+
+static void test_stage_delta_and_mean(void **state)
+{
+    (void)state;
+    struct lens_stage_sum a = { 0 }, b = { 0 }, d;
+    stage_put(&a, 10, 2.0);
+    b = a;
+    stage_put(&b, 30, 4.0);
+    assert_int_equal(lens_stage_delta(&a, &b, &d), 0);
+    assert_int_equal(d.count, 30);
+    assert_near(lens_stage_mean_ms(&d), 4.0, 1e-9);
+    assert_int_equal(d.hist[bucket_of_us(4000)], 30);
+    assert_int_equal(d.hist[bucket_of_us(2000)], 0);
+    /* backwards: a reset, never a huge figure */
+    assert_int_equal(lens_stage_delta(&b, &a, &d), -ERANGE);
+    assert_int_equal(d.count, 0);
+    struct lens_stage_sum e = { 0 };
+    assert_nan(lens_stage_mean_ms(&e));
+}
+
+static void test_prio_names(void **state)
+{
+    (void)state;
+    char buf[16];
+    assert_string_equal(lens_prio_name(BE4, buf, sizeof buf), "be/4");
+    assert_string_equal(lens_prio_name((1u << 13) | 0, buf, sizeof buf), "rt/0");
+    assert_string_equal(lens_prio_name(IDLE7, buf, sizeof buf), "idle");
+    assert_string_equal(lens_prio_name(0, buf, sizeof buf), "none");
+}
+
+static void test_wait_rows(void **state)
+{
+    (void)state;
+    struct lens_wait_row rows[] = {
+        { .id = 10, .wait_ns = 100 }, { .id = 20, .wait_ns = 500000000 }, { .id = 35 },
+    };
+    assert_ptr_equal(lens_wait_find(rows, 3, 20), &rows[1]);
+    assert_null(lens_wait_find(rows, 3, 21));
+    assert_null(lens_wait_find(rows, 0, 10));
+    struct lens_wait_row later = { .id = 20, .wait_ns = 1400000000 };
+    assert_near(lens_wait_pct(&rows[1], &later, 1.0), 90.0, 1e-9);
+    assert_near(lens_wait_pct(NULL, &rows[1], 2.0), 25.0, 1e-9);  /* new row: all of it */
+    assert_nan(lens_wait_pct(&later, &rows[1], 1.0));                /* id reused */
+    assert_nan(lens_wait_pct(&rows[1], &later, 0));
+}
+
+static void test_depth_fit(void **state)
+{
+    (void)state;
+    /* y = 500 us per request in flight, depths 1..4 once each: slope 0.5 ms, elasticity 1 */
+    struct lens_devstat a = { 0 }, b = { 0 };
+    for (uint64_t d = 1; d <= 4; d++) {
+        b.n++;
+        b.sd += d;
+        b.sdd += d * d;
+        b.sy += 500 * d;
+        b.sdy += 500 * d * d;
+    }
+    struct lens_depth_fit f;
+    assert_int_equal(lens_depth_fit(&a, &b, &f), 0);
+    assert_near(f.depth, 2.5, 1e-9);
+    assert_near(f.device_ms, 1.25, 1e-9);
+    assert_near(f.slope_ms, 0.5, 1e-9);
+    assert_near(f.elasticity, 1.0, 1e-9);
+    /* constant depth: no slope can be seen */
+    struct lens_devstat c = { .n = 10, .sd = 160, .sdd = 2560, .sy = 100000, .sdy = 1600000 };
+    assert_int_equal(lens_depth_fit(NULL, &c, &f), 0);
+    assert_nan(f.slope_ms);
+    assert_nan(f.elasticity);
+    assert_int_equal(lens_depth_fit(&b, &a, &f), -ERANGE);
+    assert_int_equal(lens_depth_fit(&a, &a, &f), -ENODATA);
+}
+
+/* A reading with one device (7:0) and room for its priorities. */
+struct rd {
+    struct lens_reading r;
+    struct lens_devprio dp[4];
+    struct lens_devstat dev;
+};
+
+static void rd_init(struct rd *x, double mono)
+{
+    memset(x, 0, sizeof(*x));
+    x->r.mono = mono;
+    x->r.dp = x->dp;
+    x->r.devs = &x->dev;
+    x->r.ndevs = 1;
+    x->dev.major = 7;
+    x->dev.minor = 0;
+}
+
+static struct lens_devprio *rd_prio(struct rd *x, unsigned prio)
+{
+    for (size_t i = 0; i < x->r.ndp; i++)
+        if (x->dp[i].prio == prio)
+            return &x->dp[i];
+    struct lens_devprio *p = &x->dp[x->r.ndp++];
+    p->major = 7;
+    p->minor = 0;
+    p->prio = prio;
+    return p;
+}
+
+/* Under none on the lab disk: 16 at the device, every request ~10 ms there against a
+ * service time of 2 ms. */
+static void saturated_pair(struct rd *a, struct rd *b)
+{
+    rd_init(a, 100.0);
+    rd_init(b, 101.0);
+    a->dev.min_dev_ns = b->dev.min_dev_ns = 2500000;
+    struct lens_devprio *be = rd_prio(b, BE4), *idle = rd_prio(b, IDLE7);
+    stage_put(&be->st[LENS_ST_DEVICE], 100, 10.0);
+    stage_put(&be->st[LENS_ST_TOTAL], 100, 10.0);
+    stage_put(&be->st[LENS_ST_TAG], 100, 0.001);
+    stage_put(&idle->st[LENS_ST_DEVICE], 1500, 10.0);
+    stage_put(&idle->st[LENS_ST_TOTAL], 1500, 10.0);
+}
+
+static void test_saturated_from_the_first_interval(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    saturated_pair(&a, &b);
+    struct lens_dev_interval d;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_true(d.valid);
+    assert_near(d.requests, 1600, 0);
+    assert_near(d.device_ms, 10.0, 1e-6);
+    assert_near(d.busy_depth, 16.0, 1e-6);          /* 1600 x 10 ms in 1 s */
+    assert_int_equal(d.top_class, IOC_BE);
+    assert_near(d.service_ms, 2.5, 1e-9);
+    assert_near(d.growth, 4.0, 1e-6);
+    assert_false(d.held_back);
+    assert_nan(d.sched_ms);                         /* none: no scheduler stage */
+    assert_int_equal(d.saturated, 1);
+    /* Without the fastest request known, no service time: unknown, not saturated. */
+    b.dev.min_dev_ns = 0;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_nan(d.growth);
+    assert_int_equal(d.saturated, -1);
+    /* A freak fast request cannot make a device saturated: the service time is never
+     * taken below a quarter of the interval's p05. */
+    b.dev.min_dev_ns = 1000;                        /* 1 us */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_true(d.service_ms >= d.device_p05_ms / 4 - 1e-12);
+    /* Not in either reading: nothing known. */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 8, 0, 1.0, NAN, &d), -ENODATA);
+    assert_false(d.valid);
+    assert_int_equal(d.saturated, -1);
+}
+
+/* Under mq-deadline: a synchronous be/4 reader served (one at a time, 3 ms at the device),
+ * an idle reader's requests held in the scheduler (16 there now). */
+static void held_pair(struct rd *a, struct rd *b, double be_ms)
+{
+    rd_init(a, 100.0);
+    rd_init(b, 100.5);
+    a->dev.min_dev_ns = b->dev.min_dev_ns = 2000000;
+    a->dev.sched_in[3] = 100;
+    a->dev.sched_out[3] = 100;
+    b->dev.sched_in[3] = 166;
+    b->dev.sched_out[3] = 150;
+    b->dev.sched_in[2] = b->dev.sched_out[2] = 150;
+    struct lens_devprio *be = rd_prio(b, BE4), *idle = rd_prio(b, IDLE7);
+    stage_put(&be->st[LENS_ST_DEVICE], 150, be_ms);
+    stage_put(&be->st[LENS_ST_SCHED], 150, 0.002);
+    stage_put(&idle->st[LENS_ST_DEVICE], 50, 3.0);
+    stage_put(&idle->st[LENS_ST_SCHED], 50, 300.0);
+}
+
+static void test_held_back_is_not_saturation(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    held_pair(&a, &b, 3.0);
+    struct lens_dev_interval d;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_near(d.busy_depth, 1.2, 1e-6);           /* 200 x 3 ms in 0.5 s */
+    assert_true(d.held_back);
+    assert_int_equal(d.held_class, IOC_IDLE);
+    assert_int_equal(d.held_now, 16);
+    assert_near(d.held_sched_ms, 300.0, 1e-6);
+    assert_int_equal(d.top_class, IOC_BE);
+    assert_int_equal(d.saturated, 0);
+
+    /* Bursts of the idle class let through make the served reader wait behind them at
+     * the device (4.5 ms against 2): still its own I/O alone leaves free slots. */
+    held_pair(&a, &b, 4.5);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_true(d.busy_depth >= LENS_SAT_MIN_DEPTH);
+    assert_true(d.growth >= LENS_SAT_GROWTH);
+    assert_true(d.top_busy_depth < LENS_SAT_MIN_DEPTH);
+    assert_int_equal(d.saturated, 0);
+
+    /* The served class alone keeps the device full and its requests wait there: that
+     * is saturation, held class or not. */
+    held_pair(&a, &b, 10.0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_true(d.top_busy_depth >= LENS_SAT_MIN_DEPTH);
+    assert_int_equal(d.saturated, 1);
+
+    /* Held since before the lens started: none of it in the lens's counts, but aqu-sz
+     * (counted from allocation) holds 16 more than the device does. */
+    held_pair(&a, &b, 4.5);
+    b.dev.sched_out[3] = b.dev.sched_in[3];
+    struct lens_devprio *idl = rd_prio(&b, IDLE7);
+    memset(&idl->st[LENS_ST_SCHED], 0, sizeof(idl->st[LENS_ST_SCHED]));
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_false(d.held_back);
+    assert_int_equal(d.saturated, 1);               /* without aqu-sz: growth 2.25 */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, 17.65, &d), 0);
+    assert_near(d.sched_queue, 16.0, 1e-6);
+    assert_true(d.held_back);
+    assert_int_equal(d.held_class, -1);             /* which class: not seen */
+    assert_int_equal(d.saturated, 0);
+
+    /* Nothing held in the scheduler now, and the idle class waited there no longer
+     * than the served one: not held back. */
+    held_pair(&a, &b, 3.0);
+    b.dev.sched_out[3] = b.dev.sched_in[3];
+    struct lens_devprio *idle = rd_prio(&b, IDLE7);
+    memset(&idle->st[LENS_ST_SCHED], 0, sizeof(idle->st[LENS_ST_SCHED]));
+    stage_put(&idle->st[LENS_ST_SCHED], 50, 0.002);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 0.5, NAN, &d), 0);
+    assert_false(d.held_back);
+    assert_int_equal(d.saturated, 0);               /* 1.2 at the device: free slots */
+}
+
+static void test_judge_edges(void **state)
+{
+    (void)state;
+    struct lens_dev_interval d = { .valid = true, .requests = 19, .busy_depth = 16,
+                                   .growth = 5, .top_busy_depth = 16 };
+    assert_int_equal(lens_judge_saturation(&d), -1);   /* too few requests */
+    d.requests = 20;
+    assert_int_equal(lens_judge_saturation(&d), 1);
+    d.busy_depth = 1.4;
+    assert_int_equal(lens_judge_saturation(&d), 0);    /* free slots */
+    /* the queue before the device: 16 readers, 4 tags (the lab disk under none) */
+    d.busy_depth = 3.8;
+    d.growth = 1.18;
+    d.service_ms = 2.1;
+    d.tag_ms = 7.5;
+    assert_int_equal(lens_judge_saturation(&d), 1);
+    d.tag_ms = 0.01;
+    assert_int_equal(lens_judge_saturation(&d), -1);
+    d.busy_depth = NAN;
+    d.growth = NAN;
+    assert_int_equal(lens_judge_saturation(&d), -1);
+    d.valid = false;
+    assert_int_equal(lens_judge_saturation(&d), -1);
+}
+
+/* A counter that went backwards in one priority (the lens restarted under the same
+ * reader is impossible, but a hash entry can be evicted and made again): that priority
+ * says nothing this interval, the others still count. */
+static void test_reset_priority_skipped(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    saturated_pair(&a, &b);
+    struct lens_devprio *old = rd_prio(&a, IDLE7);
+    stage_put(&old->st[LENS_ST_DEVICE], 5000, 10.0);
+    struct lens_dev_interval d;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.requests, 100, 0);
+}
+
+/* ---- delta.c: io_delay_source ---- */
+
+static void set_snap(struct snapshot *s, double mono, struct task_sample *tasks, size_t n)
+{
+    memset(s, 0, sizeof(*s));
+    s->mono = mono;
+    s->clk_tck = 100;
+    s->tasks = tasks;
+    s->ntasks = n;
+    s->delayacct = DA_OFF;
+    s->delayacct_since_ticks = -1;
+    for (int k = 0; k < PSI_NRES; k++)
+        s->psi[k].err = -ENOENT;
+}
+
+static void set_task(struct task_sample *t, pid_t id, char state)
+{
+    memset(t, 0, sizeof(*t));
+    t->id = t->tgid = id;
+    t->start_ticks = 5;
+    t->comm = t->cmdline = t->user = "";
+    t->policy = SCHED_OTHER;
+    t->nlwp = 1;
+    t->state = state;
+}
+
+static void test_delay_from_the_lens(void **state)
+{
+    (void)state;
+    struct task_sample pt[3], ct[3];
+    set_task(&pt[0], 100, 'D');   /* waits: row in both readings */
+    set_task(&pt[1], 200, 'S');   /* never waited: no row */
+    set_task(&pt[2], 300, 'D');   /* no row, but asleep in D now: a wait from before */
+    memcpy(ct, pt, sizeof(ct));
+    struct snapshot p, c;
+    set_snap(&p, 10.0, pt, 3);
+    set_snap(&c, 12.0, ct, 3);
+    struct lens_wait_row prow = { .id = 100, .tgid = 100, .wait_ns = 1000000000, .waits = 100 };
+    struct lens_wait_row crow = { .id = 100, .tgid = 100, .wait_ns = 2900000000, .waits = 300 };
+    p.lens_on = c.lens_on = true;
+    p.lens.tgids = &prow;
+    p.lens.ntgids = 1;
+    c.lens.tgids = &crow;
+    c.lens.ntgids = 1;
+    struct baselines hist = { 0 };
+    struct result r;
+    delta_compute(&p, &c, &hist, &r);
+    assert_true(r.tasks[0].delay_valid);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_BPF);
+    assert_near(r.tasks[0].io_delay_pct, 95.0, 1e-9);           /* 1.9 s of 2 s */
+    assert_near(r.tasks[0].blkio_avg_ms, 9.5, 1e-9);            /* 1.9 s / 200 waits */
+    assert_nan(r.tasks[0].swapin_delay_pct);
+    assert_string_equal(delay_source_name(r.tasks[0].io_delay_source), "bpf");
+    assert_int_equal(r.tasks[1].io_delay_source, DELAY_SRC_BPF);
+    assert_near(r.tasks[1].io_delay_pct, 0.0, 0);
+    assert_int_equal(r.tasks[2].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_false(r.tasks[2].delay_valid);
+    assert_nan(r.tasks[2].io_delay_pct);
+    assert_null(delay_source_name(r.tasks[2].io_delay_source));
+    result_free(&r);
+
+    /* A full map may have evicted a task's row: absent means unknown then. */
+    c.lens.tgids_full = true;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[1].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_nan(r.tasks[1].io_delay_pct);
+    result_free(&r);
+
+    /* Two readings of two lenses (the sampler opened again): nothing from them. */
+    c.lens.since = 11.5;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_int_equal(r.tasks[1].io_delay_source, DELAY_SRC_UNKNOWN);
+    result_free(&r);
+    c.lens.since = 0;
+
+    /* Without the lens in the previous snapshot, nothing comes from it. */
+    p.lens_on = false;
+    c.lens.tgids_full = false;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_nan(r.tasks[0].io_delay_pct);
+    result_free(&r);
+
+    /* taskstats first: when delay accounting has the task, the lens is not asked. */
+    p.lens_on = true;
+    p.delayacct = c.delayacct = DA_ON;
+    p.delayacct_since_ticks = c.delayacct_since_ticks = 0;
+    pt[0].delay.valid = ct[0].delay.valid = true;
+    ct[0].delay.blkio_delay_ns = 400000000;        /* 0.4 s of 2 s: 20 % */
+    ct[0].delay.blkio_count = 10;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_TASKSTATS);
+    assert_near(r.tasks[0].io_delay_pct, 20.0, 1e-9);
+    result_free(&r);
+    baselines_free(&hist);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantiles),
+        cmocka_unit_test(test_stage_delta_and_mean),
+        cmocka_unit_test(test_prio_names),
+        cmocka_unit_test(test_wait_rows),
+        cmocka_unit_test(test_depth_fit),
+        cmocka_unit_test(test_saturated_from_the_first_interval),
+        cmocka_unit_test(test_held_back_is_not_saturation),
+        cmocka_unit_test(test_judge_edges),
+        cmocka_unit_test(test_reset_priority_skipped),
+        cmocka_unit_test(test_delay_from_the_lens),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
