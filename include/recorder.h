@@ -1,4 +1,4 @@
-/* record/recorder.h: `iotriage record`, the always-on recorder (issue #16).
+/* recorder.h: `iotriage record`, the always-on recorder (issue #16).
  *
  * Contract
  * - record_run() samples every interval_s (CLOCK_MONOTONIC deadlines, like the batch

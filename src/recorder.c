@@ -1,6 +1,6 @@
-/* record/recorder.c: the sampling loop of `iotriage record`; contract in
- * include/record/recorder.h. It takes samples the way src/main.c's batch loop does
- * (sampler -> delta -> verdict) and hands each line to record/store.c. */
+/* recorder.c: `iotriage record`; contract in include/recorder.h. The pipeline's frames
+ * (pipeline.h), each as one sample line (record/sample.h), into the recorder's files
+ * (record/store.c). */
 #include "recorder.h"
 
 #include <errno.h>

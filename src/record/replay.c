@@ -1,6 +1,6 @@
 /* record/replay.c: recorded JSON samples back into snapshot + result + verdicts.
  *
- * Each key is read back into the field src/out/json.c wrote it from; the comments name
+ * Each key is read back into the field src/record/write.c wrote it from; the comments name
  * what the writer did to a field on its way out (null for -1, a name for a number...)
  * and so what undoing it takes. Everything is checked: this is a file a user hands us.
  */
@@ -1455,7 +1455,7 @@ static int decode_warnings(struct dec *d, const struct json_value *list, const s
 
 /* ---- notes: the errors the writer turned into text ------------------------------------- */
 
-/* The writer's fixed texts (src/out/json.c); the round-trip test fails if they drift. */
+/* The writer's fixed texts (src/record/write.c); the round-trip test fails if they drift. */
 /* NOTE_* texts: record/sample.h, shared with the writer */
 
 static void note_psi(struct snapshot *s, const char *text)

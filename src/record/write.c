@@ -619,7 +619,7 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
 
     /* Why something is unavailable: one entry per source that could not give data. */
     jw_open(&w, "notes", '[');
-    /* harden: a procfs showing processes only explains the ENOENTs below: not "exited",
+    /* A procfs showing processes only explains the ENOENTs below: not "exited",
      * not "kernel without PSI", not "without delay accounting" */
     bool subset = c->proc_note[0] != '\0';
     if (subset) {
@@ -628,7 +628,7 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", c->proc_note);
         jw_close(&w, '}');
     }
-    if (c->hidden_note[0]) {         /* harden: hidepid hides processes */
+    if (c->hidden_note[0]) {         /* hidepid hides processes */
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "procs");
         jw_str(&w, "text", c->hidden_note);
@@ -660,7 +660,7 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
         jw_str(&w, "text", txt);
         jw_close(&w, '}');
     }
-    if (c->sys_note[0]) {            /* harden: sysfs could not describe the devices */
+    if (c->sys_note[0]) {            /* sysfs could not describe the devices */
         jw_open(&w, NULL, '{');
         jw_str(&w, "source", "sysfs");
         jw_str(&w, "text", c->sys_note);

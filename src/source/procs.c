@@ -223,7 +223,7 @@ static ssize_t read_once_at(int dirfd, const char *path, char *buf, size_t cap)
         return -errno;
     size_t len = 0;
     ssize_t r;
-    /* harden: their text ends in a newline; a read that stopped before it was short
+    /* Their text ends in a newline; a read that stopped before it was short
      * (seen only under fault injection, but then every task was dropped without a word):
      * read on, at no cost in the usual case */
     do {

@@ -561,7 +561,7 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
         int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
         struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-        /* harden: a scheduler switch waiting in its child reports on this fd */
+        /* A scheduler switch waiting in its child reports on this fd */
         struct pollfd pfds[2] = { pfd, { .fd = actions_wait_fd(&t->act), .events = POLLIN } };
         int pr = poll(pfds, pfds[1].fd >= 0 ? 2 : 1, wait_ms);
         pfd = pfds[0];

@@ -1,4 +1,4 @@
-/* recorder: record_run() without main.c, for tests and `make bench` until the lead wires
+/* recorder: record_run() as a program of its own, for tests and `make bench` (the same
  * `iotriage record`.
  *   recorder DIR INTERVAL_S ITERATIONS [FLUSH_S]
  * SIGTERM/SIGINT stop it cleanly (the store is flushed and closed). */

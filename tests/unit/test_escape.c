@@ -1,4 +1,4 @@
-/* Tests for out/escape.c: untrusted bytes (process names, command lines) made safe for the
+/* Tests for util/escape.c: untrusted bytes (process names, command lines) made safe for the
  * terminal (esc_display) and for JSON (esc_json).
  *
  * The JSON output is checked three ways: exact strings for the cases the header names, a
@@ -378,7 +378,7 @@ static void test_display_invisible_tag_and_separator_characters_escaped(void **s
     /* Also format characters (Unicode category Cf) that terminals draw as nothing: the
      * language tag and tag letters (U+E0001, U+E0020..E007F, used to hide text inside
      * visible text) and the Mongolian vowel separator U+180E. "not printable ... is written
-     * as a visible escape" (out/escape.h). */
+     * as a visible escape" (util/escape.h). */
     assert_string_equal(disp("ok\xf3\xa0\x81\x81\xf3\xa0\x81\x82", true),
                         "ok\\u{e0041}\\u{e0042}");            /* tag A, tag B */
     assert_string_equal(disp("\xf3\xa0\x80\x81", true), "\\u{e0001}");  /* language tag */

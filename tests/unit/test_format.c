@@ -1,4 +1,4 @@
-/* Tests for the number formatting of out/common.c: fmt_fixed must give printf's "%.*f"
+/* Tests for the number formatting of util/fmt.c: fmt_fixed must give printf's "%.*f"
  * text exactly (the batch output swapped one for the other), fmt_int its "%lld", and
  * fmt_rate the iotop-style rates it gave with printf.
  *

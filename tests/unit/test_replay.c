@@ -1,4 +1,4 @@
-/* Tests for source/replay.c: recordings read back into what the outputs draw from.
+/* Tests for record/replay.c: recordings read back into what the outputs draw from.
  *
  * Fixtures (tests/fixtures/replay/, or $IOTRIAGE_FIXTURES/replay; README there says how
  * each was made): real recordings from a 2-vCPU VM (rec*.jsonl), one written by hand in
