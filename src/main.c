@@ -390,6 +390,18 @@ int main(int argc, char **argv)
          * like a bad option; one that cannot be read is an error like any other. */
         return a.replay && (orc == -EINVAL || orc == -EPROTO) ? 2 : 1;
     }
+    /* A machine the recorder watches: its quiet-time levels judge saturation from the
+     * first refresh (recorder.h). $IOTRIAGE_RECORD_DIR names another directory, or none
+     * ("" turns it off). */
+    if (!a.replay) {
+        const char *rdir = getenv("IOTRIAGE_RECORD_DIR");
+        if (!rdir)
+            rdir = STORE_DEFAULT_DIR;
+        if (rdir[0] && access(rdir, R_OK | X_OK) == 0) {
+            char berr[256];
+            (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
+        }
+    }
     if (pipeline_replay_damage(p))
         fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n", pipeline_replay_damage(p));
     FILE *record = NULL;

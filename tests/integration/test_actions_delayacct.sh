@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Delay accounting from the screen: A asks, n writes nothing, y turns it on; a reader
-# started before shows its delay as unknown (null), one started after as a number; on q
+# started before shows no taskstats delay (unknown, or the BPF lens's), one started after a
+# number from taskstats; on q
 # iotriage asks whether to turn it off again (y: off; n: left on, and said so on exit).
 # The sysctl is put back as it was, whatever happens.
 . "$(dirname "$0")/lib.sh"
@@ -44,9 +45,12 @@ done
 last=$(tail -n 1 "$TMP/rec.jsonl")
 echo "$last" | jq -e --argjson n "$new" '.processes[] | select(.pid == $n) | .io_delay_pct > 10' >/dev/null ||
     fail "the reader started after has no delay: $(echo "$last" | jq -c --argjson n "$new" '.processes[] | select(.pid == $n)')"
-echo "$last" | jq -e --argjson o "$old" '.processes[] | select(.pid == $o) | .io_delay_pct == null and .read_bps > 0' \
+# The reader started before carries no delay data from taskstats: unknown, or measured by
+# the BPF lens when it runs, never taskstats' zero.
+echo "$last" | jq -e --argjson o "$old" '.processes[] | select(.pid == $o) | .read_bps > 0 and
+        ((.io_delay_pct == null and .io_delay_source == null) or .io_delay_source == "bpf")' \
     >/dev/null || fail "the reader started before: $(echo "$last" | jq -c --argjson o "$old" '.processes[] | select(.pid == $o)')"
-ok "reader started after: $(echo "$last" | jq --argjson n "$new" '.processes[] | select(.pid == $n) | .io_delay_pct')% delay; started before: null (unknown)"
+ok "reader started after: $(echo "$last" | jq --argjson n "$new" '.processes[] | select(.pid == $n) | .io_delay_pct')% delay (taskstats); started before: $(echo "$last" | jq -c --argjson o "$old" '.processes[] | select(.pid == $o) | [.io_delay_pct, .io_delay_source]')"
 
 # q asks; y turns it off and quits.
 T send-keys -t ui q
