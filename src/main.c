@@ -135,7 +135,7 @@ static void parse_args(int argc, char **argv, struct args *a)
     };
     memset(a, 0, sizeof(*a));
     a->delay_s = 1.0;
-    a->at = a->from = a->to = NAN;
+    a->at = a->from = a->to = (double)NAN;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":bn:d:p:oPhV", longopts, NULL)) != -1) {

@@ -401,6 +401,110 @@ static void write_roles(struct metrics_writer *w, const struct result *r,
     free(hidden);
 }
 
+/* ---- The cgroup lens: cumulative figures Prometheus takes rates of ---------------------- */
+
+/* A cgroup's path as its label: bounded by the cgroups that hold a listed task (and their
+ * ancestors), as many as the machine's services and containers, never one per process. */
+static void write_cgroups(struct metrics_writer *w, const struct result *r)
+{
+    const struct cgroup_set *set = r->cur->cgroups;
+    if (!set || !r->cgroups || set->n == 0)
+        return;
+    metrics_family(w, "iotriage_cgroup_io_pressure_waiting_seconds", MT_COUNTER,
+                   "Time some task of the cgroup waited for I/O (io.pressure some total)");
+    for (size_t k = 0; k < set->n; k++) {
+        const struct cgroup_entry *e = &set->v[k];
+        const char *lab[] = { "cgroup", e->path };
+        if (!e->pressure.err && e->pressure.some.valid)
+            metrics_sample(w, "iotriage_cgroup_io_pressure_waiting_seconds", "_total", lab, 1,
+                           (double)e->pressure.some.total_us / 1e6);
+    }
+    metrics_family(w, "iotriage_cgroup_io_pressure_stalled_seconds", MT_COUNTER,
+                   "Time every runnable task of the cgroup waited for I/O (io.pressure full total)");
+    for (size_t k = 0; k < set->n; k++) {
+        const struct cgroup_entry *e = &set->v[k];
+        const char *lab[] = { "cgroup", e->path };
+        if (!e->pressure.err && e->pressure.full.valid)
+            metrics_sample(w, "iotriage_cgroup_io_pressure_stalled_seconds", "_total", lab, 1,
+                           (double)e->pressure.full.total_us / 1e6);
+    }
+    static const char *const fam[2] = { "iotriage_cgroup_io_read_bytes", "iotriage_cgroup_io_written_bytes" };
+    static const char *const help[2] = { "Bytes the cgroup read from the device (io.stat rbytes)",
+                                         "Bytes the cgroup wrote to the device (io.stat wbytes)" };
+    for (int rw = 0; rw < 2; rw++) {
+        metrics_family(w, fam[rw], MT_COUNTER, help[rw]);
+        for (size_t k = 0; k < set->n; k++) {
+            const struct cgroup_entry *e = &set->v[k];
+            if (e->iostat_err)
+                continue;
+            for (unsigned i = 0; i < e->niostat; i++) {
+                const struct cg_iostat_row *row = &e->iostat_row[i];
+                const char *dev = NULL;
+                for (size_t d = 0; d < r->ndevs && !dev; d++)
+                    if (r->devs[d].dev->ds.major == row->major && r->devs[d].dev->ds.minor == row->minor)
+                        dev = r->devs[d].dev->ds.name;
+                if (!dev)
+                    continue;        /* a device not listed: no name to give it */
+                const char *lab[] = { "cgroup", e->path, "device", dev };
+                metrics_sample(w, fam[rw], "_total", lab, 2, (double)(rw ? row->wbytes : row->rbytes));
+            }
+        }
+    }
+}
+
+/* ---- The BPF lens: latency per device and priority class, as histograms ------------------ */
+
+#define LAT_FIRST_BUCKET 7               /* 2^7 us = 128 us: below, everything is fast */
+#define LAT_LAST_BUCKET  24              /* 2^24 us = 16.8 s */
+
+static void write_latency(struct metrics_writer *w, const struct result *r)
+{
+    const struct snapshot *c = r->cur;
+    if (!c->lens_on || c->lens.ndp == 0)
+        return;
+    metrics_family(w, "iotriage_io_latency_seconds", MT_HISTOGRAM,
+                   "Time from a request's submission to its completion, per priority class, "
+                   "measured by the BPF lens since it was loaded");
+    static const char *const cls[4] = { "none", "rt", "be", "idle" };
+    double bounds[LAT_LAST_BUCKET - LAT_FIRST_BUCKET + 1];
+    for (int k = LAT_FIRST_BUCKET; k <= LAT_LAST_BUCKET; k++)
+        bounds[k - LAT_FIRST_BUCKET] = ldexp(1.0, k) / 1e6;
+    for (size_t d = 0; d < r->ndevs; d++) {
+        const struct dev_sample *ds = r->devs[d].dev;
+        if (ds->bd.partition)
+            continue;
+        for (unsigned k = 0; k < 4; k++) {
+            /* The levels of a class together: 8 levels x buckets per device is more
+             * series than an alert needs (docs/metrics.md). */
+            uint64_t hist[LENS_HIST] = { 0 }, count = 0, sum_ns = 0;
+            for (size_t i = 0; i < c->lens.ndp; i++) {
+                const struct lens_devprio *p = &c->lens.dp[i];
+                if (p->major != ds->ds.major || p->minor != ds->ds.minor || ((p->prio >> 13) & 7) != k)
+                    continue;
+                const struct lens_stage_sum *st = &p->st[LENS_ST_TOTAL];
+                for (int b = 0; b < LENS_HIST; b++)
+                    hist[b] += st->hist[b];
+                count += st->count;
+                sum_ns += st->sum_ns;
+            }
+            if (count == 0)
+                continue;
+            unsigned long long cum[LAT_LAST_BUCKET - LAT_FIRST_BUCKET + 1];
+            unsigned long long acc = 0;
+            for (int b = 0; b < LAT_FIRST_BUCKET; b++)
+                acc += hist[b];
+            /* bucket b holds [2^(b-1), 2^b) us: everything <= 2^k us is buckets 0..k */
+            for (int b = LAT_FIRST_BUCKET; b <= LAT_LAST_BUCKET; b++) {
+                acc += hist[b];
+                cum[b - LAT_FIRST_BUCKET] = acc;
+            }
+            const char *lab[] = { "device", ds->ds.name, "class", cls[k] };
+            metrics_histogram(w, "iotriage_io_latency_seconds", lab, 2, bounds, cum,
+                              LAT_LAST_BUCKET - LAT_FIRST_BUCKET + 1, count, (double)sum_ns / 1e9);
+        }
+    }
+}
+
 int metrics_format(FILE *f, const struct result *r, const struct verdicts *v,
                    enum metrics_fmt fmt, const struct metrics_meta *meta,
                    const struct metrics_lens *lenses, size_t nlenses)
@@ -413,6 +517,8 @@ int metrics_format(FILE *f, const struct result *r, const struct verdicts *v,
         write_coverage(&w, r);
     write_warnings(&w, r, v);
     write_roles(&w, r, v);
+    write_cgroups(&w, r);
+    write_latency(&w, r);
     for (size_t i = 0; i < nlenses; i++)
         if (lenses[i].write)
             lenses[i].write(&w, lenses[i].ctx);

@@ -92,6 +92,22 @@ grep -q 'pid=' "$TMP/page.txt" && fail "a pid label on the page"
 awk '!/^#/ && NF != 2 { bad = 1 } END { exit bad }' "$TMP/page.txt" || fail "a sample line with a timestamp"
 ok "page: promtool check metrics passes (HTTP and textfile), $(grep -vc '^#' "$TMP/page.txt") samples"
 
+# The lenses' families: per-class latency of the lab disk's idle reader as a histogram
+# (where the BPF lens runs), and the cgroups' pressure and bytes.
+if grep -q '^# TYPE iotriage_io_latency_seconds histogram$' "$TMP/page.txt"; then
+    n=$(awk -v d="$LAB_NAME" '$0 ~ "^iotriage_io_latency_seconds_count\\{device=\"" d "\",class=\"idle\"\\}" { print $2 }' "$TMP/page.txt")
+    [ -n "$n" ] && [ "$n" -gt 0 ] || fail "no idle-class latency histogram for $LAB_NAME: $(grep "latency.*$LAB_NAME" "$TMP/page.txt" | head -3)"
+    grep -q "^iotriage_io_latency_seconds_bucket{device=\"$LAB_NAME\",class=\"idle\",le=\"+Inf\"} $n$" "$TMP/page.txt" ||
+        fail "the +Inf bucket is not the count"
+    ok "latency histogram of the idle class on $LAB_NAME: $n requests"
+else
+    grep -q '"lens":{"on":true' <("$IOT" --json -n 1 -d 0.2) && fail "the lens runs but the page has no latency histogram"
+    ok "no BPF lens here: no latency histogram (as documented)"
+fi
+grep -q '^iotriage_cgroup_io_pressure_waiting_seconds_total{cgroup="/"} ' "$TMP/page.txt" ||
+    fail "no cgroup pressure of the root cgroup: $(grep cgroup "$TMP/page.txt" | head -3)"
+ok "cgroup families: $(grep -c '^iotriage_cgroup_' "$TMP/page.txt") samples"
+
 OM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 curl -s -H "Accept: $OM_ACCEPT" -D "$TMP/omhdr.txt" -o "$TMP/om.txt" "$URL/metrics"
 grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0' "$TMP/omhdr.txt" || fail "no OpenMetrics for Prometheus's Accept"
