@@ -79,7 +79,7 @@ int pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *er
         bool zst = plen > 4 && strcmp(o->replay + plen - 4, ".zst") == 0;
         double from = o->replay_from, to = o->replay_to, at = o->replay_at;
         if (from == 0 && to == 0 && at == 0)
-            from = to = at = NAN;
+            from = to = at = (double)NAN;
         if (dir || zst || !isnan(from) || !isnan(to) || !isnan(at)) {
             /* A directory without a window: the last hour of it. */
             if (dir && isnan(from) && isnan(to) && isnan(at))
