@@ -1392,6 +1392,7 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         return rc;
     w->code = (enum warn_code)code;
     w->sev = (enum severity)sev;
+    w->cgroup = -1;                  /* recordings carry no cgroup index (cgroups.h) */
     /* fs-* warnings (issue #20): about the filesystem at `mount`; tmpfs has no device. */
     w->fs = -1;
     if (warn_code_is_fs(w->code)) {
@@ -1413,7 +1414,6 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         return dfail(d, "device", "\"%s\" is not among the sample's devices", shown(buf, dev, len));
     }
     w->task = -1;                    /* a device finding has no pid */
-    w->cgroup = -1;                  /* recordings carry no cgroup index (cgroups.h) */
     if (json_get(o, "pid")) {
         int64_t pid;
         if ((rc = get_int(d, o, "pid", 0, INT_MAX, &pid)))
