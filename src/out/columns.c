@@ -131,6 +131,26 @@ static size_t f_dev(char *buf, size_t n, const struct col_ctx *c, size_t ti)
     return esc_display(buf, n, raw, strlen(raw), c->utf8);
 }
 
+/* The service, container or pod a process runs in, from its cgroup's path (the cgroup
+ * lens): "docker:3f2a9c1b7d4e", "pod:1a2b3c4d", "nginx.service"; "-" when unknown. */
+static size_t f_unit(char *buf, size_t n, const struct col_ctx *c, size_t ti)
+{
+    int k = c->r->cgroups ? cgroup_of_task(c->r, ti) : -1;
+    if (k < 0)
+        return put_text(buf, n, "-");
+    const struct cgroup_names *nm = &c->r->cgroups[k].cg->names;
+    char raw[COL_CELL_MAX];
+    if (nm->runtime[0])
+        snprintf(raw, sizeof(raw), "%s:%s", nm->runtime, nm->short_id);
+    else if (nm->pod_uid[0])
+        snprintf(raw, sizeof(raw), "pod:%.8s", nm->pod_uid);
+    else if (nm->unit[0])
+        snprintf(raw, sizeof(raw), "%s", nm->unit);
+    else
+        snprintf(raw, sizeof(raw), "%s", c->r->cgroups[k].cg->path);
+    return esc_display(buf, n, raw, strlen(raw), c->utf8);
+}
+
 static size_t f_command(char *buf, size_t n, const struct col_ctx *c, size_t ti)
 {
     const struct task_sample *s = task(c, ti)->task;
@@ -213,6 +233,8 @@ const struct column col_table[COL_N] = {
         "cause (a large share of a saturated device), suffer (waits on one)" },
     [COL_DEV] = { COL_DEV, "DEV", "DEV", 10, 2, false, false, f_dev, NULL,
         "block devices it does I/O to (from its open files)" },
+    [COL_UNIT] = { COL_UNIT, "UNIT", "UNIT", 16, 6, false, false, f_unit, NULL,
+        "the service, container or pod it runs in (from its cgroup); - unknown" },
     [COL_COMMAND] = { COL_COMMAND, "COMMAND", "COMMAND", 0, 0, false, false, f_command, NULL,
         "command line, or [name] when it has none" },
 };
