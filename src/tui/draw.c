@@ -180,6 +180,10 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     }
     /* What procfs or sysfs could not say, in short: the full text is in -b and JSON. */
     attrset(color(vw, C_WARN, A_BOLD));
+    /* The BPF lens off (its reason is in the device view and the JSON): iowait of tasks
+     * delay accounting does not cover is unknown. */
+    if (!c->lens_on && c->lens_msg[0])
+        x += putf(0, x, w - x, "lens off  ");
     if (c->hidden_note[0]) {
         long hidden = strtol(c->hidden_note, NULL, 10);
         x += putf(0, x, w - x, "%ld hidden (hidepid)  ", hidden);
@@ -525,6 +529,22 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
        a[9], a[10], a[11]);
     ln(&l, "r_await %s  w_await %s  aqu-sz %s  %%util %s  quiet await %s  saturated %s", a[4], a[5], a[6],
        a[7], a[8], d->saturated < 0 ? "unknown" : d->saturated ? "YES" : "no");
+    /* Where the interval's requests waited, measured by the BPF lens. */
+    const struct lens_dev_interval *lv = &d->lens;
+    if (lv->valid && lv->requests > 0) {
+        char g[10][16];
+        fmt_num(g[0], 16, lv->tag_ms, 2), fmt_num(g[1], 16, lv->sched_ms, 2);
+        fmt_num(g[2], 16, lv->device_ms, 2), fmt_num(g[3], 16, lv->total_ms, 2);
+        fmt_num(g[4], 16, lv->total_p99_ms, 2), fmt_num(g[5], 16, lv->busy_depth, 1);
+        fmt_num(g[6], 16, lv->sched_queue, 1), fmt_num(g[7], 16, lv->growth, 1);
+        ln(&l, "lens: tag %s  scheduler %s  device %s  total %s ms (p99 %s)  at the device %s  in the scheduler %s  growth %s",
+           g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]);
+        if (lv->held_back)
+            ln(&l, "      the scheduler holds %s requests back while the device has free slots: their label is honoured, not saturation",
+               lv->held_class >= 0 ? ioprio_class_name((enum ioprio_class)lv->held_class) : "lower-class");
+    } else if (!r->cur->lens_on && r->cur->lens_msg[0]) {
+        ln(&l, "lens %s", r->cur->lens_msg);
+    }
     draw_switch_figs(&l, r, b->disk);
     if (vw->udev_rule[0] && strcmp(vw->udev_disk, b->disk) == 0) {
         ln_heading(&l, "To keep the switch after a reboot (a udev rule; iotriage writes no file)");
@@ -787,6 +807,9 @@ static void draw_help(struct view *vw, int h, int w)
         "",
         "Banner: labels the device's scheduler ignores, full queues (a lottery),",
         "hidden queues; docs/verdicts.md explains each code. '-' is unknown, never 0.",
+        "IODLY% comes from delay accounting (taskstats) or, for tasks it does not cover",
+        "(started before it was on), from the BPF lens's iowait; --no-bpf turns it off.",
+        "The lens also times each request's stages in the device view (Enter).",
         "",
         "Process columns (the narrowest screens drop the last ones first):",
     };
