@@ -14,7 +14,7 @@
 #include "verdict.h"
 
 enum focus { FOCUS_DEVICES, FOCUS_PROCESSES };
-enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS };
+enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS, MODE_CGROUPS, MODE_FILESYSTEMS };
 
 #define SPARK_LEN 64
 #define DETAIL_THREADS_MAX 64
@@ -95,6 +95,9 @@ struct view {
     size_t dev_sel, proc_sel;        /* index into the shown rows */
     size_t dev_top, proc_top;        /* first shown row */
     char detail_dev[64];             /* MODE_DEVICE: which device */
+    size_t cg_sel, cg_top;           /* MODE_CGROUPS: the selected cgroup, the first shown */
+    char cg_filter[256];             /* processes of this cgroup (and below) only; "" all */
+    size_t fs_sel, fs_top;           /* MODE_FILESYSTEMS */
     pid_t detail_pid;                /* MODE_PROCESS: which task */
     unsigned long long detail_start;
     struct thread_info threads[DETAIL_THREADS_MAX];

@@ -368,10 +368,10 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
             continue;
         x += putf(y0, x, w - x, col->right ? "%*s " : "%-*s ", col->width, col_title(col, &cc));
     }
-    char title[160];
-    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s", col_table[vw->sort].sort_name,
+    char title[512];
+    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s%s%s", col_table[vw->sort].sort_name,
              vw->reverse ? " asc" : "", vw->filter[0] ? " filter: " : "", vw->filter,
-             vw->only_active ? " active only" : "");
+             vw->cg_filter[0] ? " cgroup: " : "", vw->cg_filter, vw->only_active ? " active only" : "");
     put_untrusted(y0, x, w - x, title, vw);
     for (int k = getcurx(stdscr); k < w && getcury(stdscr) == y0; k++)
         addch(' ');
@@ -794,6 +794,7 @@ static void draw_help(struct view *vw, int h, int w)
         "  < >  F6      sort column              r          reverse the order",
         "  o            only processes doing I/O P          threads instead of processes",
         "  a            totals since start       D          show partitions",
+        "  c            cgroups (Enter: its processes)  F   filesystems, deleted-open files",
         "  /            filter by command/user   d          change the interval",
         "  space        refresh now              p          pause",
         "  replay:      Left/Right (b n) step    + -        speed     g G  first/last",
@@ -852,6 +853,124 @@ static void draw_bottom(struct view *vw, int y, int w)
     attrset(A_NORMAL);
 }
 
+/* ---- the cgroup view: a tree like systemd-cgtop ---- */
+
+static void draw_cgroups(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
+{
+    attrset(A_BOLD);
+    put_clip(1, 0, w, "Cgroups  (Enter: its processes, Esc: back; rates and delay summed over its tasks and those below)");
+    attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
+    putf(2, 0, w, "%-40s %-20s %7s %7s %7s %6s %6s %5s %4s", "CGROUP", "UNIT", "READ/s", "WRITE/s", "IODLY%",
+         "SOME%", "FULL%", "TASKS", "WARN");
+    attrset(A_NORMAL);
+    if (!r->cgroups || r->ncgroups == 0) {
+        const struct cgroup_set *set = r->cur->cgroups;
+        put_clip(3, 0, w, set && set->err ? "no cgroup hierarchy could be read" : "no cgroup known in this frame");
+        return;
+    }
+    keep_in_view(&vw->cg_sel, &vw->cg_top, r->ncgroups, h - 4);
+    for (int line = 0; line < h - 4; line++) {
+        size_t k = vw->cg_top + (size_t)line;
+        if (k >= r->ncgroups)
+            break;
+        const struct cgroup_rates *c = &r->cgroups[k];
+        const struct cgroup_entry *e = c->cg;
+        const char *base = strrchr(e->path, '/');
+        base = base && base[1] ? base + 1 : e->path;
+        char name[256], unit[192], rb[16], wb[16], dl[16], so[16], fu[16];
+        snprintf(name, sizeof(name), "%*s%s", 2 * (e->depth < 12 ? e->depth : 12), "", base);
+        if (e->names.runtime[0])
+            snprintf(unit, sizeof(unit), "%s:%s", e->names.runtime, e->names.short_id);
+        else if (e->names.pod_uid[0])
+            snprintf(unit, sizeof(unit), "pod %.8s %s", e->names.pod_uid, e->names.qos);
+        else
+            snprintf(unit, sizeof(unit), "%s", e->names.unit);
+        fmt_rate(rb, sizeof(rb), c->read_bps);
+        fmt_rate(wb, sizeof(wb), c->write_bps);
+        fmt_num(dl, sizeof(dl), c->io_delay_pct, 1);
+        fmt_num(so, sizeof(so), c->some_pct, 1);
+        fmt_num(fu, sizeof(fu), c->full_pct, 1);
+        unsigned nw = 0;
+        for (size_t i = 0; i < v->n; i++)
+            nw += v->w[i].cgroup == (int)k;
+        char line_buf[512];
+        snprintf(line_buf, sizeof(line_buf), "%-40.40s %-20.20s %7s %7s %7s %6s %6s %5u %4u", name, unit, rb, wb,
+                 dl, so, fu, c->ntasks, nw);
+        bool sel = k == vw->cg_sel;
+        attrset((nw ? color(vw, C_WARN, A_BOLD) : A_NORMAL) | (sel ? A_REVERSE : 0));
+        put_untrusted(3 + line, 0, w, line_buf, vw);
+        attrset(A_NORMAL);
+    }
+}
+
+/* ---- the filesystems view: space, time to full, space held by deleted files ---- */
+
+static void draw_filesystems(const struct result *r, struct view *vw, int h, int w)
+{
+    attrset(A_BOLD);
+    put_clip(1, 0, w, "Filesystems  (Esc: back; deleted: bytes held by files with no name left, still open)");
+    attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
+    putf(2, 0, w, "%-24s %-8s %-11s %7s %6s %7s %8s %8s %9s %8s", "MOUNT", "DEVICE", "SCHED", "SIZE", "USE%", "AVAIL",
+         "WRITE/s", "FILL/s", "FULL IN", "DELETED");
+    attrset(A_NORMAL);
+    if (!r->cur->fs_taken || r->nfss == 0) {
+        put_clip(3, 0, w, r->cur->fs_taken ? "no filesystem backed by a block device" : "filesystems not sampled in this frame");
+        return;
+    }
+    int y = 3;
+    keep_in_view(&vw->fs_sel, &vw->fs_top, r->nfss, h - 4);
+    for (size_t i = vw->fs_top; i < r->nfss && y < h - 1; i++) {
+        const struct fs_rates *fr = &r->fss[i];
+        const struct fs_sample *fs = fr->fs;
+        const struct fs_mount *m = &fs->fs;
+        const struct snapshot *c = r->cur;
+        char size[16], avail[16], wr[16], fill[16], full[24], del[16], use[16];
+        bool ok = m->statfs_err == 0;
+        fmt_rate(size, sizeof(size), ok ? (double)m->size : (double)NAN);
+        fmt_rate(avail, sizeof(avail), ok ? (double)m->avail : (double)NAN);
+        fmt_rate(wr, sizeof(wr), fr->write_bps);
+        fmt_rate(fill, sizeof(fill), fr->fill_bps);
+        fmt_rate(del, sizeof(del), fs->deleted_known ? (double)fs->deleted_bytes : (double)NAN);
+        fmt_num(use, sizeof(use), fr->used_pct, 1);
+        if (isnan(fr->full_in_s))
+            snprintf(full, sizeof(full), "-");
+        else if (fr->full_in_s < 3600)
+            snprintf(full, sizeof(full), "%.0f min", fr->full_in_s / 60);
+        else
+            snprintf(full, sizeof(full), "%.1f h", fr->full_in_s / 3600);
+        const char *dev = fs->dev_idx >= 0 ? c->devs[fs->dev_idx].ds.name : m->m.fstype;
+        const char *sched = fs->disk_idx >= 0 && c->devs[fs->disk_idx].bd.scheduler[0]
+                                ? c->devs[fs->disk_idx].bd.scheduler : "-";
+        char line_buf[512];
+        snprintf(line_buf, sizeof(line_buf), "%-24.24s %-8.8s %-11.11s %7s %6s %7s %8s %8s %9s %8s", m->m.mount,
+                 dev, sched, size, use, avail, wr, fill, full, del);
+        bool warn = (!isnan(fr->used_pct) && fr->used_pct > 90) || !isnan(fr->full_in_s);
+        attrset((warn ? color(vw, C_WARN, A_BOLD) : A_NORMAL) | (i == vw->fs_sel ? A_REVERSE : 0));
+        put_untrusted(y++, 0, w, line_buf, vw);
+        attrset(A_NORMAL);
+        /* The selected filesystem's deleted-but-open files and who holds them. */
+        if (i != vw->fs_sel || !fs->deleted_known)
+            continue;
+        for (size_t k = 0; k < fs->ndel && y < h - 1; k++) {
+            const struct fs_deleted_file *d = &fs->del[k];
+            char bl[16], holders[256] = "";
+            fmt_rate(bl, sizeof(bl), (double)d->blocks_bytes);
+            size_t o = 0;
+            for (size_t j = 0; j < d->nholders && o + 40 < sizeof(holders); j++) {
+                const struct fs_holder *ho = &d->holders[j];
+                int n = snprintf(holders + o, sizeof(holders) - o, "%s%s[%d] fd %d %s", j ? ", " : "",
+                                 ho->comm[0] ? ho->comm : "?", (int)ho->pid, ho->fd,
+                                 !ho->flags_known ? "" : ho->append ? "append" : "no-append");
+                if (n > 0)
+                    o += (size_t)n;
+            }
+            char dl[640];
+            snprintf(dl, sizeof(dl), "    deleted %7s  %s  held by %s", bl, d->path ? d->path : "?", holders);
+            put_untrusted(y++, 0, w, dl, vw);
+        }
+    }
+}
+
 void draw_screen(const struct result *r, const struct verdicts *v, const struct rows *rows, struct view *vw)
 {
     int h = LINES, w = COLS;
@@ -884,6 +1003,10 @@ void draw_screen(const struct result *r, const struct verdicts *v, const struct 
         draw_device_detail(r, v, vw, h, w);
     } else if (vw->mode == MODE_PROCESS) {
         draw_process_detail(r, v, vw, h, w);
+    } else if (vw->mode == MODE_CGROUPS) {
+        draw_cgroups(r, v, vw, h, w);
+    } else if (vw->mode == MODE_FILESYSTEMS) {
+        draw_filesystems(r, vw, h, w);
     } else {
         draw_psi(r, vw, 1, w);
         int y = 2;

@@ -48,6 +48,19 @@ static bool dev_has_io(const struct dev_rates *d, const struct view *vw)
     return false;
 }
 
+/* Is task ti in cgroup path, or below it? */
+static bool in_cgroup(const struct result *r, size_t ti, const char *path)
+{
+    int k = r->cgroups ? cgroup_of_task(r, ti) : -1;
+    if (k < 0)
+        return false;
+    const char *p = r->cgroups[k].cg->path;
+    size_t n = strlen(path);
+    if (strcmp(path, "/") == 0)
+        return true;
+    return strncmp(p, path, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
 void rows_build(struct rows *rows, const struct result *r, const struct verdicts *v, const struct view *vw)
 {
     rows_free(rows);
@@ -86,6 +99,8 @@ void rows_build(struct rows *rows, const struct result *r, const struct verdicts
             continue;
         if (vw->filter[0] && !contains(t->task->cmdline, vw->filter) && !contains(t->task->comm, vw->filter) &&
             !contains(t->task->user, vw->filter))
+            continue;
+        if (vw->cg_filter[0] && !in_cgroup(r, i, vw->cg_filter))
             continue;
         rows->proc[rows->nproc++] = i;
     }
@@ -435,6 +450,27 @@ static int handle_key(struct tui *t, int ch)
         return 0;
     if (replaying(t) && vw->mode == MODE_MAIN && replay_key(t, ch))
         return 0;
+    if (vw->mode == MODE_CGROUPS || vw->mode == MODE_FILESYSTEMS) {
+        const struct result *r = cur_result(t);
+        size_t *sel = vw->mode == MODE_CGROUPS ? &vw->cg_sel : &vw->fs_sel;
+        size_t n = !r ? 0 : vw->mode == MODE_CGROUPS ? r->ncgroups : r->nfss;
+        switch (ch) {
+        case KEY_UP: case 'k': if (*sel > 0) (*sel)--; return 0;
+        case KEY_DOWN: case 'j': if (*sel + 1 < n) (*sel)++; return 0;
+        case KEY_HOME: *sel = 0; return 0;
+        case KEY_END: *sel = n ? n - 1 : 0; return 0;
+        case '\n': case '\r': case KEY_ENTER:
+            if (vw->mode == MODE_CGROUPS && r && *sel < n) {
+                /* Its processes (and those below it) in the main view. */
+                str_copy(vw->cg_filter, r->cgroups[*sel].cg->path, sizeof(vw->cg_filter));
+                vw->proc_sel = vw->proc_top = 0;
+                vw->focus = FOCUS_PROCESSES;
+                vw->mode = MODE_MAIN;
+            }
+            return 0;
+        default: break;
+        }
+    }
     if (vw->mode != MODE_MAIN) {
         /* q quits from every view, as the key bar says (and as in top and htop). */
         if (ch == 'q')
@@ -447,6 +483,9 @@ static int handle_key(struct tui *t, int ch)
     switch (ch) {
     case 'q': return actions_quit(&t->act) ? 1 : 0;
     case 'h': case '?': vw->mode = MODE_HELP; break;
+    case 'c': vw->mode = MODE_CGROUPS; break;
+    case 'F': vw->mode = MODE_FILESYSTEMS; break;
+    case 'C': vw->cg_filter[0] = '\0'; break;
     case '\t': vw->focus = vw->focus == FOCUS_DEVICES ? FOCUS_PROCESSES : FOCUS_DEVICES; break;
     case KEY_UP: case 'k': move_sel(t, -1, false); break;
     case KEY_DOWN: case 'j': move_sel(t, 1, false); break;

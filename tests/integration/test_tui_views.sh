@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The cgroup and filesystem views of the screen, driven through tmux: c lists the cgroups
+# as a tree with the names a person knows (a made docker cgroup shows as docker:<id>),
+# Enter on one shows only its processes, C lifts that; F lists the filesystems with their
+# use and the space deleted-but-open files hold, and the selected one's holders.
+. "$(dirname "$0")/lib.sh"
+need tmux
+SOCK=iotriage-views-$$
+. "$(dirname "$0")/lib_tmux.sh"
+CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG" ] && [ -w "$CG" ] || skip "no writable cgroup v2 hierarchy"
+ID=$(echo "iotriage $$" | sha256sum | cut -c1-64)
+TOP=$CG/iotriage-views-$$
+CGD=$TOP/docker-$ID.scope
+cleanup_cg() {
+    for p in $(cat "$CGD/cgroup.procs" 2>/dev/null); do echo "$p" >"$CG/cgroup.procs" 2>/dev/null; done
+    rmdir "$CGD" "$TOP" 2>/dev/null
+}
+trap 'it_kill_bg; cleanup_cg; it_cleanup' EXIT
+mkdir -p "$CGD" || fail "cannot make $CGD"
+bg bash -c 'exec -a iotriage-view-marker sleep 300'; in_cg=$BG
+echo "$in_cg" >"$CGD/cgroup.procs" || fail "cannot move $in_cg into $CGD"
+bg bash -c 'exec -a iotriage-view-other sleep 300'
+# A deleted file held open on the filesystem of this test's directory.
+head -c 3M /dev/zero >"$TMP/held.log"
+bg bash -c "exec 3<'$TMP/held.log'; exec sleep 300"
+sleep 0.3
+rm "$TMP/held.log"
+
+T new-session -d -s ui -x 150 -y 45 "$IOT -d 0.5; echo EXITED \$?; sleep 60"
+wait_for '^ +PID '
+T send-keys -t ui c
+wait_for '^Cgroups'
+wait_for "docker:${ID:0:12}"
+ok "c: the made cgroup is listed as docker:${ID:0:12}"
+# Select it: the rows start on the 4th line, the first one selected.
+row=$(screen | awk -v id="docker:${ID:0:12}" 'index($0, id) { print NR; exit }')
+for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
+T send-keys -t ui Enter
+wait_for "cgroup: /iotriage-views"
+wait_for 'iotriage-view-marker'
+screen | grep -q 'iotriage-view-other' && fail "a process outside the cgroup is listed under its filter"
+ok "Enter: only the cgroup's processes"
+T send-keys -t ui C / iotriage-view Enter
+wait_for 'iotriage-view-other'
+wait_for 'iotriage-view-marker'
+ok "C: all processes again"
+T send-keys -t ui / C-u Enter
+
+T send-keys -t ui F
+wait_for '^Filesystems'
+wait_for '^/ +[a-z0-9]+ '
+# Select the filesystem of the held file and look for its holder.
+mnt=$(df --output=target "$TMP" | tail -n 1)
+row=$(screen | awk -v m="$mnt" '$1 == m { print NR; exit }')
+[ -n "$row" ] || { screen; fail "no row for $mnt"; }
+for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
+wait_for 'deleted .*held.log.*held by sleep\['
+ok "F: filesystems, and the deleted file on $mnt with its holder"
+T send-keys -t ui q
+wait_for '^EXITED 0'
