@@ -205,6 +205,18 @@ $(BUILD)/bench/%: bench/%.c
 .PHONY: bench bench-smoke bench-draw
 bench: iotriage $(BENCH_BINS)
 	BENCH_NO_BUILD=1 bench/run.sh
+	bench/record.sh
+	$(MAKE) bench-lens
+
+# The always-on recorder's CPU and disk a day at 1,000 processes (bench/record.sh, about
+# 3 minutes) and the BPF lens's cost per I/O and per context switch on a loop device over
+# tmpfs (bench/lens.sh); both are part of `make bench`.
+.PHONY: bench-record bench-lens
+bench-record: iotriage $(BENCH_BINS) $(BUILD)/tests/recorder $(BUILD)/tests/storewriter
+	bench/record.sh
+
+bench-lens: iotriage $(BUILD)/bench/bpfstats
+	bench/lens.sh
 
 # What the screen adds on top of sampling: batch, live screen and replay at 1,000
 # processes (bench/draw.sh; about 40 s, needs tmux and root).
