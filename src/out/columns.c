@@ -233,7 +233,7 @@ const struct column col_table[COL_N] = {
         "cause (a large share of a saturated device), suffer (waits on one)" },
     [COL_DEV] = { COL_DEV, "DEV", "DEV", 10, 2, false, false, f_dev, NULL,
         "block devices it does I/O to (from its open files)" },
-    [COL_UNIT] = { COL_UNIT, "UNIT", "UNIT", 16, 6, false, false, f_unit, NULL,
+    [COL_UNIT] = { COL_UNIT, "UNIT", "UNIT", 14, 6, false, false, f_unit, NULL,
         "the service, container or pod it runs in (from its cgroup); - unknown" },
     [COL_COMMAND] = { COL_COMMAND, "COMMAND", "COMMAND", 0, 0, false, false, f_command, NULL,
         "command line, or [name] when it has none" },

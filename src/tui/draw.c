@@ -369,9 +369,10 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
         x += putf(y0, x, w - x, col->right ? "%*s " : "%-*s ", col->width, col_title(col, &cc));
     }
     char title[512];
-    snprintf(title, sizeof(title), "COMMAND  [sort %s%s]%s%s%s%s%s", col_table[vw->sort].sort_name,
-             vw->reverse ? " asc" : "", vw->filter[0] ? " filter: " : "", vw->filter,
-             vw->cg_filter[0] ? " cgroup: " : "", vw->cg_filter, vw->only_active ? " active only" : "");
+    /* The sort key is in the key line at the bottom: the columns leave this title little
+     * room at 120 characters, and a filter matters more here. */
+    snprintf(title, sizeof(title), "COMMAND%s%s%s%s%s", vw->filter[0] ? "  filter: " : "", vw->filter,
+             vw->cg_filter[0] ? "  cgroup: " : "", vw->cg_filter, vw->only_active ? "  active only" : "");
     put_untrusted(y0, x, w - x, title, vw);
     for (int k = getcurx(stdscr); k < w && getcury(stdscr) == y0; k++)
         addch(' ');
@@ -847,9 +848,14 @@ static void draw_bottom(struct view *vw, int y, int w)
     if (vw->replay_total)
         put_clip(y, 0, w, "q quit  h help  <-/-> step  +/- speed  g/G first/last  p pause  Enter details  / filter");
     else
+    {
+        char keys[200];
+        snprintf(keys, sizeof(keys), "q quit  h help  Tab focus  Enter details  i ionice  </> sort: %s%s  o active  "
+                 "P threads  / filter  c cgroups  F filesystems", col_table[vw->sort].sort_name, vw->reverse ? " asc" : "");
         put_clip(y, 0, w, vw->focus == FOCUS_DEVICES
                               ? "q quit  h help  Tab focus  Enter details  s scheduler  u undo  / filter  p pause"
-                              : "q quit  h help  Tab focus  Enter details  i ionice  </> sort  o active  P threads  / filter");
+                              : keys);
+    }
     attrset(A_NORMAL);
 }
 
