@@ -9,6 +9,7 @@
 
 #include "source/cgroups.h"
 #include "util.h"
+#include "util/fmt.h"
 
 #define X_NAME(e, name, sev) [e] = name,
 static const char *const code_names[W_NCODES] = { WARNING_CODES(X_NAME) };
@@ -606,21 +607,6 @@ static void cgroup_findings(const struct result *r, struct verdicts *v)
 
 /* ---- Filesystems (issue #20) ----------------------------------------------------------- */
 
-/* Bytes as "12.3G", binary units like df -h. */
-static void human_bytes(char *buf, size_t n, double v)
-{
-    static const char unit[] = "BKMGTPE";
-    unsigned u = 0;
-    while (v >= 1024.0 && u < sizeof(unit) - 2) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%.0fB", v);
-    else
-        snprintf(buf, n, "%.*f%c", v < 10 ? 1 : 0, v, unit[u]);
-}
-
 static void human_secs(char *buf, size_t n, double s)
 {
     if (s < 120)
@@ -654,8 +640,8 @@ static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
     if (m->statfs_err)
         return;
     char avail[16], used[16], held[16];
-    human_bytes(avail, sizeof(avail), (double)m->avail);
-    human_bytes(used, sizeof(used), (double)m->used);
+    fmt_size(avail, sizeof(avail), (double)m->avail);
+    fmt_size(used, sizeof(used), (double)m->used);
     /* A read-only filesystem cannot fill: squashfs images are 100 % full by design. */
     if (!m->read_only && fr->used_pct >= FS_FULL_PCT)
         fs_push(v, W_FS_FULL, r, fi, "%s (%s) is %.1f%% full: %s left of %s", m->m.mount,
@@ -663,7 +649,7 @@ static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
     if (!m->read_only && fr->full_in_s < FS_FILL_HORIZON_S) {
         char when[24], rate[16];
         human_secs(when, sizeof(when), fr->full_in_s);
-        human_bytes(rate, sizeof(rate), (double)m->avail / fr->full_in_s);
+        fmt_size(rate, sizeof(rate), (double)m->avail / fr->full_in_s);
         fs_push(v, W_FS_FILLING, r, fi, "%s fills steadily at %s/s: full in %s (%s left)",
                 m->m.mount, rate, when, avail);
     }
@@ -671,7 +657,7 @@ static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
         (double)fs->deleted_bytes > FS_DELETED_SHARE * (double)m->used) {
         const struct fs_deleted_file *d = &fs->del[0];
         const struct fs_holder *h = &d->holders[0];
-        human_bytes(held, sizeof(held), (double)fs->deleted_bytes);
+        fmt_size(held, sizeof(held), (double)fs->deleted_bytes);
         fs_push(v, W_FS_DELETED_OPEN, r, fi,
                 "%s: %s (%.0f%% of used) held by %zu deleted file%s still open; largest %s, "
                 "held by %s[%d] fd %d%s",

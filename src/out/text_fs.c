@@ -8,21 +8,6 @@
 #include "util/escape.h"
 #include "util/fmt.h"
 
-/* Bytes like df -h: 1024-based, one decimal below 10. */
-static void fmt_size(char *buf, size_t n, double v)
-{
-    static const char unit[] = "BKMGTPE";
-    unsigned u = 0;
-    while (v >= 1024.0 && u < sizeof(unit) - 2) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%.0fB", v);
-    else
-        snprintf(buf, n, "%.*f%c", v < 10 ? 1 : 0, v, unit[u]);
-}
-
 /* A rate that may be negative (a filesystem emptying). */
 static void fmt_signed_rate(char *buf, size_t n, double bps)
 {

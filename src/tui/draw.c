@@ -932,11 +932,19 @@ static void draw_filesystems(const struct result *r, struct view *vw, int h, int
         const struct snapshot *c = r->cur;
         char size[16], avail[16], wr[16], fill[16], full[24], del[16], use[16];
         bool ok = m->statfs_err == 0;
-        fmt_rate(size, sizeof(size), ok ? (double)m->size : (double)NAN);
-        fmt_rate(avail, sizeof(avail), ok ? (double)m->avail : (double)NAN);
+        if (ok) {
+            fmt_size(size, sizeof(size), (double)m->size);
+            fmt_size(avail, sizeof(avail), (double)m->avail);
+        } else {
+            snprintf(size, sizeof(size), "-");
+            snprintf(avail, sizeof(avail), "-");
+        }
         fmt_rate(wr, sizeof(wr), fr->write_bps);
         fmt_rate(fill, sizeof(fill), fr->fill_bps);
-        fmt_rate(del, sizeof(del), fs->deleted_known ? (double)fs->deleted_bytes : (double)NAN);
+        if (fs->deleted_known)
+            fmt_size(del, sizeof(del), (double)fs->deleted_bytes);
+        else
+            snprintf(del, sizeof(del), "-");
         fmt_num(use, sizeof(use), fr->used_pct, 1);
         if (isnan(fr->full_in_s))
             snprintf(full, sizeof(full), "-");
@@ -960,7 +968,7 @@ static void draw_filesystems(const struct result *r, struct view *vw, int h, int
         for (size_t k = 0; k < fs->ndel && y < h - 1; k++) {
             const struct fs_deleted_file *d = &fs->del[k];
             char bl[16], holders[256] = "";
-            fmt_rate(bl, sizeof(bl), (double)d->blocks_bytes);
+            fmt_size(bl, sizeof(bl), (double)d->blocks_bytes);
             size_t o = 0;
             for (size_t j = 0; j < d->nholders && o + 40 < sizeof(holders); j++) {
                 const struct fs_holder *ho = &d->holders[j];

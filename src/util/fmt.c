@@ -96,3 +96,17 @@ const char *source_err_text(int err)
     default: return strerror(-err);
     }
 }
+
+void fmt_size(char *buf, size_t n, double v)
+{
+    static const char unit[] = "BKMGTPE";
+    unsigned u = 0;
+    while (v >= 1024.0 && u < sizeof(unit) - 2) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0fB", v);
+    else
+        snprintf(buf, n, "%.*f%c", v < 10 ? 1 : 0, v, unit[u]);
+}
