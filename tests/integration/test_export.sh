@@ -182,9 +182,12 @@ kill "$PROM" 2>/dev/null
 # strace a short run (sampling the lab's processes, serving a scrape) and check every
 # system call against the unit's SystemCallFilter= lines (allowed groups minus ~groups).
 if command -v strace >/dev/null; then
-    expand() {
-        systemd-analyze syscall-filter "$1" | sed -n 's/^    //p' | grep -v '^#' |
-            while read -r e; do case $e in @*) expand "$e" ;; *) echo "$e" ;; esac; done
+    expand() {   # a @group's system calls, or a system call named alone
+        case $1 in
+        @*) systemd-analyze syscall-filter "$1" | sed -n 's/^    //p' | grep -v '^#' |
+                while read -r e; do case $e in @*) expand "$e" ;; *) echo "$e" ;; esac; done ;;
+        *) echo "$1" ;;
+        esac
     }
     unit="$ROOT/contrib/systemd/iotriage-export.service"
     # shellcheck disable=SC2013  # the groups of a line are words
