@@ -190,11 +190,19 @@ if command -v strace >/dev/null; then
         esac
     }
     unit="$ROOT/contrib/systemd/iotriage-export.service"
-    # shellcheck disable=SC2013  # the groups of a line are words
-    for g in $(sed -n 's/^SystemCallFilter=\([^~].*\)/\1/p' "$unit"); do expand "$g"; done |
-        sort -u >"$TMP/allowed.txt"
-    # shellcheck disable=SC2013
-    for g in $(sed -n 's/^SystemCallFilter=~//p' "$unit"); do expand "$g"; done | sort -u >"$TMP/denied.txt"
+    # The lines in their order, as systemd merges them: the first allows, a ~ line takes
+    # away from what is allowed, a later plain line gives back.
+    : >"$TMP/allowed.txt"; : >"$TMP/denied.txt"
+    while read -r line; do
+        case $line in
+        "~"*) for g in ${line#\~}; do expand "$g"; done | sort -u >"$TMP/minus.txt"
+              sort -u "$TMP/denied.txt" "$TMP/minus.txt" -o "$TMP/denied.txt"
+              comm -23 "$TMP/allowed.txt" "$TMP/minus.txt" >"$TMP/a2.txt"; mv "$TMP/a2.txt" "$TMP/allowed.txt" ;;
+        *) for g in $line; do expand "$g"; done | sort -u >"$TMP/plus.txt"
+           sort -u "$TMP/allowed.txt" "$TMP/plus.txt" -o "$TMP/allowed.txt"
+           comm -23 "$TMP/denied.txt" "$TMP/plus.txt" >"$TMP/d2.txt"; mv "$TMP/d2.txt" "$TMP/denied.txt" ;;
+        esac
+    done < <(sed -n 's/^SystemCallFilter=//p' "$unit")
     if [ ! -s "$TMP/allowed.txt" ] || [ ! -s "$TMP/denied.txt" ]; then
         fail "no SystemCallFilter= read from $unit"
     fi
