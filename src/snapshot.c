@@ -363,19 +363,6 @@ static void ask_stats(void *ctx, const pid_t *ids, size_t n, struct delay_sample
     }
 }
 
-/* The Tgid of task id in /proc, or 0 when it has none (gone). */
-static pid_t tgid_of(int proc_fd, pid_t id)
-{
-    char path[40], buf[1024];
-    snprintf(path, sizeof(path), "%d/status", (int)id);
-    ssize_t n = read_file_at(proc_fd, path, buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *t = strstr(buf, "\nTgid:");
-    return t ? (pid_t)strtol(t + 6, NULL, 10) : 0;
-}
-
 /* -p ids that match no listed task: gone, or a thread's id without -P (snapshot.h). */
 static void take_pids_missing(struct sampler *s, struct snapshot *out)
 {
@@ -389,7 +376,7 @@ static void take_pids_missing(struct sampler *s, struct snapshot *out)
             continue;
         struct pid_missing *m = &out->pids_missing[out->npids_missing++];
         m->id = id;
-        pid_t tg = s->opts.threads ? 0 : tgid_of(s->proc_fd, id);
+        pid_t tg = s->opts.threads ? 0 : procs_tgid_of(s->proc_fd, id);
         m->tgid = tg != id ? tg : 0;
     }
 }

@@ -607,6 +607,16 @@ static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
     return ok;
 }
 
+pid_t procs_tgid_of(int proc_fd, pid_t id)
+{
+    char path[PATH_ROOM], buf[1024];
+    snprintf(path, sizeof(path), "%d/status", (int)id);
+    ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
+    const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
+    long tgid = f ? strtol(f + 6, NULL, 10) : 0;
+    return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : 0;
+}
+
 /* Threads mode: the tasks with an id in [from, to], each asked for its thread group in
  * ID/status (readdir of /proc lists no thread but a thread's directory opens all the
  * same; status escapes a newline in the name, so "\nTgid:" is the field). A pid of the
@@ -621,14 +631,10 @@ static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to
     size_t width = (size_t)(to - from) + 1;
     if (width > PROBE_MAX && width > src->nnames / 16)
         return false;
-    char path[PATH_ROOM], buf[1024];
     for (pid_t p = from; p <= to; p++) {
-        snprintf(path, sizeof(path), "%d/status", (int)p);
-        ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
-        const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
-        long tgid = f ? strtol(f + 6, NULL, 10) : 0;
-        if (tgid > 0 && tgid <= INT_MAX && selected(p, (pid_t)tgid, only, nonly))
-            list_push(l, (pid_t)tgid, p);
+        pid_t tgid = procs_tgid_of(proc_fd, p);
+        if (tgid > 0 && selected(p, tgid, only, nonly))
+            list_push(l, tgid, p);
     }
     return true;
 }
