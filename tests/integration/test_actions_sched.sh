@@ -28,6 +28,10 @@ T new-session -d -s ui -x 120 -y 40 "$IOT -d 0.5; echo EXITED \$?; sleep 60"
 wait_for '^DEVICE +SCHED'
 T send-keys -t ui Tab / "$LAB_NAME" Enter
 wait_for "^$LAB_NAME +none +$depth "
+# The confirmation lists the processes known to use the disk when it opens: wait until the
+# idle reader is known there (its open file on the disk; fio may start slower than the
+# screen on a loaded machine).
+wait_for "ioprio-ignored: fio\[[0-9]+\] idle/[0-7] \(set\) is ignored: $LAB_NAME uses none" 20
 
 # 1. The menu lists what sysfs offers, the current one marked; Esc closes it.
 T send-keys -t ui s
