@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "snapshot.h"
 #include "source/cgroups.h"
@@ -30,6 +31,21 @@ enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS };
 const char *sat_source_name(enum sat_source s);       /* "baseline" "lens", NULL none */
 
 /* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
+/* Latency per I/O priority on one device over the interval (issue #14; docs/json.md
+ * "latency_by_prio"), from the BPF lens's per-(device, priority) histograms: the
+ * difference of two readings, one row per priority that completed at least one request
+ * in the interval. Times in ms; NAN when no request finished that stage. */
+struct prio_stage {
+    double   count;                  /* requests that finished the stage in the interval */
+    double   mean_ms, p50_ms, p90_ms, p99_ms;
+    uint64_t hist[LENS_HIST];        /* the interval's log2 buckets of us (lens_maps.h) */
+};
+struct prio_latency {
+    unsigned prio;                   /* class << 13 | level (source/lens.h) */
+    char     name[8];                /* as iotriage prints it: "be/4", "idle" (lens_prio_name) */
+    struct prio_stage st[LENS_NSTAGES];   /* LENS_ST_TAG, _SCHED, _DEVICE, _TOTAL */
+};
+
 struct dev_rates {
     const struct dev_sample *dev;    /* points into cur */
     bool   valid;                    /* previous sample existed, same registration, no reset */
@@ -50,6 +66,10 @@ struct dev_rates {
     /* The BPF lens over the interval (lens.valid false: no lens, or a partition): where
      * requests waited (tag, scheduler, device) and whether the scheduler held a class. */
     struct lens_dev_interval lens;
+    /* Per priority over the interval, sorted by prio; NULL and 0 without the lens (or for
+     * a partition). Owned by the result: result_free frees it. */
+    struct prio_latency *lat;
+    size_t nlat;
 };
 
 struct cgroup_rates;

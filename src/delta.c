@@ -436,6 +436,8 @@ void delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs
 
 void result_free(struct result *r)
 {
+    for (size_t i = 0; r->devs && i < r->ndevs; i++)
+        free(r->devs[i].lat);
     free(r->fss);
     free(r->devs);
     free(r->tasks);
