@@ -1488,6 +1488,52 @@ static void layout_tasks(struct replay_frame *f, struct ptasks *pt)
 
 /* ---- warnings ---------------------------------------------------------------------------- */
 
+/* A warning's evidence (docs/json.md "Warning objects"): absent in recordings made
+ * before it, which were all the rule table's. */
+static int decode_evidence(struct dec *d, const struct json_value *o, struct warning *w)
+{
+    w->evidence = EV_RULE;
+    w->contradicts = false;
+    memset(&w->m, 0, sizeof(w->m));
+    if (!json_get(o, "evidence"))
+        return 0;
+    const char *ev;
+    size_t len;
+    int rc;
+    if ((rc = get_str(d, o, "evidence", false, &ev, &len)) ||
+        (rc = get_bool(d, o, "contradicts_rules", &w->contradicts)))
+        return rc;
+    if (len == 8 && memcmp(ev, "measured", 8) == 0) {
+        w->evidence = EV_MEASURED;
+    } else if (!(len == 4 && memcmp(ev, "rule", 4) == 0)) {
+        char buf[64];
+        return dfail(d, "evidence", "\"%s\" is neither \"measured\" nor \"rule\"", shown(buf, ev, len));
+    }
+    const struct json_value *m = json_get(o, "measured");
+    if (!m || json_as_object(m) == JSON_IS_NULL)
+        return 0;
+    if (w->evidence != EV_MEASURED)
+        return dfail(d, "measured", "figures on a warning of the rule table");
+    enum json_status st = json_as_object(m);
+    if (st != JSON_OK)
+        return status_fail(d, "measured", m, st, "an object or null");
+    int64_t n, vn;
+    size_t old = at_push(d, "measured");
+    unsigned prio;
+    if (!(rc = get_fixed(d, m, "prio", false, FIT_EXACT, w->m.prio, sizeof(w->m.prio))) &&
+        !(rc = get_num(d, m, "p50_ms", &w->m.p50_ms)) && !(rc = get_int(d, m, "count", 0, INT64_MAX, &n)) &&
+        !(rc = get_fixed(d, m, "vs", false, FIT_EXACT, w->m.vs, sizeof(w->m.vs))) &&
+        !(rc = get_num(d, m, "vs_p50_ms", &w->m.vs_p50_ms)) &&
+        !(rc = get_int(d, m, "vs_count", 0, INT64_MAX, &vn))) {
+        w->m.count = (double)n;
+        w->m.vs_count = (double)vn;
+        if (!prio_of_name(w->m.prio, strlen(w->m.prio), &prio) || !prio_of_name(w->m.vs, strlen(w->m.vs), &prio))
+            rc = dfail(d, NULL, "names no I/O priority iotriage prints");
+    }
+    at_pop(d, old);
+    return rc;
+}
+
 static int decode_warning(struct dec *d, const struct json_value *o, const struct name_ix *dix,
                           const struct pid_ix *pix, size_t npix, const struct snapshot *snap,
                           struct warning *w)
@@ -1502,6 +1548,8 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         (rc = get_name(d, o, "severity", false, severity_lookup, "severity", &sev)) ||
         (rc = get_str(d, o, "device", warn_code_is_fs((enum warn_code)code), &dev, &len)) ||
         (rc = get_fixed(d, o, "text", false, FIT_CUT, w->text, sizeof(w->text))))
+        return rc;
+    if ((rc = decode_evidence(d, o, w)))
         return rc;
     w->code = (enum warn_code)code;
     w->sev = (enum severity)sev;

@@ -162,6 +162,21 @@ static void json_warning(struct jw *w, const struct result *r, const struct warn
         jw_int(w, "pid", t->id);
         jw_str(w, "comm", t->comm);
     }
+    jw_str(w, "evidence", evidence_name((enum evidence)x->evidence));
+    if (x->evidence == EV_MEASURED && x->m.prio[0]) {
+        jw_open(w, "measured", '{');
+        jw_str(w, "prio", x->m.prio);
+        jw_num(w, "p50_ms", x->m.p50_ms);
+        jw_int(w, "count", (long long)x->m.count);
+        jw_str(w, "vs", x->m.vs);
+        jw_num(w, "vs_p50_ms", x->m.vs_p50_ms);
+        jw_int(w, "vs_count", (long long)x->m.vs_count);
+        jw_close(w, '}');
+    } else {
+        jw_key(w, "measured");
+        fputs("null", w->f);
+    }
+    jw_bool(w, "contradicts_rules", x->contradicts);
     jw_str(w, "text", x->text);
     jw_close(w, '}');
 }

@@ -285,6 +285,171 @@ static void test_no_rows_without_a_pair_of_readings(void **state)
     baselines_free(&hist);
 }
 
+/* ---- verdict.c: evidence ---- */
+
+/* Tasks in the current snapshot, each doing I/O to loop0 at the given raw priority. */
+struct people {
+    struct task_sample t[4];
+    struct task_devs td[4];
+};
+
+static void people_add(struct pair *x, struct people *pp, pid_t pid, const char *comm, int raw)
+{
+    size_t i = x->c.ntasks++;
+    struct task_sample *t = &pp->t[i];
+    memset(t, 0, sizeof(*t));
+    t->id = t->tgid = pid;
+    t->start_ticks = 5;
+    t->comm = comm;
+    t->cmdline = t->user = "";
+    t->policy = SCHED_OTHER;
+    t->nlwp = 1;
+    t->ioprio_raw = raw;
+    pp->td[i] = (struct task_devs){ .known = true, .n = 1 };
+    x->c.tasks = pp->t;
+    x->c.tdevs = pp->td;
+}
+
+static const struct warning *find_w(const struct verdicts *v, enum warn_code c, int task)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == c && v->w[i].task == task)
+            return &v->w[i];
+    return NULL;
+}
+
+static const struct warning *get_w(const struct verdicts *v, enum warn_code c, int task)
+{
+    static const struct warning none;
+    const struct warning *w = find_w(v, c, task);
+    if (!w) {
+        fail_msg("no %s for task %d", warn_code_name(c), task);
+        return &none;
+    }
+    return w;
+}
+
+static void judge(struct pair *x, struct result *r, struct verdicts *v)
+{
+    struct baselines hist = { 0 };
+    delta_compute(&x->p, &x->c, &hist, r);
+    baselines_free(&hist);
+    verdict_compute(r, v);
+}
+
+/* The table and the measurement agree: mq-deadline serves idle after best-effort (idle
+ * waits 150 times longer) and be/0 like be/7 (the level is not read). */
+static void test_measured_agrees_with_the_table(void **state)
+{
+    (void)state;
+    struct pair x;
+    struct people pp;
+    pair_init(&x);
+    both(&x, IDLE7, 0, 40, 300.0, 8.0);
+    both(&x, BE0, 0, 150, 0.01, 8.0);
+    both(&x, BE7, 0, 140, 0.01, 8.0);
+    people_add(&x, &pp, 100, "backup", IOPRIO_MAKE(IOC_IDLE, 7));
+    people_add(&x, &pp, 200, "db", IOPRIO_MAKE(IOC_BE, 0));
+    people_add(&x, &pp, 300, "batch", IOPRIO_MAKE(IOC_BE, 7));
+    struct result r;
+    struct verdicts v;
+    judge(&x, &r, &v);
+    assert_null(find_w(&v, W_IOPRIO_IGNORED, 0));
+    assert_null(find_w(&v, W_IOPRIO_HONOURED, 0));
+    const struct warning *w = get_w(&v, W_IOPRIO_LEVEL_IGNORED, 1);
+    assert_int_equal(w->evidence, EV_MEASURED);
+    assert_false(w->contradicts);
+    assert_string_equal(w->m.prio, "be/0");
+    assert_string_equal(w->m.vs, "be/7");          /* the other level, not its own */
+    assert_near(w->m.count, 150, 0);
+    assert_near(w->m.vs_count, 140, 0);
+    assert_near(w->m.p50_ms, w->m.vs_p50_ms, 1e-9);
+    char buf[128];
+    assert_string_equal(warn_evidence_text(w, buf, sizeof(buf)), "measured: be/0 p50 6.14 ms vs be/7 6.14 ms");
+    assert_int_equal(get_w(&v, W_IOPRIO_LEVEL_IGNORED, 2)->evidence, EV_MEASURED);
+    verdicts_free(&v);
+    result_free(&r);
+
+    /* too few requests of a priority: the table alone */
+    pair_init(&x);
+    both(&x, BE0, 0, LAT_MIN_REQS - 1, 0.01, 8.0);
+    both(&x, BE7, 0, 140, 0.01, 8.0);
+    x.c.ntasks = 0;
+    people_add(&x, &pp, 200, "db", IOPRIO_MAKE(IOC_BE, 0));
+    judge(&x, &r, &v);
+    w = get_w(&v, W_IOPRIO_LEVEL_IGNORED, 0);
+    assert_int_equal(w->evidence, EV_RULE);
+    assert_string_equal(warn_evidence_text(w, buf, sizeof(buf)), "");
+    verdicts_free(&v);
+    result_free(&r);
+}
+
+/* The kernel does not behave as the table says: the measurement wins. */
+static void test_measurement_contradicts_the_table(void **state)
+{
+    (void)state;
+    struct pair x;
+    struct people pp;
+    char buf[128];
+    struct result r;
+    struct verdicts v;
+
+    /* "none reads no priority", yet idle waits 300 ms against best-effort's 8 while
+     * requests queue (aqu-sz 3): honoured, measured, against the table */
+    pair_init(&x);
+    snprintf(x.cd.bd.scheduler, sizeof(x.cd.bd.scheduler), "none");
+    both(&x, IDLE7, 0, 40, 300.0, 8.0);
+    both(&x, BE4, 0, 300, 0.01, 8.0);
+    people_add(&x, &pp, 100, "backup", IOPRIO_MAKE(IOC_IDLE, 7));
+    judge(&x, &r, &v);
+    assert_null(find_w(&v, W_IOPRIO_IGNORED, 0));
+    const struct warning *w = get_w(&v, W_IOPRIO_HONOURED, 0);
+    assert_int_equal(w->evidence, EV_MEASURED);
+    assert_true(w->contradicts);
+    assert_string_equal(w->m.prio, "idle");
+    assert_string_equal(w->m.vs, "be/4");
+    assert_true(w->m.p50_ms >= LAT_DIFFER * w->m.vs_p50_ms);
+    assert_non_null(strstr(w->text, "rule table says none reads no priority"));
+    assert_non_null(strstr(warn_evidence_text(w, buf, sizeof(buf)), "; the rule table says otherwise"));
+    assert_int_equal(strncmp(buf, "measured: idle p50 ", 19), 0);
+    verdicts_free(&v);
+    result_free(&r);
+
+    /* the same with nothing queued: a difference is the workloads' own, the table stands */
+    x.cd.ds.f[DS_QUEUE_TICKS] = 1000;             /* aqu-sz 1.0 */
+    judge(&x, &r, &v);
+    assert_null(find_w(&v, W_IOPRIO_HONOURED, 0));
+    w = get_w(&v, W_IOPRIO_IGNORED, 0);
+    assert_int_equal(w->evidence, EV_MEASURED);    /* both measured: the figures are given */
+    assert_false(w->contradicts);
+    verdicts_free(&v);
+    result_free(&r);
+
+    /* "bfq honours idle", yet idle and best-effort wait alike while requests queue:
+     * ignored, measured, against the table */
+    pair_init(&x);
+    snprintf(x.cd.bd.scheduler, sizeof(x.cd.bd.scheduler), "bfq");
+    both(&x, IDLE7, 0, 40, 0.01, 8.0);
+    both(&x, BE4, 0, 300, 0.01, 8.0);
+    x.c.ntasks = 0;
+    people_add(&x, &pp, 100, "backup", IOPRIO_MAKE(IOC_IDLE, 7));
+    judge(&x, &r, &v);
+    assert_false(r.devs[0].lens.held_back);
+    w = get_w(&v, W_IOPRIO_IGNORED, 0);
+    assert_int_equal(w->evidence, EV_MEASURED);
+    assert_true(w->contradicts);
+    assert_non_null(strstr(w->text, "rule table says bfq honours it"));
+    verdicts_free(&v);
+    result_free(&r);
+
+    /* and without a queue: nothing to order, no claim against the table */
+    x.cd.ds.f[DS_QUEUE_TICKS] = 1000;
+    judge(&x, &r, &v);
+    assert_null(find_w(&v, W_IOPRIO_IGNORED, 0));
+    verdicts_free(&v);
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +457,8 @@ int main(void)
         cmocka_unit_test(test_idle_levels_are_one_row),
         cmocka_unit_test(test_reset_and_new_rows),
         cmocka_unit_test(test_no_rows_without_a_pair_of_readings),
+        cmocka_unit_test(test_measured_agrees_with_the_table),
+        cmocka_unit_test(test_measurement_contradicts_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
