@@ -765,7 +765,7 @@ static int decode_lens_lat(struct dec *d, const struct json_value *o, struct dev
             break;
         }
         memcpy(rows[i].name, key, klen);
-        size_t old = at_push(d, "latency_by_prio.%s", rows[i].name);
+        size_t old = at_push(d, ".latency_by_prio.%s", rows[i].name);
         const struct json_value *stages = json_get(m, "stages");
         enum json_status st = json_as_object(stages);
         rc = decode_prio_stage(d, m, &rows[i].st[LENS_ST_TOTAL]);
@@ -1518,7 +1518,7 @@ static int decode_evidence(struct dec *d, const struct json_value *o, struct war
     if (st != JSON_OK)
         return status_fail(d, "measured", m, st, "an object or null");
     int64_t n, vn;
-    size_t old = at_push(d, "measured");
+    size_t old = at_push(d, ".measured");
     unsigned prio;
     if (!(rc = get_fixed(d, m, "prio", false, FIT_EXACT, w->m.prio, sizeof(w->m.prio))) &&
         !(rc = get_num(d, m, "p50_ms", &w->m.p50_ms)) && !(rc = get_int(d, m, "count", 0, INT64_MAX, &n)) &&
