@@ -11,13 +11,19 @@
 #    verdicts are `measured`, not contradicted;
 #  - mq-deadline: idle waits at least LAT_DIFFER = 3 times longer than best-effort (the
 #    lab: 9 to 23 times), be/0 and be/7 alike, ioprio-level-ignored `measured`;
-#  - bfq (low_latency off: no weight raising): be/7 waits at least 3 times longer than
-#    be/0 (the lab: 12 times): be/0 is served ahead, and no verdict about them
-#    contradicts the table. Idle beside best-effort is only reported (see below).
+#  - the screen's banner leads a measured verdict with its figures ("measured: idle p50
+#    X ms vs be/4 Y ms"), in tmux;
+#  - bfq (low_latency off: no weight raising): be/7 waits longer than be/0, by at least
+#    1.25 (far outside the 1 % the alike pairs show; the lab gave 1.6 to 12 times, bfq's
+#    budgets on a loaded 2-core machine vary): be/0 is served ahead, and no verdict about
+#    them contradicts the table. Idle beside best-effort is only reported (see below).
 # The factors are the verdicts' own (include/verdict.h, docs/verdicts.md "Evidence").
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
+SOCK=iotriage-latprio-$$
+. "$(dirname "$0")/lib_tmux.sh"
 need fio
+need tmux
 need ionice
 need jq
 [ "$(id -u)" = 0 ] || skip "needs root (BPF)"
@@ -100,7 +106,7 @@ for s in none mq-deadline bfq kyber; do
         [ "$(verdict "$s-A" ioprio-ignored idle)" = none ] || fail "$s: idle called ignored"
         ;;
     bfq)
-        between "$(ratio "$be7" "$be0")" 3 1e9 || fail "$s: be/0 p50 $be0 ms vs be/7 $be7 ms: be/0 not served ahead"
+        between "$(ratio "$be7" "$be0")" 1.25 1e9 || fail "$s: be/0 p50 $be0 ms vs be/7 $be7 ms: be/0 not served ahead"
         [ "$(verdict "$s-B" ioprio-level-ignored be/7)" = none ] || fail "$s: be/7 called level-ignored"
         ;;
     esac
@@ -114,5 +120,16 @@ for s in none mq-deadline bfq kyber; do
         no_contradiction "$s-A"
     fi
     no_contradiction "$s-B"
-    ok "$s: $fig (p50 ratios), verdicts as the table says, measured"
+    ok "$s: $fig (p50 ratios), verdicts$([ "$s" = bfq ] && echo " on be/0 and be/7") as the table says, measured"
 done
+
+# ---- the screen: a measured verdict says so first in the banner ----
+echo none >"$Q/scheduler" || fail "cannot select none"
+reader 2 4 1 psync
+reader 3 "" 16 libaio
+T new-session -d -s ui -x 200 -y 40 "$IOT -d 1; echo EXITED \$?; sleep 60"
+wait_for "ioprio-ignored: measured: idle p50 [0-9.]+ ms vs be/4 [0-9.]+ ms: fio\[[0-9]+\] idle/[0-7] \(set\) is ignored" 20
+ok "banner: $(screen | grep -m1 -o 'ioprio-ignored: measured: [^:]*')"
+T send-keys -t ui q
+wait_for '^EXITED 0' 10
+it_kill_bg
