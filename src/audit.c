@@ -566,8 +566,9 @@ static void cg_limits(struct cg_audit *c, const struct cgroup_settings *st, bool
             continue;
         /* blk-throttle sits above every scheduler: the limit holds whatever the device
          * uses, and its tasks wait in the throttle, not in the device. */
-        str_copy(f->text, "enforced below the page cache and above the scheduler, whatever the device "
-                 "uses: its tasks wait in the throttle, not in the device", sizeof(f->text));
+        str_copy(f->text, "blk-throttle holds bios above the limit before any scheduler sees them, "
+                 "whatever the device uses: its tasks wait in the throttle, not in the device",
+                 sizeof(f->text));
         if (is_root || (l->wbps == CG_UNLIMITED && l->wiops == CG_UNLIMITED))
             continue;
         char why[128];
@@ -645,6 +646,17 @@ static void cg_prio(struct cg_audit *c, const struct cgroup_settings *st, long k
         if (now.cls == own.cls && now.level == own.level)
             continue;
         const struct task_devs *td = s->tdevs ? &s->tdevs[ti] : NULL;
+        if (!td || td->err || td->n == 0) {
+            /* Its devices are not known: whom the setting reaches is still worth saying. */
+            struct cg_finding *f = cg_add(c, "io.prio.class", -1, 0, 0, CGJ_HONOURED);
+            str_copy(f->dev, "-", sizeof(f->dev));
+            f->j = CGJ_HONOURED;
+            f->counted = false;
+            f->code = W_CG_PRIO_CLASS;
+            snprintf(f->value, sizeof(f->value), "pid %d", (int)t->id);
+            verdict_cg_prio_text(f->text, sizeof(f->text), t->comm, (int)t->id, own, now,
+                                 "devices not known", "", st->prio, c->path);
+        }
         for (unsigned j = 0; td && !td->err && j < td->n; j++) {
             const struct dev_sample *d = &s->devs[td->idx[j]];
             struct cg_finding *f = cg_add(c, "io.prio.class", (long)td->idx[j], 0, 0, CGJ_HONOURED);
@@ -874,7 +886,7 @@ static void cg_emit(struct cg_audit *c, const struct cgroup_names *nm, long npro
         put_disp(f->dev, 10);
         putchar(' ');
         put_disp(f->sched[0] ? f->sched : "-", 12);
-        printf(" %-14s %s ", f->counted ? judgement_name(f->j) : "", f->setting);
+        printf(" %-14s %s ", f->counted ? judgement_name(f->j) : "-", f->setting);
         put_disp(f->value, 0);
         putchar('\n');
         if (f->text[0]) {
