@@ -15,7 +15,7 @@
 #     the blkio throttle limits shown;
 #  4. hostile trees: a cgroup named with an OSC sequence and a bidi override (escaped in
 #     text, exact in JSON), a symlink out of the tree (not followed), a FIFO as io.max
-#     (not opened: no hang), a /dev/zero-like endless file is never read;
+#     (not opened: no hang);
 #  5. live: cgroups made in the machine's v2 hierarchy, named like a docker container
 #     and a systemd service, each with a real process moved in: listed with their names
 #     and process counts. Removed on exit, also on failure.
