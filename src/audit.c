@@ -151,12 +151,15 @@ static void audit_unit(int root_fd, int sys_fd, const struct unit_entry *u, stru
         a->err = -errno;
 }
 
-static void audit_task(const struct snapshot *s, size_t i, struct audited *a)
+/* prio: the task's effective priority, io.prio.class applied (then bfq, which reads the
+ * task's own and not the request's, is judged on the task's own). */
+static void audit_task(const struct snapshot *s, size_t i, struct ioprio_eff prio, struct audited *a)
 {
     const struct task_sample *t = &s->tasks[i];
     const struct task_devs *td = s->tdevs ? &s->tdevs[i] : NULL;
     memset(a, 0, sizeof(*a));
-    a->prio = ioprio_effective(t->ioprio_raw, t->nice, t->policy);
+    a->prio = prio;
+    struct ioprio_eff own = ioprio_effective(t->ioprio_raw, t->nice, t->policy);
     if (!td || td->err) {
         a->err = td ? td->err : -ENOSYS;
         return;
@@ -167,7 +170,8 @@ static void audit_task(const struct snapshot *s, size_t i, struct audited *a)
         str_copy(f->dev, d->ds.name, sizeof(f->dev));
         str_copy(f->sched, d->bd.scheduler, sizeof(f->sched));
         f->from = "open files";
-        f->reading = verdict_sched_reading(d->bd.scheduler, a->prio);
+        bool own_read = prio.source == IOS_CGROUP && !verdict_sched_reads_request_prio(d->bd.scheduler);
+        f->reading = verdict_sched_reading(d->bd.scheduler, own_read ? own : prio);
     }
 }
 
@@ -1182,9 +1186,12 @@ int audit_run(const struct audit_opts *o)
         if (t->kthread)
             continue;   /* kernel threads have no files: nothing the label could reach */
         struct ioprio_eff e = ioprio_effective(t->ioprio_raw, t->nice, t->policy);
+        /* Its cgroup's io.prio.class rewrites what its requests carry, as on the screen. */
+        if (snap.cgroups && i < snap.cgroups->ntasks)
+            cgroups_prio_effective(snap.cgroups, i, &e);
         if (ioprio_is_default(e))
             continue;
-        audit_task(&snap, i, &a);
+        audit_task(&snap, i, e, &a);
         count(&tally, &a);
         prio_str(prio, sizeof(prio), e);
         if (o->json) {

@@ -7,7 +7,7 @@
 #     with its own io.bfq.weight), undecided (a device not listed); io.max honoured and
 #     its write limit not holding for buffered writes on a file system without cgroup
 #     writeback; io.prio.class read (mq-deadline), ignored (none, kyber, bfq) and the
-#     process it rewrites; io.latency's target and its held-back depth; io.cost per
+#     process it rewrites (also in the process list: idle/0 from "cgroup"); io.latency's target and its held-back depth; io.cost per
 #     device; the summary counts and exit status 1;
 #  2. exit 3 when the only cgroup setting cannot be judged (io.cost.qos a FIFO: not
 #     opened, so unknown, and no hang);
@@ -85,6 +85,9 @@ fv "$DB" io.prio.class sdd '.[0].verdict == "ignored" and (.[0].text | test("bfq
 # ... and the process it rewrites (nice 10: be/6), named, not counted
 fv "$DB" io.prio.class - 'length == 1 and .[0].code == "cgroup-prio-class" and .[0].counted == false
     and .[0].value == "pid 4194303" and (.[0].text | test("^postgres\\[4194303\\] be/6 becomes idle/0"))'
+# ... and the process list shows the priority its requests carry, as the screen does
+jqf '.processes[] | select(.pid == 4194303) | .effective_class == "idle" and .effective_level == 0
+     and .source == "cgroup"' "$TMP/a.json" >/dev/null
 # io.latency: a target, and a cgroup io.latency holds back now (io.stat depth=2)
 fv "$POD" io.latency sda '.[0].verdict == "honoured" and .[0].value == "target=10000"'
 fv "$DOCKER" io.latency sda '.[0].code == "cgroup-iolatency-throttled" and .[0].counted == false
