@@ -1081,9 +1081,9 @@ static void audit_cgroups(const struct audit_opts *o, const struct snapshot *s, 
         cg_hierarchy_json(set, s);
     if (set->err) {
         if (o->json)
-            printf(",\"cgroups\":[]");
+            printf(",\"cgroups\":[],\"cgroups_walked\":0,\"cgroups_truncated\":false");
         else
-            printf("\nCgroups: none examined: %s\n", strerror(-set->err));
+            printf("\nCgroups: no cgroup hierarchy could be read (%s)\n", strerror(-set->err));
         return;
     }
     if (!o->json) {
@@ -1280,7 +1280,8 @@ int audit_run(const struct audit_opts *o)
             close(proc_fd);
     }
     if (o->json && !cg_done)
-        printf(",\"cgroup_hierarchy\":null,\"cgroups\":null");
+        printf(",\"cgroup_hierarchy\":null,\"cgroups\":null,\"cgroups_walked\":null,"
+               "\"cgroups_truncated\":null");
     if (o->json) {
         printf(",\"problems\":[");
         for (size_t i = 0; i < ul.nproblems; i++) {

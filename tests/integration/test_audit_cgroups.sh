@@ -148,6 +148,14 @@ grep -q "the v2 controls (io.max, io.weight, io.prio.class, io.latency, io.cost)
 grep -q "^  /lxc/web01  (lxc web01)  1 process$" "$TMP/l.txt" || fail "v1: the container line"
 ok "v1 only: v2 controls unavailable, blkio throttle limits judged (and their writes charged to the root)"
 
+# No cgroup hierarchy at all (a tree without mountinfo): said, nothing counted.
+audit_fx "$ROOT/tests/fixtures/root1" --json >"$TMP/n.json"
+jqf '.cgroup_hierarchy.version == null and (.cgroup_hierarchy.error | length > 0) and .cgroups == []
+     and .cgroups_walked == 0 and .cgroup_undecided == 0' "$TMP/n.json" >/dev/null
+audit_fx "$ROOT/tests/fixtures/root1" | grep -q "^Cgroups: no cgroup hierarchy could be read" ||
+    fail "no hierarchy: not said in the text"
+ok "no cgroup hierarchy: said as such, nothing judged"
+
 # ---- 4. hostile trees --------------------------------------------------------------------
 cp -a "$FX/audit" "$TMP/h"
 C=$TMP/h/sys/fs/cgroup
