@@ -400,7 +400,7 @@ struct cg_audit {
     unsigned *nprocs;                /* per set entry: snapshot processes directly in it */
     int *owner;                      /* per snapshot task: cgroups_prio_owner, or -1 */
     struct cg_tally tally;
-    unsigned walked, listed, too_long;
+    unsigned walked, listed;
     bool truncated;
     char path[CG_PATH_MAX];          /* of the cgroup being visited */
     struct cg_finding *f;
@@ -925,8 +925,7 @@ static void cg_visit(struct cg_audit *c, int dfd, bool is_root)
         cgroup_settings_read(dfd, &st);
     } else {
         cgroup_settings_read_v1(dfd, &st);
-        unavailable = st.iomax_err ? "no cgroup v2 hierarchy, and no blkio.throttle files here"
-                                   : NULL;
+        unavailable = "no cgroup v2 hierarchy: only the v1 blkio throttle limits are known";
     }
     c->nf = 0;
     cg_weights(c, &st);
@@ -989,7 +988,7 @@ static void cg_walk(struct cg_audit *c, int dfd, size_t plen, int depth)
         size_t l = strlen(names[i]);
         bool top = plen == 1;        /* the path is "/" */
         if (plen + (top ? 0 : 1) + l >= sizeof(c->path)) {
-            c->too_long++;
+            c->truncated = true;     /* a path longer than CG_PATH_MAX is not followed */
             continue;
         }
         int sub = openat(dfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

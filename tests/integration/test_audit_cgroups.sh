@@ -137,6 +137,7 @@ audit_fx "$FX/audit-legacy" --json >"$TMP/l.json"; rc=$?
 jqf '.cgroup_hierarchy.version == "v1-blkio" and .cgroup_hierarchy.io_controller == false' "$TMP/l.json" >/dev/null
 jqf '.cgroups[] | select(.path == "/lxc/web01") | .container.runtime == "lxc" and .processes == 1
      and .settings.hierarchy == "v1-blkio" and .settings.io_weight == null and .settings.io_prio_class == null
+     and (.settings.unavailable | test("no cgroup v2 hierarchy"))
      and (.settings.io_max | length == 2)
      and ([.findings[] | select(.verdict == "honoured")] | length == 2)
      and ([.findings[] | select(.code == "cgroup-writeback-root")] | length == 2)
