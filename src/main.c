@@ -267,8 +267,10 @@ static int main_audit(int argc, char **argv)
                  "Lists running processes and systemd unit files that set an I/O or CPU\n"
                  "scheduling label, and whether the schedulers of their devices read it.\n"
                  "A label systemd rejects (IOSchedulingClass=Idle, Nice=50) is ignored too.\n"
-                 "Exit status: 0 every label honoured (or none), 1 any label ignored,\n"
-                 "2 error, 3 none ignored but some could not be judged (no device known).");
+                 "Then every cgroup's io.weight, io.max, io.prio.class and io.latency against\n"
+                 "the devices (not with --units-only).\n"
+                 "Exit status: 0 every label honoured (or none), 1 any label or cgroup setting\n"
+                 "ignored, 2 error, 3 none ignored but some could not be judged (no device known).");
             exit(0);
         case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
         default: bad_usage("unknown audit option %s", argv[optind - 1]); break;
