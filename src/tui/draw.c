@@ -811,6 +811,8 @@ static void draw_help(struct view *vw, int h, int w)
         "hidden queues; docs/verdicts.md explains each code. '-' is unknown, never 0.",
         "IODLY% comes from delay accounting (taskstats) or, for tasks it does not cover",
         "(started before it was on), from the BPF lens's iowait; --no-bpf turns it off.",
+        "Without either, it is estimated from the threads' state sampled ten times an",
+        "interval (D in an I/O wait), shown with ~ (JSON io_delay_source \"sampled\").",
         "The lens also times each request's stages in the device view (Enter).",
         "",
         "Process columns (the narrowest screens drop the last ones first):",
