@@ -18,16 +18,20 @@
  * because the thread woke between the two reads) counts as I/O wait: the threads sampled
  * are those of processes doing I/O, and the figure is then an upper bound (docs).
  * The wait channel is read only for a thread found in D: a round costs one read per
- * thread, two for a sleeping one, and one directory listing per process.
+ * thread, two for one in D, and now and then a directory listing per process.
  *
  * Contract
  * - The parsers and taskstate_classify are pure: no I/O, any bytes (no terminator
  *   needed), never crash; tests and fuzzers drive them.
- * - taskstate_sample() reads, for each process given, the threads listed in its task/
- *   directory, at most TS_READS_MAX files in one round (see above), starting at the
- *   process `start` so that a budget too small for all of them still reaches each in
- *   turn. It adds one round to *acc. It never blocks on anything but procfs reads; a
- *   process or thread that went away is skipped.
+ * - taskstate_sample() reads, for each process given, its threads' stat (and wchan when
+ *   in D), at most TS_READS_MAX files in one round, starting at the process `start` so
+ *   that a budget too small for all of them still reaches each in turn. It adds one
+ *   round to *acc. A thread's files stay open between rounds (at most TS_FILES_MAX in
+ *   all, and an eighth of the soft fd limit; the rest are opened and closed each time),
+ *   and are closed when its process is no longer given or the thread exits. A process's
+ *   task/ directory is listed in its first round and every TS_RELIST_ROUNDS after (a
+ *   thread started in between is sampled from the next listing). It never blocks on
+ *   anything but procfs reads; a process or thread that went away is skipped.
  * - struct ts_counts is owned by its user: zero it to start, ts_counts_free() to end.
  */
 #ifndef IOTRIAGE_SOURCE_TASKSTATE_H
@@ -40,6 +44,8 @@
 #define TS_TARGETS_MAX 64            /* processes sampled in a round */
 #define TS_READS_MAX   256           /* files read in a round: two per thread */
 #define TS_MIN_ROUNDS  3             /* fewer rounds of a process: its estimate is unknown */
+#define TS_RELIST_ROUNDS 10          /* a process's threads are listed again this often */
+#define TS_FILES_MAX   128           /* files kept open between rounds (two a thread) */
 
 /* One sample of one thread. */
 enum ts_class {
@@ -97,6 +103,8 @@ struct taskstate;
 /* proc_root: NULL for /proc. Returns 0 or -errno. */
 int  taskstate_open(struct taskstate **out, const char *proc_root);
 void taskstate_close(struct taskstate *ts);
+/* Files it holds open now. */
+size_t taskstate_files(const struct taskstate *ts);
 /* One round over the processes tgids[0..n) (see the contract). Returns the files read. */
 unsigned taskstate_sample(struct taskstate *ts, const pid_t *tgids, size_t n, size_t start,
                           struct ts_counts *acc);

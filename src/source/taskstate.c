@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -183,8 +185,22 @@ bool ts_counts_saw_d(const struct ts_counts *c, pid_t tgid)
 
 /* ---- the reader ---- */
 
+/* A thread whose files stay open between rounds: a pread of an open /proc file makes
+ * the kernel print it afresh, one system call instead of a path walk, open, read and
+ * close (bench/tscost: about a third of the cost). */
+struct ts_thread_fds {
+    pid_t tid, tgid;
+    int   stat_fd, wchan_fd;         /* -1: not open */
+    bool  listed;                    /* seen in the last listing of its process */
+};
+
 struct taskstate {
     int proc_fd;
+    struct ts_thread_fds *v;         /* at most files_max / 2 threads */
+    size_t n;
+    size_t files_max;
+    unsigned round;
+    struct ts_thread_fds extra[TS_READS_MAX];   /* threads read the long way this round */
 };
 
 int taskstate_open(struct taskstate **out, const char *proc_root)
@@ -194,27 +210,145 @@ int taskstate_open(struct taskstate **out, const char *proc_root)
         return -errno;
     struct taskstate *ts = xcalloc(1, sizeof(*ts));
     ts->proc_fd = fd;
+    /* The fd table is shared with the devices' and the cgroups' open files (snapshot.c,
+     * cgroups.c): take at most an eighth of its soft limit. */
+    ts->files_max = TS_FILES_MAX;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 < ts->files_max)
+        ts->files_max = (size_t)(rl.rlim_cur / 8);
+    ts->v = xcalloc(ts->files_max / 2 + 1, sizeof(*ts->v));
     *out = ts;
     return 0;
+}
+
+static void fds_close(struct ts_thread_fds *t)
+{
+    if (t->stat_fd >= 0)
+        close(t->stat_fd);
+    if (t->wchan_fd >= 0)
+        close(t->wchan_fd);
+    t->stat_fd = t->wchan_fd = -1;
 }
 
 void taskstate_close(struct taskstate *ts)
 {
     if (!ts)
         return;
+    for (size_t i = 0; i < ts->n; i++)
+        fds_close(&ts->v[i]);
+    free(ts->v);
     close(ts->proc_fd);
     free(ts);
 }
 
-/* One small file below dfd into buf; its length, or -1. */
-static ssize_t read_small(int dfd, const char *path, char *buf, size_t len)
+size_t taskstate_files(const struct taskstate *ts)
 {
-    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, len);
-    close(fd);
-    return n;
+    size_t k = 0;
+    for (size_t i = 0; i < ts->n; i++)
+        k += (ts->v[i].stat_fd >= 0) + (ts->v[i].wchan_fd >= 0);
+    return k;
+}
+
+/* Read one of a thread's files into buf: through its open fd (opened now if it has
+ * none and keep is set), else open, read, close. Its length, or -1 (the thread exited). */
+static ssize_t read_file(int proc_fd, pid_t tgid, pid_t tid, const char *name, int *fd, bool keep,
+                         char *buf, size_t len)
+{
+    if (*fd < 0) {
+        char path[80];
+        snprintf(path, sizeof(path), "%d/task/%d/%s", (int)tgid, (int)tid, name);
+        int f = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+            return -1;
+        if (!keep) {
+            ssize_t n = read(f, buf, len);
+            close(f);
+            return n;
+        }
+        *fd = f;
+    }
+    return pread(*fd, buf, len, 0);
+}
+
+static void thread_drop(struct taskstate *ts, size_t i)
+{
+    fds_close(&ts->v[i]);
+    ts->v[i] = ts->v[--ts->n];
+}
+
+/* List the threads of tgid; the new ones are added while there is room. Returns false
+ * when the process is gone (or not ours to see). */
+static bool threads_list(struct taskstate *ts, pid_t tgid, struct ts_thread_fds *extra,
+                         size_t *nextra, size_t extra_max)
+{
+    char path[48];
+    snprintf(path, sizeof(path), "%d/task", (int)tgid);
+    int dfd = openat(ts->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return false;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return false;
+    }
+    for (size_t i = 0; i < ts->n; i++)
+        if (ts->v[i].tgid == tgid)
+            ts->v[i].listed = false;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || tid <= 0 || tid > INT32_MAX)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < ts->n && !known; i++)
+            if (ts->v[i].tid == (pid_t)tid) {
+                ts->v[i].listed = true;
+                known = true;
+            }
+        if (known)
+            continue;
+        struct ts_thread_fds t = { .tid = (pid_t)tid, .tgid = tgid, .stat_fd = -1, .wchan_fd = -1,
+                                   .listed = true };
+        if (ts->n < ts->files_max / 2)
+            ts->v[ts->n++] = t;
+        else if (*nextra < extra_max)
+            extra[(*nextra)++] = t;   /* no room to keep it open: read it the long way */
+    }
+    closedir(d);
+    for (size_t i = ts->n; i-- > 0;)
+        if (ts->v[i].tgid == tgid && !ts->v[i].listed)
+            thread_drop(ts, i);
+    return true;
+}
+
+/* One thread's sample; the files read (0: it exited). */
+static unsigned thread_sample(struct taskstate *ts, struct ts_thread_fds *t, bool keep,
+                              struct ts_counts *one)
+{
+    char buf[512], wchan[128];
+    ssize_t len = read_file(ts->proc_fd, t->tgid, t->tid, "stat", &t->stat_fd, keep, buf, sizeof(buf));
+    if (len <= 0)
+        return 0;
+    unsigned reads = 1;
+    char st = taskstate_parse_state(buf, (size_t)len);
+    if (!st)
+        return reads;
+    ssize_t wl = -1;
+    if (st == 'D') {
+        wl = read_file(ts->proc_fd, t->tgid, t->tid, "wchan", &t->wchan_fd, keep, wchan, sizeof(wchan));
+        reads++;
+    }
+    ts_counts_add(one, t->tid, t->tgid, taskstate_classify(st, wl > 0 ? wchan : NULL, wl > 0 ? (size_t)wl : 0));
+    return reads;
+}
+
+static bool in_targets(const pid_t *tgids, size_t n, pid_t tgid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tgids[i] == tgid)
+            return true;
+    return false;
 }
 
 unsigned taskstate_sample(struct taskstate *ts, const pid_t *tgids, size_t n, size_t start,
@@ -222,52 +356,51 @@ unsigned taskstate_sample(struct taskstate *ts, const pid_t *tgids, size_t n, si
 {
     unsigned reads = 0;
     acc->rounds++;
+    /* Processes no longer sampled give their files back. */
+    for (size_t i = ts->n; i-- > 0;)
+        if (!in_targets(tgids, n, ts->v[i].tgid))
+            thread_drop(ts, i);
+    bool relist = ts->round++ % TS_RELIST_ROUNDS == 0;
+    struct ts_thread_fds *extra = ts->extra;
     for (size_t k = 0; k < n && reads < TS_READS_MAX; k++) {
         pid_t tgid = tgids[(start + k) % n];
-        char path[48];
-        snprintf(path, sizeof(path), "%d/task", (int)tgid);
-        int dfd = openat(ts->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        reads++;
-        if (dfd < 0)
-            continue;                /* gone, or not ours to see */
-        DIR *d = fdopendir(dfd);
-        if (!d) {
-            close(dfd);
-            continue;
+        size_t nextra = 0;
+        bool have = false;
+        for (size_t i = 0; i < ts->n && !have; i++)
+            have = ts->v[i].tgid == tgid;
+        /* Its threads are listed again every TS_RELIST_ROUNDS rounds (a new thread is
+         * sampled from the next listing), and whenever none is known: the first round,
+         * or threads kept the long way for want of room. */
+        if (relist || !have) {
+            reads++;
+            if (!threads_list(ts, tgid, extra, &nextra, ARRAY_SIZE(ts->extra)))
+                continue;            /* gone, or not ours to see */
         }
         /* A process whose threads the budget cuts short is not counted for this round:
          * a share over the threads that were read would be too low. */
         struct ts_counts one = { 0 };
         bool cut = false;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            char *end;
-            long tid = strtol(e->d_name, &end, 10);
-            if (*end || tid <= 0)
+        for (size_t i = 0; i < ts->n; i++) {
+            if (ts->v[i].tgid != tgid)
                 continue;
             if (reads + 2 > TS_READS_MAX) {
                 cut = true;
                 break;
             }
-            char buf[512], wchan[128];
-            snprintf(path, sizeof(path), "%ld/stat", tid);
-            ssize_t len = read_small(dirfd(d), path, buf, sizeof(buf));
-            reads++;
-            if (len <= 0)
-                continue;            /* the thread exited */
-            char st = taskstate_parse_state(buf, (size_t)len);
-            if (!st)
+            unsigned r = thread_sample(ts, &ts->v[i], true, &one);
+            if (r == 0) {
+                thread_drop(ts, i--);    /* it exited */
                 continue;
-            ssize_t wl = -1;
-            if (st == 'D') {
-                snprintf(path, sizeof(path), "%ld/wchan", tid);
-                wl = read_small(dirfd(d), path, wchan, sizeof(wchan));
-                reads++;
             }
-            ts_counts_add(&one, (pid_t)tid, tgid, taskstate_classify(st, wl > 0 ? wchan : NULL,
-                                                                      wl > 0 ? (size_t)wl : 0));
+            reads += r;
         }
-        closedir(d);
+        for (size_t i = 0; i < nextra && !cut; i++) {
+            if (reads + 2 > TS_READS_MAX) {
+                cut = true;
+                break;
+            }
+            reads += thread_sample(ts, &extra[i], false, &one);
+        }
         if (!cut) {
             ts_counts_round(&one, tgid);
             one.rounds = 0;

@@ -180,8 +180,10 @@ static void test_reader_on_a_tree(void **st)
     unsigned reads = 0;
     for (int k = 0; k < 4; k++)
         reads += taskstate_sample(ts, targets, 2, (size_t)k, &c);
-    /* a round: 2 directories, 2 stats, 1 wchan (of the thread in D) */
-    assert_int_equal(reads, 4 * 5);
+    /* the first round: 2 listings, 2 stats, 1 wchan (of the thread in D); then the
+     * files stay open and only the process that is not there is listed again */
+    assert_int_equal(reads, 5 + 3 * 4);
+    assert_int_equal(taskstate_files(ts), 3);
     assert_int_equal(c.rounds, 4);
     assert_true(fabs(ts_counts_share(&c, 4242, 0) - 100.0) < 1e-9);
     assert_true(fabs(ts_counts_share(&c, 4243, 0) - 0.0) < 1e-9);
@@ -195,6 +197,22 @@ static void test_reader_on_a_tree(void **st)
         taskstate_sample(ts, targets, 1, 0, &c);
     assert_true(fabs(ts_counts_share(&c, 0, 4242) - 0.0) < 1e-9);
     assert_true(ts_counts_saw_d(&c, 4242));
+
+    /* a thread started meanwhile is sampled once the process is listed again */
+    snprintf(p, sizeof(p), "%s/4242/task/4244", root);
+    assert_int_equal(mkdir(p, 0755), 0);
+    put(root, "4242/task/4244/stat", "4244 (reader) D 1 4242 4242 0 -1 0\n");
+    put(root, "4242/task/4244/wchan", "folio_wait_bit_common\n");
+    ts_counts_clear(&c);
+    for (int k = 0; k < TS_RELIST_ROUNDS; k++)
+        taskstate_sample(ts, targets, 1, 0, &c);
+    assert_true(ts_counts_share(&c, 4244, 0) > 0);
+    assert_true(ts_counts_share(&c, 4244, 0) < 100);
+
+    /* a process no longer sampled gives its files back */
+    ts_counts_clear(&c);
+    taskstate_sample(ts, targets + 1, 1, 0, &c);
+    assert_int_equal(taskstate_files(ts), 0);
     ts_counts_free(&c);
     taskstate_close(ts);
 
