@@ -253,7 +253,11 @@ int state_write(const char *path, const struct state_entry *v, size_t n, char *e
         seterr(err, errlen, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    /* A new file, never one found there (a link planted under that name): a leftover of
+     * a crashed run of the same pid is removed first. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         int e = errno;
         seterr(err, errlen, "%s: %s", tmp, strerror(e));
