@@ -7,3 +7,6 @@ LDLIBS += -pthread
 $(BUILD)/bench/tscost: bench/tscost.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS_ALL)
+
+# test_lab_fallback adds a loop device of its own (fresh counters) with it.
+CHECK_HELPERS += $(BUILD)/tests/loopctl
