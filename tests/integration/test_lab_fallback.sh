@@ -85,7 +85,7 @@ stop_load() {
     DB=; BACKUP=
 }
 # jq on sample $1 (1: the first full interval) of file $2.
-nth() { sed -n "$1p" "$2" | jq -r --arg d "$NAME" --argjson db "$DBW" "$3"; }
+nth() { sed -n "$1p" "$2" | jq -r --arg d "$NAME" --argjson db "${DBW:-0}" --argjson bk "${BKW:-0}" "$3"; }
 
 # ---- the trouble under way since the device appeared; nothing remembered ----
 start_db 60
@@ -167,6 +167,9 @@ near "$(cut -f3 <<<"$dev")" "$saved_q" 0.05 || fail "the remembered level ($save
 [ "$(cut -f1-2 <<<"$dev")" = "$(printf 'true\tbaseline')" ] ||
     fail "with the remembered level: not saturated in the first full interval: $dev"
 ok "remembered level: saturated from the first full interval ($dev)"
+bk=$(nth 1 "$TMP/c.json" '.processes[] | select(.pid == $bk) | .role')
+[ "$bk" = cause ] || fail "the deep reader should cause on the saturated disk from the first full interval: role $bk"
+ok "deep reader: cause from the first full interval"
 if $DA_OFF; then
     role=$(nth 3 "$TMP/c.json" '.processes[] | select(.pid == $db) | [.role, .io_delay_source, .io_delay_pct] | map(tostring) | @tsv')
     [ "$(cut -f1-2 <<<"$role")" = "$(printf 'suffer\tsampled')" ] ||
