@@ -21,6 +21,7 @@
 #include "out/sink.h"
 #include "pipeline.h"
 #include "export.h"
+#include "record/state.h"
 #include "record/store.h"
 #include "recorder.h"
 #include "tui/tui.h"
@@ -382,7 +383,13 @@ int main(int argc, char **argv)
         .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
                      .proc_root = a.proc_root, .sys_root = a.sys_root, .no_bpf = a.no_bpf },
         .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
+        .interval_s = a.delay_s,
     };
+    /* The devices' quiet-time levels of earlier runs (record/state.h): this machine's,
+     * not those of a tree given with --proc-root or --sys-root. */
+    char state_path[4096];
+    if (!a.replay && !a.proc_root && !a.sys_root)
+        po.state_path = state_default_path(state_path, sizeof(state_path));
     char err[320] = "";
     struct pipeline *p;
     int orc = pipeline_open(&p, &po, err, sizeof(err));
@@ -404,6 +411,8 @@ int main(int argc, char **argv)
             (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
         }
     }
+    if (pipeline_state_note(p))
+        fprintf(stderr, "iotriage: %s\n", pipeline_state_note(p));
     if (pipeline_replay_damage(p))
         fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n", pipeline_replay_damage(p));
     FILE *record = NULL;

@@ -422,9 +422,10 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
     double wait_ms = 0, reads = 0;
     for (size_t ti = 0; ti < r->ntasks; ti++) {
         const struct task_rates *t = &r->tasks[ti];
-        /* a delay the kernel over-counted (delta.h: delay_overcount) proves nothing */
+        /* a delay the kernel over-counted (delta.h: delay_overcount) proves nothing, nor
+         * does an estimate from sampled states, too coarse for a mean wait per read */
         if (!reads_only_from(r, s, ti, di) || !t->delay_valid || t->delay_overcount || !t->io_valid ||
-            t->read_bps <= 0)
+            t->read_bps <= 0 || t->io_delay_source == DELAY_SRC_SAMPLED)
             continue;
         wait_ms += t->io_delay_pct / 100.0 * 1000.0;
         reads += t->read_bps / (d->rareq_sz * 1024.0);
