@@ -96,11 +96,22 @@ static void begin(const char *proc_root, const struct fsfix_target *t, struct fs
     out->append = holder_append(proc_root, t->pid, t->fd);
 }
 
-static void measure_after(const struct fsfix_target *t, struct fsfix_outcome *out, bool had_before)
+/* The space after, and the file as the holder's fd shows it then (the figure that says
+ * whether the space came back with the size or without it: a sparse file). */
+static void measure_after(const char *proc_root, const struct fsfix_target *t, struct fsfix_outcome *out,
+                          bool had_before)
 {
     out->space_known = had_before && avail_of(t->mount, &out->avail_after);
     if (out->space_known)
         out->freed = (int64_t)out->avail_after - (int64_t)out->avail_before;
+    char path[96];
+    fdpath(path, sizeof(path), proc_root, t->pid, t->fd);
+    struct stat st;
+    out->after_known = stat(path, &st) == 0 && fsfix_is_target(&st, t->dev, t->ino);
+    if (out->after_known) {
+        out->size_after = (uint64_t)st.st_size;
+        out->blocks_after = (uint64_t)st.st_blocks * 512;
+    }
 }
 
 /* Bytes for a message: "12.0 KiB", "40.0 MiB". */
@@ -153,7 +164,7 @@ int fsfix_signal(const char *proc_root, const struct fsfix_target *t, int sig, d
             break;
         sleep_s(0.05);
     }
-    measure_after(t, out, had);
+    measure_after(proc_root, t, out, had);
     const char *name = sigabbrev_np(sig) ? sigabbrev_np(sig) : "?";
     char hb[32];
     if (!out->released)
@@ -257,7 +268,7 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
         return fail(out, -e, "ftruncate: %s", strerror(e));
     }
     close(fd);
-    measure_after(t, out, had);
+    measure_after(proc_root, t, out, had);
     char copied[PATH_MAX + 64] = "", hb[32];
     if (copy_to && *copy_to)
         snprintf(copied, sizeof(copied), " (copied %s to %s first)", human(hb, (double)out->copied),
