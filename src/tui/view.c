@@ -49,3 +49,27 @@ struct dev_figs switch_after(const struct switch_mark *m)
     return f;
 }
 
+
+size_t fs_items(const struct fs_sample *fs)
+{
+    size_t n = 0;
+    for (size_t k = 0; fs->deleted_known && k < fs->ndel; k++)
+        n += fs->del[k].nholders;
+    return n;
+}
+
+bool fs_item_find(const struct fs_sample *fs, size_t item, size_t *file, size_t *holder)
+{
+    if (item == 0 || !fs->deleted_known)
+        return false;
+    size_t k = item - 1;
+    for (size_t f = 0; f < fs->ndel; f++) {
+        if (k < fs->del[f].nholders) {
+            *file = f;
+            *holder = k;
+            return true;
+        }
+        k -= fs->del[f].nholders;
+    }
+    return false;
+}
