@@ -105,6 +105,9 @@ struct view {
     size_t fs_item;                  /* 0: its row; k > 0: the k-th holder of its deleted
                                       * files, in the order shown (file by file) */
     size_t fs_top;                   /* the first shown line (rows and holder lines) */
+    struct { pid_t pid; int fd; ino_t ino; } fs_pick;   /* the holder fs_item is: the
+                                      * files are reordered by size each refresh, and the
+                                      * selection follows the holder, not its place */
     pid_t detail_pid;                /* MODE_PROCESS: which task */
     unsigned long long detail_start;
     struct thread_info threads[DETAIL_THREADS_MAX];
@@ -154,5 +157,10 @@ struct dev_figs switch_after(const struct switch_mark *m);
  * how many, and which file and holder item k (1-based) is; false when none is. */
 size_t fs_items(const struct fs_sample *fs);
 bool fs_item_find(const struct fs_sample *fs, size_t item, size_t *file, size_t *holder);
+/* After the selection moved: remember which holder it is on (none on a row). */
+void fs_item_pick(struct view *vw, const struct fs_sample *fs);
+/* Before using fs_item on a new frame: put it back on the remembered holder when that one
+ * is still listed, else keep it in range. */
+void fs_item_sync(struct view *vw, const struct fs_sample *fs);
 
 #endif

@@ -966,8 +966,7 @@ static void draw_filesystems(const struct result *r, struct view *vw, int h, int
         vw->fs_sel = r->nfss - 1;
     const struct fs_sample *sfs = r->fss[vw->fs_sel].fs;
     size_t items = fs_items(sfs);
-    if (vw->fs_item > items)
-        vw->fs_item = items;
+    fs_item_sync(vw, sfs);
     size_t nfiles = sfs->deleted_known ? sfs->ndel : 0;
     size_t total = r->nfss + nfiles + items;
     size_t sel_line = vw->fs_sel, file = 0, holder = 0;

@@ -440,24 +440,27 @@ static bool fs_view_key(struct tui *t, int ch)
     struct view *vw = &t->vw;
     const struct result *r = cur_result(t);
     size_t n = r ? r->nfss : 0;
-    size_t items = vw->fs_sel < n ? fs_items(r->fss[vw->fs_sel].fs) : 0;
-    if (vw->fs_item > items)
-        vw->fs_item = items;         /* holders went away since the last key */
+    const struct fs_sample *fs = vw->fs_sel < n ? r->fss[vw->fs_sel].fs : NULL;
+    size_t items = fs ? fs_items(fs) : 0;
+    if (fs)
+        fs_item_sync(vw, fs);        /* on the holder picked, wherever this frame lists it */
+    else
+        vw->fs_item = 0;
     switch (ch) {
     case KEY_UP: case 'k':
         if (vw->fs_item > 0)
             vw->fs_item--;
         else if (vw->fs_sel > 0)
             vw->fs_sel--;
-        return true;
+        break;
     case KEY_DOWN: case 'j':
         if (vw->fs_item < items)
             vw->fs_item++;
         else if (vw->fs_sel + 1 < n)
             vw->fs_sel++, vw->fs_item = 0;
-        return true;
-    case KEY_HOME: vw->fs_sel = vw->fs_item = 0; return true;
-    case KEY_END: vw->fs_sel = n ? n - 1 : 0; vw->fs_item = 0; return true;
+        break;
+    case KEY_HOME: vw->fs_sel = vw->fs_item = 0; break;
+    case KEY_END: vw->fs_sel = n ? n - 1 : 0; vw->fs_item = 0; break;
     case '\n': case '\r': case KEY_ENTER: {
         size_t file, holder;
         t->act.r = replaying(t) ? NULL : r;
@@ -471,6 +474,8 @@ static bool fs_view_key(struct tui *t, int ch)
     default:
         return false;
     }
+    fs_item_pick(vw, vw->fs_sel < n ? r->fss[vw->fs_sel].fs : NULL);
+    return true;
 }
 
 /* Returns 1 to quit, 2 to sample now, 0 otherwise. */

@@ -73,3 +73,32 @@ bool fs_item_find(const struct fs_sample *fs, size_t item, size_t *file, size_t 
     }
     return false;
 }
+
+void fs_item_pick(struct view *vw, const struct fs_sample *fs)
+{
+    size_t f, h;
+    memset(&vw->fs_pick, 0, sizeof(vw->fs_pick));
+    if (fs && fs_item_find(fs, vw->fs_item, &f, &h)) {
+        vw->fs_pick.pid = fs->del[f].holders[h].pid;
+        vw->fs_pick.fd = fs->del[f].holders[h].fd;
+        vw->fs_pick.ino = fs->del[f].ino;
+    }
+}
+
+void fs_item_sync(struct view *vw, const struct fs_sample *fs)
+{
+    size_t item = 0, n = fs_items(fs);
+    if (vw->fs_pick.pid)
+        for (size_t f = 0; fs->deleted_known && f < fs->ndel; f++)
+            for (size_t h = 0; h < fs->del[f].nholders; h++) {
+                item++;
+                const struct fs_holder *x = &fs->del[f].holders[h];
+                if (x->pid == vw->fs_pick.pid && x->fd == vw->fs_pick.fd && fs->del[f].ino == vw->fs_pick.ino) {
+                    vw->fs_item = item;
+                    return;
+                }
+            }
+    if (vw->fs_item > n)
+        vw->fs_item = n;
+    fs_item_pick(vw, fs);            /* gone: the holder now in its place */
+}
