@@ -805,6 +805,7 @@ static void draw_help(struct view *vw, int h, int w)
         "  u            undo the last switch (scheduler and nr_requests)",
         "  i            set the I/O priority of the selected process, on all its threads",
         "  A            turn delay accounting (kernel.task_delayacct) on, or back off",
+        "  F, Enter on a holder of a deleted file: signal it to reopen (HUP...) or truncate it",
         "  / on devices filter the devices by name",
         "",
         "Banner: labels the device's scheduler ignores, full queues (a lottery),",
