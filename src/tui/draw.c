@@ -912,6 +912,9 @@ static void draw_cgroups(const struct result *r, const struct verdicts *v, struc
 
 /* ---- the filesystems view: space, time to full, space held by deleted files ---- */
 
+/* 115 columns: the row fits at 120 */
+#define FS_ROW_FMT "%-22.22s %-8.8s %-11.11s %6s %6s %6s %5s %7s %8s %8s %9s %8s"
+
 /* One filesystem's row. */
 static void fs_row(const struct result *r, size_t i, char *buf, size_t n, bool *warn)
 {
@@ -919,16 +922,25 @@ static void fs_row(const struct result *r, size_t i, char *buf, size_t n, bool *
     const struct fs_sample *fs = fr->fs;
     const struct fs_mount *m = &fs->fs;
     const struct snapshot *c = r->cur;
-    char size[16], avail[16], wr[16], fill[16], full[24], del[16], use[16];
+    char size[16], used[16], avail[16], inodes[16], wr[16], fill[32], full[24], del[16], use[16];
+    snprintf(inodes, sizeof(inodes), "-");
     if (m->statfs_err == 0) {
         fmt_size(size, sizeof(size), (double)m->size);
+        fmt_size(used, sizeof(used), (double)m->used);
         fmt_size(avail, sizeof(avail), (double)m->avail);
+        /* a count, not bytes: decimal k and M */
+        if (m->inodes_used >= 0 && m->inodes_used < 100000)
+            snprintf(inodes, sizeof(inodes), "%lld", (long long)m->inodes_used);
+        else if (m->inodes_used >= 0)
+            snprintf(inodes, sizeof(inodes), m->inodes_used < 10000000 ? "%.0fk" : "%.1fM",
+                     m->inodes_used < 10000000 ? (double)m->inodes_used / 1e3 : (double)m->inodes_used / 1e6);
     } else {
         snprintf(size, sizeof(size), "-");
+        snprintf(used, sizeof(used), "-");
         snprintf(avail, sizeof(avail), "-");
     }
     fmt_rate(wr, sizeof(wr), fr->write_bps);
-    fmt_rate(fill, sizeof(fill), fr->fill_bps);
+    fmt_signed_rate(fill, sizeof(fill), fr->fill_bps);      /* negative: it empties */
     if (fs->deleted_known)
         fmt_size(del, sizeof(del), (double)fs->deleted_bytes);
     else
@@ -943,20 +955,25 @@ static void fs_row(const struct result *r, size_t i, char *buf, size_t n, bool *
     const char *dev = fs->dev_idx >= 0 ? c->devs[fs->dev_idx].ds.name : m->m.fstype;
     const char *sched = fs->disk_idx >= 0 && c->devs[fs->disk_idx].bd.scheduler[0]
                             ? c->devs[fs->disk_idx].bd.scheduler : "-";
-    snprintf(buf, n, "%-24.24s %-8.8s %-11.11s %7s %6s %7s %8s %8s %9s %8s", m->m.mount, dev, sched, size, use,
-             avail, wr, fill, full, del);
+    snprintf(buf, n, FS_ROW_FMT, m->m.mount, dev, sched, size, used, avail, use, inodes, wr, fill, full, del);
     *warn = (!isnan(fr->used_pct) && fr->used_pct > 90) || !isnan(fr->full_in_s);
 }
 
 static void draw_filesystems(const struct result *r, struct view *vw, int h, int w)
 {
     attrset(A_BOLD);
-    put_clip(1, 0, w, "Filesystems  (Esc: back; deleted: bytes held by files with no name left, still open; "
-                      "Enter on a holder: signal or truncate)");
+    put_clip(1, 0, w, "Filesystems  (Esc: back; DELETED: held by files with no name left, still open; "
+                      "Enter on a holder: give it back)");
     attrset(color(vw, C_HEAD, A_BOLD | A_UNDERLINE));
-    putf(2, 0, w, "%-24s %-8s %-11s %7s %6s %7s %8s %8s %9s %8s", "MOUNT", "DEVICE", "SCHED", "SIZE", "USE%", "AVAIL",
-         "WRITE/s", "FILL/s", "FULL IN", "DELETED");
+    putf(2, 0, w, FS_ROW_FMT, "MOUNT", "DEVICE", "SCHED", "SIZE", "USED", "AVAIL", "USE%", "INODES", "WRITE/s", "FILL/s",
+         "FULL IN", "DELETED");
     attrset(A_NORMAL);
+    /* How FULL IN is reached, where it is read (delta.h: fs_rates). */
+    attrset(color(vw, C_DIM, A_DIM));
+    put_clip(h - 2, 0, w, "FULL IN: available / the rate used space grew over the last 3 intervals, only when it grew "
+                          "in each (steady); '-' unknown");
+    attrset(A_NORMAL);
+    h--;
     if (!r->cur->fs_taken || r->nfss == 0) {
         put_clip(3, 0, w, r->cur->fs_taken ? "no filesystem backed by a block device" : "filesystems not sampled in this frame");
         return;

@@ -103,7 +103,7 @@ reopener() {
 # The line the screen shows selected (reverse video), without its escapes.
 selected() { T capture-pane -p -e -t ui | grep $'\e\\[7m' | sed 's/\x1b\[[0-9;]*m//g'; }
 # select_holder COMM PID: in the filesystems view, select our filesystem (its row shows
-# the mount point cut to 24 columns), wait until the holder is listed there with its open
+# the mount point cut to 22 columns), wait until the holder is listed there with its open
 # flags, then move the selection to the holder's line.
 select_holder() {
     local i
@@ -111,10 +111,10 @@ select_holder() {
     T send-keys -t ui End
     for i in $(seq 1 100); do
         sleep 0.1
-        selected | grep -qF "${MNT:0:24} " && break
+        selected | grep -qF "${MNT:0:22} " && break
         T send-keys -t ui Up
     done
-    selected | grep -qF "${MNT:0:24} " || { screen; fail "could not select $MNT"; }
+    selected | grep -qF "${MNT:0:22} " || { screen; fail "could not select $MNT"; }
     wait_for "held by $1\\[$2\\] fd 3 (append|no-append)" 20
     for i in $(seq 1 100); do
         selected | grep -q "held by $1\\[$2\\] fd 3" && return 0
