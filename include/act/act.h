@@ -170,6 +170,7 @@ struct fsfix_outcome {
     uint64_t blocks_before;          /* st_blocks x 512 when checked */
     uint64_t copied;                 /* bytes copied first (truncate with copy_to) */
     int      append;                 /* the holder's fd has O_APPEND: 1, 0, -1 unknown */
+    int      writes;                 /* ... is open for writing: 1, 0 (reads only), -1 unknown */
     bool     released;               /* signal: the holder's fd no longer holds the file */
     bool     after_known;            /* the holder's fd still held the file afterwards: */
     uint64_t size_after, blocks_after;    /* its st_size and st_blocks x 512 then */

@@ -56,9 +56,10 @@ struct actions {
     uint64_t fs_size, fs_blocks, fs_avail, fs_fs_size;
     bool fs_space_known;
     int fs_append;                   /* the holder's O_APPEND as sampled: 1, 0, -1 unknown */
+    int fs_writes;                   /* ... it has the file open for writing: 1, 0, -1 */
     unsigned fs_nothers;             /* other holders of the file */
     char fs_others[4][96];           /* the first ones, as "comm[pid] fd N append" */
-    unsigned fs_noappend;            /* holders (this one included) known not to append */
+    unsigned fs_noappend;            /* writers (this one included) known not to append */
     int fs_sig;                      /* the signal chosen */
     char fs_input[200];              /* a line typed in the dialog (signal, copy path) */
     char fs_error[320];              /* why the typed line was refused */

@@ -157,6 +157,9 @@ struct dev_figs switch_after(const struct switch_mark *m);
  * how many, and which file and holder item k (1-based) is; false when none is. */
 size_t fs_items(const struct fs_sample *fs);
 bool fs_item_find(const struct fs_sample *fs, size_t item, size_t *file, size_t *holder);
+/* How a holder has the file open: "append, write-only", "no-append, read-write",
+ * "read-only" (a reader: no offset to write on at), "flags unknown". */
+const char *fs_holder_mode(const struct fs_holder *h);
 /* After the selection moved: remember which holder it is on (none on a row). */
 void fs_item_pick(struct view *vw, const struct fs_sample *fs);
 /* Before using fs_item on a new frame: put it back on the remembered holder when that one

@@ -38,16 +38,15 @@ static bool avail_of(const char *mount, uint64_t *out)
     return true;
 }
 
-/* The holder's O_APPEND, from its fdinfo: 1, 0 or -1. */
-static int holder_append(const char *proc_root, pid_t pid, int fd)
+/* The holder's open flags, from its fdinfo: 0 or -1 unknown. */
+static int holder_flags(const char *proc_root, pid_t pid, int fd, unsigned *flags)
 {
     char path[96], buf[256];
     snprintf(path, sizeof(path), "%s/%d/fdinfo/%d", proc_root ? proc_root : "/proc", (int)pid, fd);
     ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-    unsigned flags;
-    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, &flags))
+    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, flags))
         return -1;
-    return (flags & O_APPEND) != 0;
+    return 0;
 }
 
 static int fail(struct fsfix_outcome *out, int err, const char *fmt, ...)
@@ -93,7 +92,11 @@ static int check_target(const char *proc_root, const struct fsfix_target *t, str
 static void begin(const char *proc_root, const struct fsfix_target *t, struct fsfix_outcome *out)
 {
     memset(out, 0, sizeof(*out));
-    out->append = holder_append(proc_root, t->pid, t->fd);
+    unsigned flags;
+    bool known = holder_flags(proc_root, t->pid, t->fd, &flags) == 0;
+    out->append = known ? (flags & O_APPEND) != 0 : -1;
+    /* a reader has no offset to write on at: no sparse file comes of it */
+    out->writes = known ? (flags & O_ACCMODE) != O_RDONLY : -1;
 }
 
 /* The space after, and the file as the holder's fd shows it then (the figure that says
@@ -278,7 +281,7 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
         snprintf(space, sizeof(space), "; %s came back", human(hb, (double)out->freed));
     snprintf(out->msg, sizeof(out->msg), "truncated fd %d of %d to 0%s%s%s", t->fd, (int)t->pid,
              copied, space,
-             out->append == 0 ? "; it does not append: it writes on at its old offset, the file "
+             out->append == 0 && out->writes != 0 ? "; it does not append: it writes on at its old offset, the file "
                                 "turns sparse at its old size"
                               : "");
     return 0;

@@ -117,7 +117,7 @@ int fsfix_collect(struct fsfix_job *job, struct fsfix_outcome *out)
         snprintf(how, sizeof(how), "it ended without a report");
     memset(out, 0, sizeof(*out));
     out->err = -ECHILD;
-    out->append = -1;
+    out->append = out->writes = -1;
     snprintf(out->msg, sizeof(out->msg), "the process that %s (pid %d) failed: %s; what it did is unknown",
              job->kind == FSFIX_SIGNAL ? "sends the signal" : "truncates", (int)job->pid, how);
     job_end(job);

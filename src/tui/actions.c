@@ -798,8 +798,10 @@ static const char *holder_text(char *buf, size_t n, const struct actions *a)
     return buf;
 }
 
-static const char *append_text(int append)
+static const char *append_text(int append, int writes)
 {
+    if (writes == 0)
+        return "only reads it";
     return append == 1 ? "appends (O_APPEND)" : append == 0 ? "does not append (no O_APPEND)" : "append unknown";
 }
 
@@ -829,17 +831,18 @@ void actions_fs(struct actions *a, size_t fsi, size_t file, size_t holder)
     a->fs_avail = fs->fs.avail;
     a->fs_fs_size = fs->fs.size;
     a->fs_append = h->flags_known ? h->append : -1;
+    a->fs_writes = h->flags_known ? (h->flags & O_ACCMODE) != O_RDONLY : -1;
     a->fs_nothers = a->fs_noappend = 0;
     for (size_t j = 0; j < d->nholders; j++) {
         const struct fs_holder *o = &d->holders[j];
-        a->fs_noappend += o->flags_known && !o->append;
+        a->fs_noappend += o->flags_known && !o->append && (o->flags & O_ACCMODE) != O_RDONLY;
         if (j == holder)
             continue;
         if (a->fs_nothers < ARRAY_SIZE(a->fs_others)) {
             char name[64];
             snprintf(a->fs_others[a->fs_nothers], sizeof(a->fs_others[0]), "%.40s[%d] fd %d, %s",
                      safe(name, sizeof(name), o->comm[0] ? o->comm : "?", a->vw), (int)o->pid, o->fd,
-                     o->flags_known ? append_text(o->append) : "append unknown");
+                     fs_holder_mode(o));
         }
         a->fs_nothers++;
     }
@@ -852,7 +855,7 @@ void actions_fs(struct actions *a, size_t fsi, size_t file, size_t holder)
     dlg_line(g, "file: %s", safe(path, sizeof(path), a->fs_path, a->vw));
     dlg_line(g, "on:   %s (%s)", safe(ht, sizeof(ht), a->fs_mount, a->vw), a->fs_dev);
     dlg_line(g, "size %s, %s allocated; held by %s, which %s%s", size_text(sz, a->fs_size),
-             size_text(bl, a->fs_blocks), holder_text(ht, sizeof(ht), a), append_text(a->fs_append),
+             size_text(bl, a->fs_blocks), holder_text(ht, sizeof(ht), a), append_text(a->fs_append, a->fs_writes),
              a->fs_nothers ? "" : " (the only holder)");
     for (unsigned k = 0; k < a->fs_nothers && k < ARRAY_SIZE(a->fs_others); k++)
         dlg_line(g, "also held by %s", a->fs_others[k]);
@@ -967,7 +970,9 @@ static void fs_truncate_confirm(struct actions *a)
         dlg_line(g, "c copies it first to a path you type (on another filesystem).");
     }
     dlg_line(g, "%s", "");
-    if (a->fs_append == 0) {
+    if (a->fs_writes == 0) {
+        dlg_line(g, "%s only reads the file: after the truncate its reads find nothing more.", ht);
+    } else if (a->fs_append == 0) {
         dlg_line(g, "WARNING: %s does not append (no O_APPEND): it writes on at its old offset, so the", ht);
         dlg_line(g, "file becomes sparse at its old size (%s): the space comes back, the size does not.", sz);
     } else if (a->fs_append == 1) {
@@ -975,10 +980,9 @@ static void fs_truncate_confirm(struct actions *a)
     } else {
         dlg_line(g, "Whether %s appends is unknown: without O_APPEND the file turns sparse at its old size.", ht);
     }
-    if (a->fs_nothers && a->fs_noappend && a->fs_append != 0)
-        dlg_line(g, "WARNING: %u holder%s of it do%s not append: %s file turns sparse when %s writes.", a->fs_noappend,
-                 a->fs_noappend == 1 ? "" : "s", a->fs_noappend == 1 ? "es" : "", "the",
-                 a->fs_noappend == 1 ? "it" : "one");
+    if (a->fs_nothers && a->fs_noappend && !(a->fs_append == 0 && a->fs_writes != 0))
+        dlg_line(g, "WARNING: %u other writer%s without O_APPEND (below): the file turns sparse at its old size when %s "
+                 "writes.", a->fs_noappend, a->fs_noappend == 1 ? "" : "s", a->fs_noappend == 1 ? "it" : "one");
     for (unsigned k = 0; k < a->fs_nothers && k < ARRAY_SIZE(a->fs_others); k++)
         dlg_line(g, "  also held by %s", a->fs_others[k]);
     dlg_keys(g, a->fs_copy[0] ? "y copy, then truncate   c change the copy path   n/Esc cancel"
@@ -1121,7 +1125,7 @@ static void fs_finish(struct actions *a, const struct fsfix_outcome *o)
                      size_text(b2, o->blocks_after), size_text(b3, o->size_before), size_text(b4, o->size_after));
         else if (signal && o->released)
             dlg_line(g, "%s no longer holds the file (it had %s allocated).", ht, size_text(b1, o->blocks_before));
-        if (!signal && o->append == 0)
+        if (!signal && o->append == 0 && o->writes != 0)
             dlg_line(g, "WARNING: it does not append: it writes on at offset %s, the file stays sparse at that size.",
                      size_text(b1, o->size_before));
         if (signal && o->released && a->fs_nothers)

@@ -1022,7 +1022,7 @@ static void draw_filesystems(const struct result *r, struct view *vw, int h, int
                 const struct fs_holder *ho = &d->holders[j];
                 char hl[160];
                 snprintf(hl, sizeof(hl), "      held by %s[%d] fd %d %s", ho->comm[0] ? ho->comm : "?", (int)ho->pid,
-                         ho->fd, !ho->flags_known ? "" : ho->append ? "append" : "no-append");
+                         ho->fd, fs_holder_mode(ho));
                 bool sel = item == vw->fs_item;
                 attrset(sel ? A_REVERSE : A_NORMAL);
                 int x = put_untrusted(y, 0, w, hl, vw);

@@ -2,6 +2,7 @@
  * (actions.c) and the painter (draw.c): per-device history, before/after. */
 #include "tui/view.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 
@@ -101,4 +102,15 @@ void fs_item_sync(struct view *vw, const struct fs_sample *fs)
     if (vw->fs_item > n)
         vw->fs_item = n;
     fs_item_pick(vw, fs);            /* gone: the holder now in its place */
+}
+
+const char *fs_holder_mode(const struct fs_holder *h)
+{
+    if (!h->flags_known)
+        return "flags unknown";
+    switch (h->flags & O_ACCMODE) {
+    case O_RDONLY: return "read-only";
+    case O_WRONLY: return h->append ? "append, write-only" : "no-append, write-only";
+    default:       return h->append ? "append, read-write" : "no-append, read-write";
+    }
 }

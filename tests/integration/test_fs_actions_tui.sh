@@ -151,7 +151,7 @@ wait_for "held by sleep\\[$APPCHILD\\] fd 3 append"
 T send-keys -t ui Enter
 wait_for '^A deleted file still open: give its space back\?'
 wait_for "held by bash\\[$APP\\] fd 3, which appends \\(O_APPEND\\)"
-wait_for "also held by sleep\\[$APPCHILD\\] fd 3, appends"
+wait_for "also held by sleep\\[$APPCHILD\\] fd 3, append, write-only"
 T send-keys -t ui Escape
 wait_for 'nothing changed'
 T send-keys -t ui Enter
