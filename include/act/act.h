@@ -233,8 +233,7 @@ void fsfix_abandon(struct fsfix_job *job);
 int fsfix_sig_parse(const char *s);
 
 /* Pure: what the kernel does with sig when the process has no handler: "terminates it",
- * "terminates it (and dumps core)", "stops it", "nothing (ignored by default)",
- * "continues it". */
+ * "terminates it (and dumps core)", "stops it", "ignores it", "continues it". */
 const char *fsfix_sig_default(int sig);
 
 /* How process pid handles sig, from the SigBlk, SigIgn and SigCgt lines of its status

@@ -53,7 +53,7 @@ struct actions {
      * (the frame changes under the dialog; the action checks it is still that file) */
     struct fsfix_target fst;
     char fs_mount[256], fs_dev[64], fs_path[256], fs_comm[64];
-    uint64_t fs_size, fs_blocks, fs_avail, fs_fs_size;
+    uint64_t fs_size, fs_blocks, fs_avail;
     bool fs_space_known;
     int fs_append;                   /* the holder's O_APPEND as sampled: 1, 0, -1 unknown */
     int fs_writes;                   /* ... it has the file open for writing: 1, 0, -1 */

@@ -167,6 +167,15 @@ int fsfix_signal(const char *proc_root, const struct fsfix_target *t, int sig, d
             break;
         sleep_s(0.05);
     }
+    /* The fd table changes before the old file's last close has run (the kernel finishes
+     * it on the holder's way back to user space) and before the filesystem has freed its
+     * blocks: the space can lag the release by moments. Give it up to 0.5 s to show. */
+    uint64_t now;
+    for (int k = 0; out->released && had && k < 10; k++) {
+        if (avail_of(t->mount, &now) && now >= out->avail_before + out->blocks_before / 2)
+            break;
+        sleep_s(0.05);
+    }
     measure_after(proc_root, t, out, had);
     const char *name = sigabbrev_np(sig) ? sigabbrev_np(sig) : "?";
     char hb[32];

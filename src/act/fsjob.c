@@ -179,7 +179,7 @@ const char *fsfix_sig_default(int sig)
     case SIGTRAP: case SIGXCPU: case SIGXFSZ:
         return "terminates it (and dumps core)";
     case SIGCHLD: case SIGURG: case SIGWINCH:
-        return "nothing (ignored by default)";
+        return "ignores it";
     case SIGCONT:
         return "continues it";
     case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:

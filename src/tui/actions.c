@@ -829,7 +829,6 @@ void actions_fs(struct actions *a, size_t fsi, size_t file, size_t holder)
     a->fs_blocks = d->blocks_bytes;
     a->fs_space_known = fs->fs.statfs_err == 0;
     a->fs_avail = fs->fs.avail;
-    a->fs_fs_size = fs->fs.size;
     a->fs_append = h->flags_known ? h->append : -1;
     a->fs_writes = h->flags_known ? (h->flags & O_ACCMODE) != O_RDONLY : -1;
     a->fs_nothers = a->fs_noappend = 0;
@@ -853,7 +852,8 @@ void actions_fs(struct actions *a, size_t fsi, size_t file, size_t holder)
     struct dialog *g = &a->vw->dlg;
     char sz[16], bl[16];
     dlg_line(g, "file: %s", safe(path, sizeof(path), a->fs_path, a->vw));
-    dlg_line(g, "on:   %s (%s)", safe(ht, sizeof(ht), a->fs_mount, a->vw), a->fs_dev);
+    char dev[96];
+    dlg_line(g, "on:   %s (%s)", safe(ht, sizeof(ht), a->fs_mount, a->vw), safe(dev, sizeof(dev), a->fs_dev, a->vw));
     dlg_line(g, "size %s, %s allocated; held by %s, which %s%s", size_text(sz, a->fs_size),
              size_text(bl, a->fs_blocks), holder_text(ht, sizeof(ht), a), append_text(a->fs_append, a->fs_writes),
              a->fs_nothers ? "" : " (the only holder)");
@@ -886,8 +886,9 @@ static void sig_effect(struct actions *a, int sig)
     else if (d == FSD_IGNORED)
         dlg_line(g, "%s ignores %s: sending it does nothing.", ht, sn);
     else if (d == FSD_DEFAULT)
-        dlg_line(g, "WARNING: %s has no handler for %s: the kernel's default action %s.", ht, sn,
-                 fsfix_sig_default(sig));
+        dlg_line(g, "%s%s has no handler for %s: without one the kernel %s.",
+                 strncmp(fsfix_sig_default(sig), "terminates", 10) == 0 || strcmp(fsfix_sig_default(sig), "stops it") == 0
+                     ? "WARNING: " : "", ht, sn, fsfix_sig_default(sig));
     else
         dlg_line(g, "How %s handles %s is unknown (its status is not readable).", ht, sn);
 }

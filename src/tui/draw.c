@@ -941,10 +941,13 @@ static void fs_row(const struct result *r, size_t i, char *buf, size_t n, bool *
     }
     fmt_rate(wr, sizeof(wr), fr->write_bps);
     fmt_signed_rate(fill, sizeof(fill), fr->fill_bps);      /* negative: it empties */
-    if (fs->deleted_known)
+    if (fs->deleted_known) {
         fmt_size(del, sizeof(del), (double)fs->deleted_bytes);
-    else
+        if (!fs->deleted_complete)  /* a lower bound, as in -b: not every process was seen */
+            strcat(del, "+");
+    } else {
         snprintf(del, sizeof(del), "-");
+    }
     fmt_num(use, sizeof(use), fr->used_pct, 1);
     if (isnan(fr->full_in_s))
         snprintf(full, sizeof(full), "-");

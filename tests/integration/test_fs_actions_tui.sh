@@ -235,7 +235,7 @@ ok "no append: warned; df avail +$((A1 - A0)); then size 9 MiB with $(( $(blocks
 select_holder sleep "$APPCHILD"
 T send-keys -t ui Enter s
 wait_for "^Which signal for sleep\\[$APPCHILD\\]\\?"
-wait_for "WARNING: sleep\\[$APPCHILD\\] has no handler for SIGHUP: the kernel's default action terminates it."
+wait_for "WARNING: sleep\\[$APPCHILD\\] has no handler for SIGHUP: without one the kernel terminates it."
 T send-keys -t ui Escape
 wait_for 'nothing changed'
 kill -0 "$APPCHILD" || fail "the child was signalled"

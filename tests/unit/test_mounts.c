@@ -394,7 +394,7 @@ static void test_fsfix_signals(void **state)
     assert_int_equal(fsfix_sig_parse("65"), 0);
     assert_int_equal(fsfix_sig_parse("1x"), 0);
     assert_string_equal(fsfix_sig_default(SIGHUP), "terminates it");
-    assert_string_equal(fsfix_sig_default(SIGWINCH), "nothing (ignored by default)");
+    assert_string_equal(fsfix_sig_default(SIGWINCH), "ignores it");
     assert_string_equal(fsfix_sig_default(SIGQUIT), "terminates it (and dumps core)");
     assert_string_equal(fsfix_sig_default(SIGTSTP), "stops it");
     static const char status[] = "Name:\tbash\nSigQ:\t0/63\nSigPnd:\t0000000000000000\n"
