@@ -102,24 +102,36 @@ reopener() {
 
 # The line the screen shows selected (reverse video), without its escapes.
 selected() { T capture-pane -p -e -t ui | grep $'\e\\[7m' | sed 's/\x1b\[[0-9;]*m//g'; }
+# press KEY: send it and wait until another line is selected (a loaded machine may draw
+# late, and a second key sent before would skip a line). A line is known by its first 40
+# columns: a row's mount, device and scheduler, a holder's name, pid and fd; the figures
+# after them change with every refresh.
+press() {
+    local before i
+    before=$(selected | cut -c1-40)
+    T send-keys -t ui "$1"
+    for i in $(seq 1 30); do
+        [ "$(selected | cut -c1-40)" != "$before" ] && return 0
+        sleep 0.1
+    done
+    return 1                         # nothing moved: the end of the list
+}
 # select_holder COMM PID: in the filesystems view, select our filesystem (its row shows
 # the mount point cut to 22 columns), wait until the holder is listed there with its open
 # flags, then move the selection to the holder's line.
 select_holder() {
     local i
     # From the last filesystem up: Up moves from row to row (Down walks the holders too).
-    T send-keys -t ui End
+    press End
     for i in $(seq 1 100); do
-        sleep 0.1
         selected | grep -qF "${MNT:0:22} " && break
-        T send-keys -t ui Up
+        press Up || break
     done
     selected | grep -qF "${MNT:0:22} " || { screen; fail "could not select $MNT"; }
     wait_for "held by $1\\[$2\\] fd 3 (append|no-append)" 20
     for i in $(seq 1 100); do
         selected | grep -q "held by $1\\[$2\\] fd 3" && return 0
-        T send-keys -t ui Down
-        sleep 0.1
+        press Down || break
     done
     screen
     fail "could not select the holder $1[$2]"
