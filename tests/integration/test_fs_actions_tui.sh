@@ -20,6 +20,11 @@
 #              first writer has no handler: the dialog says HUP's default action ends it.
 #   another    a shell that reopens on USR1 and USR2: USR1 from the menu, then USR2 typed
 #              (a name that is no signal is refused first): each time the file is let go.
+#   slow copy  the copy goes to an ext4 on the lab disk (120 ms a request, one at a time):
+#              while the child copies, the screen goes on (the waiting dialog's seconds
+#              grow), Esc hides it, another action is refused (one at a time), and the
+#              result opens by itself when the copy and the truncate are done. Left out,
+#              and said so, when this machine cannot have a lab disk.
 #   read-only  --read-only refuses the action with the reason, and nothing changes.
 . "$(dirname "$0")/lib.sh"
 need mkfs.ext4
@@ -31,6 +36,7 @@ SOCK=iotriage-fsact-$$
 . "$(dirname "$0")/lib_tmux.sh"
 
 MNT="$TMP/mnt"
+SLOW="$TMP/slow"
 LOOP=""
 CHILDREN=()
 teardown() {
@@ -38,6 +44,8 @@ teardown() {
     tmux_cleanup
     for p in "${CHILDREN[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
     it_kill_bg
+    # the lab disk's own trap (lab.sh) detaches it after this
+    mountpoint -q "$SLOW" && { umount "$SLOW" || umount -l "$SLOW"; }
     if [ -n "$LOOP" ]; then
         mountpoint -q "$MNT" && { umount "$MNT" || umount -l "$MNT"; }
         losetup -d "$LOOP" 2>/dev/null
@@ -46,7 +54,7 @@ teardown() {
 }
 trap teardown EXIT
 
-mkdir -p "$MNT"
+mkdir -p "$MNT" "$SLOW"
 truncate -s 160M "$TMP/fs.img"
 mkfs.ext4 -q -F -m 0 "$TMP/fs.img" || fail "mkfs.ext4"
 LOOP=$(losetup -f --show "$TMP/fs.img") || fail "losetup"
@@ -116,18 +124,19 @@ press() {
     done
     return 1                         # nothing moved: the end of the list
 }
-# select_holder COMM PID: in the filesystems view, select our filesystem (its row shows
-# the mount point cut to 22 columns), wait until the holder is listed there with its open
-# flags, then move the selection to the holder's line.
+# select_holder COMM PID: in the filesystems view, select our filesystem (its row starts
+# with the mount point cut to 22 columns and the device), wait until the holder is listed
+# there with its open flags, then move the selection to the holder's line.
 select_holder() {
-    local i
+    local i row
+    row=$(printf '%-22.22s %-8.8s' "$MNT" "${LOOP#/dev/}")
     # From the last filesystem up: Up moves from row to row (Down walks the holders too).
     press End
     for i in $(seq 1 100); do
-        selected | grep -qF "${MNT:0:22} " && break
+        selected | grep -qF "$row" && break
         press Up || break
     done
-    selected | grep -qF "${MNT:0:22} " || { screen; fail "could not select $MNT"; }
+    selected | grep -qF "$row" || { screen; fail "could not select $MNT"; }
     wait_for "held by $1\\[$2\\] fd 3 (append|no-append)" 20
     for i in $(seq 1 100); do
         selected | grep -q "held by $1\\[$2\\] fd 3" && return 0
@@ -148,7 +157,22 @@ reopener hup.log HUP
 HUP=$RPID
 reopener usr.log USR1 USR2
 USR=$RPID
-rm "$MNT/app.log" "$MNT/plain.log" "$MNT/hup.log" "$MNT/usr.log"
+writer slow.log append 24
+SLOWW=$WPID
+rm "$MNT/app.log" "$MNT/plain.log" "$MNT/hup.log" "$MNT/usr.log" "$MNT/slow.log"
+# A slow filesystem for the copy: ext4 on the lab disk.
+HAVE_LAB=0
+. "$(dirname "$0")/../lab/lab.sh"
+if [ -x "$ROOT/build/tests/slowfs" ] || make -s -C "$ROOT" build/tests/slowfs >/dev/null 2>&1; then
+    lab_up 120000 1 96
+    rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || fail "lab_up failed"
+    if [ $rc = 0 ]; then
+        mkfs.ext4 -q -F -m 0 -E nodiscard,lazy_itable_init=1,lazy_journal_init=1 "$LAB_DEV" || fail "mkfs.ext4 on $LAB_DEV"
+        mount "$LAB_DEV" "$SLOW" || fail "mount $LAB_DEV"
+        HAVE_LAB=1
+    fi
+fi
 
 T new-session -d -s ui -x 150 -y 45 "$IOT -d 0.5; echo EXITED \$?; sleep 60"
 wait_for '^ +PID '
@@ -301,9 +325,37 @@ wait_for '^Signal sent: the file was let go' 20
 A1=$(avail)
 between $((A1 - A0)) $((1 * MIB)) $((3 * MIB)) || fail "df avail grew $((A1 - A0)) after USR2, not ~2 MiB"
 [ "$(grep -c reopened "$TMP/usr.log.st")" = 2 ] || fail "the holder did not reopen twice"
-T send-keys -t ui x q
-wait_for '^EXITED 0'
+T send-keys -t ui x
 ok "another signal: USR1 from the menu, usr2 typed (FOO refused): both let go"
+
+# ---- a slow copy does not hold the screen ----------------------------------------------------
+if [ "$HAVE_LAB" = 1 ]; then
+    A0=$(avail)
+    select_holder bash "$SLOWW"
+    T send-keys -t ui Enter t c "$SLOW/copy.log" Enter
+    wait_for "It is copied first to $SLOW/copy.log \\(24M\\)"
+    T send-keys -t ui y
+    wait_for "^Copying the file to $SLOW/copy.log, then truncating it" 10
+    wait_for '^For [0-9.]+ s\. It runs in process [0-9]+, not in iotriage'
+    # the dialog is redrawn with each refresh: the seconds grow while the child copies
+    wait_for '^For ([1-9]|[1-9][0-9])\.[0-9] s\.' 20
+    [ "$(blocks "$SLOWW")" -gt 0 ] || fail "truncated before the copy was done"
+    T send-keys -t ui Escape
+    wait_for 'the truncate goes on: its result opens when it is done'
+    wait_for '^Filesystems'
+    T send-keys -t ui Enter
+    wait_for 'the truncate is still under way \(process [0-9]+\): one change at a time'
+    wait_for '^Truncated' 180
+    A1=$(avail)
+    cmp -s "$SLOW/copy.log" <(head -c 24M "$TMP/data") || fail "the slow copy differs"
+    between $((A1 - A0)) $((23 * MIB)) $((26 * MIB)) || fail "df avail grew $((A1 - A0)) after the slow copy, not ~24 MiB"
+    T send-keys -t ui x
+    ok "slow copy: the screen went on while the child copied 24 MiB to a 120 ms disk, Esc hid it, another action was refused, the result opened when done"
+else
+    echo "note: slow copy left out: this machine cannot have a lab disk"
+fi
+T send-keys -t ui q
+wait_for '^EXITED 0'
 
 # ---- --read-only refuses ------------------------------------------------------------------------
 T kill-server
