@@ -203,11 +203,15 @@ $(BUILD)/bench/%: bench/%.c
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< -lpthread
 
 .PHONY: bench bench-smoke bench-draw
-bench: iotriage $(BENCH_BINS)
+bench: iotriage $(BENCH_BINS) $(BUILD)/tests/fs_cost $(BUILD)/bench/tscost
 	BENCH_NO_BUILD=1 bench/run.sh
 	bench/record.sh
 	$(MAKE) bench-lens
 	bench/threadview.sh
+	@echo "filesystems lens alone (docs/performance.md, Filesystems):"
+	$(BUILD)/tests/fs_cost 2000
+	@echo "sampled thread states alone (docs/performance.md, Sampled thread states):"
+	$(BUILD)/bench/tscost
 
 # The always-on recorder's CPU and disk a day at 1,000 processes (bench/record.sh, about
 # 3 minutes) and the BPF lens's cost per I/O and per context switch on a loop device over

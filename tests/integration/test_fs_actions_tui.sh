@@ -176,6 +176,9 @@ fi
 
 T new-session -d -s ui -x 150 -y 45 "$IOT -d 0.5; echo EXITED \$?; sleep 60"
 wait_for '^ +PID '
+# the banner: deleted files still open hold more than a tenth of the filesystem's used space
+wait_for "^! +fs-deleted-open: $MNT: [0-9.]+M \\([0-9]+% of used\\) held by [0-9]+ deleted files? still open" 20
+ok "banner: fs-deleted-open on $MNT"
 T send-keys -t ui F
 wait_for '^Filesystems'
 
