@@ -535,24 +535,6 @@ static void cg_weights(struct cg_audit *c, const struct cgroup_settings *st)
         }
 }
 
-static void limit_text(char *buf, size_t n, const struct cg_limit_row *l, bool v1)
-{
-    static const char *const v2k[4] = { "rbps", "wbps", "riops", "wiops" };
-    static const char *const v1k[4] = { "read_bps", "write_bps", "read_iops", "write_iops" };
-    const uint64_t v[4] = { l->rbps, l->wbps, l->riops, l->wiops };
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int q = 0; q < 4; q++) {
-        if (v[q] == CG_UNLIMITED)
-            continue;
-        int w = snprintf(buf + o, n - o, "%s%s=%llu", o ? " " : "", v1 ? v1k[q] : v2k[q],
-                         (unsigned long long)v[q]);
-        if (w < 0 || (size_t)w >= n - o)
-            break;
-        o += (size_t)w;
-    }
-}
-
 static void cg_limits(struct cg_audit *c, const struct cgroup_settings *st, bool is_root)
 {
     if (st->iomax_err)
@@ -565,7 +547,7 @@ static void cg_limits(struct cg_audit *c, const struct cgroup_settings *st, bool
             continue;                /* a row of "max" is no limit */
         long di = dev_index(c->snap, l->major, l->minor);
         struct cg_finding *f = cg_add(c, setting, di, l->major, l->minor, CGJ_HONOURED);
-        limit_text(f->value, sizeof(f->value), l, st->v1);
+        cgroup_limit_text(f->value, sizeof(f->value), l, st->v1);
         if (di < 0)
             continue;
         /* blk-throttle sits above every scheduler: the limit holds whatever the device
@@ -581,7 +563,7 @@ static void cg_limits(struct cg_audit *c, const struct cgroup_settings *st, bool
         if (!reason)
             continue;
         struct cg_finding *w = cg_add(c, setting, di, 0, 0, CGJ_IGNORED);
-        limit_text(w->value, sizeof(w->value), &(struct cg_limit_row){ .rbps = CG_UNLIMITED,
+        cgroup_limit_text(w->value, sizeof(w->value), &(struct cg_limit_row){ .rbps = CG_UNLIMITED,
                    .riops = CG_UNLIMITED, .wbps = l->wbps, .wiops = l->wiops }, st->v1);
         w->code = W_CG_WRITEBACK_ROOT;
         textf(w->text, sizeof(w->text),

@@ -120,6 +120,9 @@ struct cg_iomax {
     struct cg_limit_row row[CG_DEVS_MAX];
 };
 int cgroup_iomax_parse(const char *buf, size_t len, struct cg_iomax *out);
+/* Pure: one limit row as the kernel's files name its keys ("rbps=1048576 wiops=100", or
+ * v1's "read_bps=..."); "" when the row limits nothing. */
+void cgroup_limit_text(char *buf, size_t n, const struct cg_limit_row *l, bool v1);
 /* One v1 throttle file ("MAJ:MIN N" lines) merged into *out: field 0 rbps, 1 wbps,
  * 2 riops, 3 wiops. Rows new to *out start unlimited. */
 int cgroup_blkio_throttle_parse(const char *buf, size_t len, int field, struct cg_iomax *out);

@@ -738,3 +738,23 @@ int cgroup_latency_read(int dirfd, struct cg_latency *out)
     }
     return cgroup_latency_parse(buf, (size_t)n, out);
 }
+
+void cgroup_limit_text(char *buf, size_t n, const struct cg_limit_row *l, bool v1)
+{
+    static const char *const v2k[4] = { "rbps", "wbps", "riops", "wiops" };
+    static const char *const v1k[4] = { "read_bps", "write_bps", "read_iops", "write_iops" };
+    const uint64_t v[4] = { l->rbps, l->wbps, l->riops, l->wiops };
+    size_t o = 0;
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (int q = 0; q < 4; q++) {
+        if (v[q] == CG_UNLIMITED)
+            continue;
+        int w = snprintf(buf + o, n - o, "%s%s=%llu", o ? " " : "", v1 ? v1k[q] : v2k[q],
+                         (unsigned long long)v[q]);
+        if (w < 0 || (size_t)w >= n - o)
+            break;
+        o += (size_t)w;
+    }
+}

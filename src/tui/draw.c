@@ -869,6 +869,74 @@ static void draw_bottom(struct view *vw, int y, int w)
 
 /* ---- the cgroup view: a tree like systemd-cgtop ---- */
 
+/* "loop0" for a device the snapshot knows, else "7:0". */
+static const char *cg_dev(const struct snapshot *s, unsigned major, unsigned minor, char *buf, size_t n)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].ds.major == major && s->devs[i].ds.minor == minor)
+            return s->devs[i].ds.name;
+    snprintf(buf, n, "%u:%u", major, minor);
+    return buf;
+}
+
+/* Append "; " and a printf'd part to buf at *o (cut at the end, never past it). */
+static void cg_part(char *buf, size_t n, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void cg_part(char *buf, size_t n, size_t *o, const char *fmt, ...)
+{
+    if (*o + 3 >= n)
+        return;
+    if (*o)
+        *o += (size_t)snprintf(buf + *o, n - *o, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *o, n - *o, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *o = *o + (size_t)w < n ? *o + (size_t)w : n - 1;
+}
+
+static void cg_weight_part(char *buf, size_t n, size_t *o, const struct snapshot *s, const char *name,
+                           int err, const struct cg_weight *x)
+{
+    if (err || (x->dflt < 0 && x->n == 0))
+        return;
+    char part[256], dv[16];
+    size_t p = 0;
+    part[0] = '\0';
+    if (x->dflt >= 0)
+        p += (size_t)snprintf(part, sizeof(part), "default %d", x->dflt);
+    for (unsigned i = 0; i < x->n && p + 24 < sizeof(part); i++)
+        p += (size_t)snprintf(part + p, sizeof(part) - p, "%s%s %d", p ? ", " : "",
+                              cg_dev(s, x->row[i].major, x->row[i].minor, dv, sizeof(dv)), x->row[i].weight);
+    cg_part(buf, n, o, "%s %s", name, part);
+}
+
+/* One line of a cgroup's I/O settings as its files say them; what is not set is left out. */
+static void cg_settings_line(char *buf, size_t n, const struct snapshot *s, const struct cgroup_entry *e, bool v1)
+{
+    const struct cgroup_settings *st = &e->settings;
+    size_t o = 0;
+    buf[0] = '\0';
+    if (!st->iomax_err)
+        for (unsigned i = 0; i < st->iomax.n; i++) {
+            char lim[128], dv[16];
+            cgroup_limit_text(lim, sizeof(lim), &st->iomax.row[i], st->v1);
+            if (lim[0])
+                cg_part(buf, n, &o, "%s %s %s", v1 ? "blkio.throttle" : "io.max",
+                        cg_dev(s, st->iomax.row[i].major, st->iomax.row[i].minor, dv, sizeof(dv)), lim);
+        }
+    if (!v1) {
+        cg_weight_part(buf, n, &o, s, "io.weight", st->weight_err, &st->weight);
+        cg_weight_part(buf, n, &o, s, "io.bfq.weight", st->bfq_weight_err, &st->bfq_weight);
+        if (!st->prio_err && st->prio != CGP_NO_CHANGE)
+            cg_part(buf, n, &o, "io.prio.class %s", cgroup_prio_name(st->prio));
+    }
+    if (o == 0)
+        snprintf(buf, n, "%s", st->iomax_err == -ENOENT && st->weight_err == -ENOENT
+                                   ? "no io.* files here (the io controller is not enabled for it)"
+                                   : "no I/O limit, weight or class set");
+}
+
 static void draw_cgroups(const struct result *r, const struct verdicts *v, struct view *vw, int h, int w)
 {
     attrset(A_BOLD);
@@ -878,15 +946,18 @@ static void draw_cgroups(const struct result *r, const struct verdicts *v, struc
          "SOME%", "FULL%", "TASKS", "WARN");
     attrset(A_NORMAL);
     if (!r->cgroups || r->ncgroups == 0) {
-        const struct cgroup_set *set = r->cur->cgroups;
-        put_clip(3, 0, w, set && set->err ? "no cgroup hierarchy could be read" : "no cgroup known in this frame");
+        const struct cgroup_set *cs = r->cur->cgroups;
+        put_clip(3, 0, w, cs && cs->err ? "no cgroup hierarchy could be read" : "no cgroup known in this frame");
         return;
     }
-    keep_in_view(&vw->cg_sel, &vw->cg_top, r->ncgroups, h - 4);
-    for (int line = 0; line < h - 4; line++) {
-        size_t k = vw->cg_top + (size_t)line;
-        if (k >= r->ncgroups)
-            break;
+    const struct cgroup_set *set = r->cur->cgroups;
+    bool v1 = set && set->v1_only;
+    int y = 3;
+    if (v1)
+        put_clip(y++, 0, w, "legacy blkio hierarchy only: the v2 controls (io.max, io.weight, io.prio.class, "
+                            "io.latency, io.cost) are unavailable; its throttle limits are shown");
+    keep_in_view(&vw->cg_sel, &vw->cg_top, r->ncgroups, h - 1 - y);
+    for (size_t k = vw->cg_top; k < r->ncgroups && y < h - 1; k++) {
         const struct cgroup_rates *c = &r->cgroups[k];
         const struct cgroup_entry *e = c->cg;
         const char *base = strrchr(e->path, '/');
@@ -912,8 +983,24 @@ static void draw_cgroups(const struct result *r, const struct verdicts *v, struc
                  dl, so, fu, c->ntasks, nw);
         bool sel = k == vw->cg_sel;
         attrset((nw ? color(vw, C_WARN, A_BOLD) : A_NORMAL) | (sel ? A_REVERSE : 0));
-        put_untrusted(3 + line, 0, w, line_buf, vw);
+        put_untrusted(y++, 0, w, line_buf, vw);
         attrset(A_NORMAL);
+        /* The selected cgroup's settings and its warnings, whole. */
+        if (!sel)
+            continue;
+        char st[512], wl[WARN_TEXT_MAX + 48];
+        cg_settings_line(st, sizeof(st), r->cur, e, v1);
+        snprintf(wl, sizeof(wl), "    settings: %s", st);
+        if (y < h - 1)
+            put_untrusted(y++, 0, w, wl, vw);
+        for (size_t i = 0; i < v->n && y < h - 1; i++) {
+            if (v->w[i].cgroup != (int)k)
+                continue;
+            snprintf(wl, sizeof(wl), "    ! %s: %s", warn_code_name(v->w[i].code), v->w[i].text);
+            attrset(color(vw, C_WARN, A_BOLD));
+            put_untrusted(y++, 0, w, wl, vw);
+            attrset(A_NORMAL);
+        }
     }
 }
 

@@ -33,9 +33,11 @@ T send-keys -t ui c
 wait_for '^Cgroups'
 wait_for "docker:${ID:0:12}"
 ok "c: the made cgroup is listed as docker:${ID:0:12}"
-# Select it: the rows start on the 4th line, the first one selected.
-row=$(screen | awk -v id="docker:${ID:0:12}" 'index($0, id) { print NR; exit }')
+# Select it: the rows start on the 4th line, the first one selected (the selected one's
+# settings and warnings are on lines of their own below it: not rows).
+row=$(screen | awk -v id="docker:${ID:0:12}" '/^    (settings:|! )/ { skip++ } index($0, id) { print NR - skip; exit }')
 for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
+wait_for "^    settings: "
 T send-keys -t ui Enter
 wait_for "cgroup: /iotriage-views"
 wait_for 'iotriage-view-marker'
@@ -58,5 +60,23 @@ for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
 wait_for 'deleted .*held.log \(deleted\)'
 wait_for '^ +held by sleep\[[0-9]+\] fd 3 '
 ok "F: filesystems, and the deleted file on $mnt with its holder"
+T send-keys -t ui q
+wait_for '^EXITED 0'
+
+# The selected cgroup's I/O settings, from a fixture tree written in the kernel
+# documentation's formats (tests/fixtures/cgroup/audit: this machine's v2 hierarchy has
+# no io controller, so no live cgroup has these files).
+FIX=$ROOT/tests/fixtures/cgroup/audit
+T kill-server 2>/dev/null
+T new-session -d -s ui -x 160 -y 45 "$IOT -d 0.5 --no-bpf --proc-root $FIX/proc --sys-root $FIX/sys; echo EXITED \$?; sleep 60"
+wait_for '^ +PID '
+T send-keys -t ui c
+wait_for '^Cgroups'
+wait_for '^    settings: no io\.\* files here'
+row=$(screen | awk '/^    (settings:|! )/ { skip++ } $1 == "db.service" { print NR - skip; exit }')
+[ -n "$row" ] || { screen; fail "no db.service row in the fixture's cgroups"; }
+for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
+wait_for '^    settings: io\.max sdb rbps=2097152 wiops=120; io\.weight default 100, sdb 500; io\.bfq\.weight default 100; io\.prio\.class idle$'
+ok "c: the selected cgroup's io.max, io.weight, io.bfq.weight and io.prio.class as its files say"
 T send-keys -t ui q
 wait_for '^EXITED 0'
