@@ -635,10 +635,13 @@ static void lat_time_axis(int y, int w, int left, const struct lat_ring *ring, u
     attrset(A_BOLD);
     mvaddch(y, xs, '^');
     int len = (int)strlen(lab);
-    if (xs + 2 + len < w - 1)
+    if (xs + 2 + len < w - 1) {
+        mvaddch(y, xs + 1, ' ');
         put_untrusted(y, xs + 2, len, lab, vw);
-    else if (xs - 1 - len >= x0)
+    } else if (xs - 1 - len >= x0) {
         put_untrusted(y, xs - 1 - len, len, lab, vw);
+        addch(' ');
+    }
     attrset(A_NORMAL);
 }
 
@@ -654,7 +657,7 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
         if (strcmp(r->devs[i].dev->ds.name, disk) == 0)
             d = &r->devs[i];
     char title[256];
-    snprintf(title, sizeof(title), "Latency per I/O priority on %s%s%s%s  scheduler %s  (Tab: priority  Esc: back)",
+    snprintf(title, sizeof(title), "Latency per I/O priority on %s%s%s%s, scheduler %s  (Esc: back)",
              disk, strcmp(disk, vw->detail_dev) ? " (the disk of " : "", strcmp(disk, vw->detail_dev) ? vw->detail_dev : "",
              strcmp(disk, vw->detail_dev) ? ")" : "", d && d->dev->bd.scheduler[0] ? d->dev->bd.scheduler : "-");
     attrset(A_BOLD);

@@ -476,7 +476,9 @@ static bool latency_key(struct tui *t, int ch)
     if (!ring || ring->nprio == 0)
         return true;
     int k = vw->lat_prio_set ? lat_prio_index(ring, vw->lat_prio) : -1;
-    k = k < 0 ? 0 : (k + dir + (int)ring->nprio) % (int)ring->nprio;
+    if (k < 0)
+        k = 0;                       /* the view shows the first until one is chosen */
+    k = (k + dir + (int)ring->nprio) % (int)ring->nprio;
     vw->lat_prio = ring->prio[k].prio;
     vw->lat_prio_set = true;
     return true;
