@@ -207,6 +207,7 @@ bench: iotriage $(BENCH_BINS)
 	BENCH_NO_BUILD=1 bench/run.sh
 	bench/record.sh
 	$(MAKE) bench-lens
+	bench/threadview.sh
 
 # The always-on recorder's CPU and disk a day at 1,000 processes (bench/record.sh, about
 # 3 minutes) and the BPF lens's cost per I/O and per context switch on a loop device over
@@ -217,6 +218,12 @@ bench-record: iotriage $(BENCH_BINS) $(BUILD)/tests/recorder $(BUILD)/tests/stor
 
 bench-lens: iotriage $(BUILD)/bench/bpfstats
 	bench/lens.sh
+
+# The process view of one process with 5,000 threads against the main table's cost per
+# task (bench/threadview.sh; about two minutes, needs tmux and root; part of `make bench`).
+.PHONY: bench-threads
+bench-threads: iotriage $(BENCH_BINS)
+	bench/threadview.sh
 
 # What the screen adds on top of sampling: batch, live screen and replay at 1,000
 # processes (bench/draw.sh; about 40 s, needs tmux and root).

@@ -1,4 +1,5 @@
-/* source/procinfo.h: one process in depth, for the process view, through libproc2.
+/* source/procinfo.h: one process in depth, for the process view: the process through
+ * libproc2, its threads from their own stat and wchan files.
  *
  * The refresh reads every task's stat and io itself (source/procs.h: libproc2's parsing
  * was half of the refresh's cost, docs/performance.md). The process view wants more of
@@ -14,6 +15,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "source/cgroup.h"
+
 struct procinfo_thread {
     pid_t tid;
     char  comm[64];
@@ -26,7 +29,8 @@ struct procinfo {
     int    err;                      /* 0, or -errno (-ESRCH: the process is gone) */
     char   state;
     char   wchan[48];
-    char   cgroup[256];              /* "" unknown; untrusted (names chosen by whoever made it) */
+    char   cgroup[CG_PATH_MAX + 8];    /* v2 path, or "blkio:" and the v1 one; "" unknown;
+                                      * untrusted (names chosen by whoever made it) */
     long   rss_kb, swap_kb;          /* -1 unknown (a kernel thread has none) */
     long long maj_flt;               /* -1 unknown */
     double elapsed_s;                /* since it started; negative when unknown */
@@ -38,9 +42,14 @@ struct procinfo {
 struct procinfo_src;
 
 int  procinfo_open(struct procinfo_src **out);
-/* Read process pid and up to max_threads of its threads. out->threads is malloc'd (free
- * with procinfo_free). Returns out->err. */
-int  procinfo_read(struct procinfo_src *s, pid_t pid, size_t max_threads, struct procinfo *out);
+/* Read process pid and up to max_threads of its threads: every thread is counted
+ * (threads_total, one readdir), and those kept are the leader, then the tids in first[]
+ * (the caller's choice, in its order: e.g. those that waited on I/O; absent ones are
+ * skipped), then the lowest tids. Only the kept ones are read, so a process of 5,000
+ * threads costs a readdir plus max_threads reads. out->threads is malloc'd (free with
+ * procinfo_free). Returns out->err. */
+int  procinfo_read(struct procinfo_src *s, pid_t pid, size_t max_threads, const pid_t *first, size_t nfirst,
+                   struct procinfo *out);
 void procinfo_free(struct procinfo *p);
 void procinfo_close(struct procinfo_src *s);
 

@@ -1,33 +1,38 @@
-/* source/procinfo.c: one process and its threads in depth, through libproc2.
+/* source/procinfo.c: one process in depth through libproc2, its threads from their own
+ * stat and wchan files.
  *
  * libproc2 is loaded with dlopen when the process view first opens: linked, it and the
  * libraries it pulls in (libsystemd and its compressors) cost about 1.1 MB of resident
  * memory in every run, batch ones included (docs/performance.md). */
 #include "source/procinfo.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libproc2/pids.h>
 
+#include "source/cgroup.h"
+#include "source/procs.h"
 #include "util.h"
 
-enum { IT_TID, IT_PID, IT_CMD, IT_STATE, IT_WCHAN, IT_NICE, IT_POLICY, IT_CGROUP, IT_RSS, IT_SWAP,
-       IT_MAJFLT, IT_ELAPSED, IT_COUNT };
+/* The process's own fields; its threads are read from their stat files (below). */
+enum { IT_STATE, IT_WCHAN, IT_RSS, IT_SWAP, IT_MAJFLT, IT_ELAPSED, IT_COUNT };
 
 static enum pids_item items[IT_COUNT] = {
-    [IT_TID] = PIDS_ID_TID,          [IT_PID] = PIDS_ID_PID,
-    [IT_CMD] = PIDS_CMD,             [IT_STATE] = PIDS_STATE,
-    [IT_WCHAN] = PIDS_WCHAN_NAME,    [IT_NICE] = PIDS_NICE,
-    [IT_POLICY] = PIDS_SCHED_CLASS,  [IT_CGROUP] = PIDS_CGROUP,
+    [IT_STATE] = PIDS_STATE,         [IT_WCHAN] = PIDS_WCHAN_NAME,
     [IT_RSS] = PIDS_VM_RSS,          [IT_SWAP] = PIDS_VM_SWAP,
     [IT_MAJFLT] = PIDS_FLT_MAJ,      [IT_ELAPSED] = PIDS_TIME_ELAPSED,
 };
 
 struct procinfo_src {
     struct pids_info *info;
+    int proc_fd;                     /* /proc, for the files read without libproc2 */
 };
 
 /* The three libproc2 functions used, from the library loaded at first use. */
@@ -69,6 +74,13 @@ int procinfo_open(struct procinfo_src **out)
         free(s);
         return r;
     }
+    s->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->proc_fd < 0) {
+        r = -errno;
+        lp.pids_unref(&s->info);
+        free(s);
+        return r;
+    }
     *out = s;
     return 0;
 }
@@ -78,6 +90,7 @@ void procinfo_close(struct procinfo_src *s)
     if (!s)
         return;
     lp.pids_unref(&s->info);
+    close(s->proc_fd);
     free(s);
 }
 
@@ -94,72 +107,134 @@ static void copy_wchan(char *dst, size_t n, const char *w)
     str_copy(dst, w && strcmp(w, "-") != 0 && strcmp(w, "?") != 0 && strcmp(w, "0") != 0 ? w : "", n);
 }
 
-static int cmp_thread(const void *a, const void *b)
+static int read_small(int dir_fd, const char *name, char *buf, size_t n)
 {
-    const struct procinfo_thread *x = a, *y = b;
-    return (x->tid > y->tid) - (x->tid < y->tid);
+    int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t r = read(fd, buf, n - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return -e;
+    buf[r] = '\0';
+    return (int)r;
 }
 
-int procinfo_read(struct procinfo_src *s, pid_t pid, size_t max_threads, struct procinfo *out)
+static int cmp_tid(const void *a, const void *b)
+{
+    const pid_t *x = a, *y = b;
+    return (*x > *y) - (*x < *y);
+}
+
+/* Every thread id of the process, sorted: a readdir of its task directory, about a
+ * microsecond a thread in the kernel. Reading each thread's stat to rank them cost 12 us
+ * a thread here (open, read, close), three times a task of the main table: the ranking
+ * comes from what the caller already knows instead (docs/performance.md). */
+static size_t list_tids(int task_fd, pid_t **out)
+{
+    DIR *d = fdopendir(dup(task_fd));
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || tid <= 0)
+            continue;
+        if (n == cap)
+            *out = xreallocarray(*out, cap = cap ? 2 * cap : 64, sizeof(**out));
+        (*out)[n++] = (pid_t)tid;
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(*out, n, sizeof(**out), cmp_tid);
+    return n;
+}
+
+/* Fill one kept thread from its stat and wchan files. false: it exited meanwhile. */
+static bool read_thread(int task_fd, pid_t tid, struct procinfo_thread *t)
+{
+    char name[32], buf[1024];
+    struct proc_stat st;
+    snprintf(name, sizeof(name), "%d/stat", (int)tid);
+    int r = read_small(task_fd, name, buf, sizeof(buf));
+    if (r <= 0 || procstat_parse(buf, (size_t)r, &st) < 0)
+        return false;
+    t->tid = tid;
+    str_copy(t->comm, st.comm, sizeof(t->comm));
+    t->state = st.state;
+    t->nice = st.nice;
+    t->policy = st.policy;
+    snprintf(name, sizeof(name), "%d/wchan", (int)tid);
+    copy_wchan(t->wchan, sizeof(t->wchan), read_small(task_fd, name, buf, sizeof(buf)) > 0 ? buf : NULL);
+    return true;
+}
+
+int procinfo_read(struct procinfo_src *s, pid_t pid, size_t max_threads, const pid_t *first, size_t nfirst,
+                  struct procinfo *out)
 {
     memset(out, 0, sizeof(*out));
     out->state = '?';
     out->rss_kb = out->swap_kb = -1;
     out->maj_flt = -1;
     out->elapsed_s = -1;
+
+    /* The process: libproc2, for its one stack of many fields. */
     unsigned want = (unsigned)pid;
-    struct pids_fetch *f = lp.pids_select(s->info, &want, 1, PIDS_SELECT_PID_THREADS);
+    struct pids_fetch *f = lp.pids_select(s->info, &want, 1, PIDS_SELECT_PID);
     if (!f) {
         out->err = errno ? -errno : -EIO;
         return out->err;
     }
-    int total = f->counts ? f->counts->total : 0;
-    bool leader = false;
-    for (int i = 0; i < total; i++) {
-        struct pids_stack *st = f->stacks[i];
-        pid_t tid = PIDS_VAL(IT_TID, s_int, st, s->info);
-        if (tid == pid && !leader) {
-            leader = true;
-            out->state = PIDS_VAL(IT_STATE, s_ch, st, s->info);
-            copy_wchan(out->wchan, sizeof(out->wchan), PIDS_VAL(IT_WCHAN, str, st, s->info));
-            const char *cg = PIDS_VAL(IT_CGROUP, str, st, s->info);
-            str_copy(out->cgroup, cg && strcmp(cg, "-") != 0 ? cg : "", sizeof(out->cgroup));
-            out->rss_kb = (long)PIDS_VAL(IT_RSS, ul_int, st, s->info);
-            out->swap_kb = (long)PIDS_VAL(IT_SWAP, ul_int, st, s->info);
-            out->maj_flt = (long long)PIDS_VAL(IT_MAJFLT, ul_int, st, s->info);
-            out->elapsed_s = PIDS_VAL(IT_ELAPSED, real, st, s->info);
-        }
-        bool dup = false;
-        for (size_t k = 0; k < out->nthreads; k++)
-            dup |= out->threads[k].tid == tid;
-        if (dup)
-            continue;
-        out->threads_total++;
-        if (out->nthreads == max_threads)
-            continue;
-        out->threads = xreallocarray(out->threads, out->nthreads + 1, sizeof(*out->threads));
-        struct procinfo_thread *t = &out->threads[out->nthreads++];
-        t->tid = tid;
-        const char *cmd = PIDS_VAL(IT_CMD, str, st, s->info);
-        str_copy(t->comm, cmd ? cmd : "?", sizeof(t->comm));
-        t->state = PIDS_VAL(IT_STATE, s_ch, st, s->info);
-        copy_wchan(t->wchan, sizeof(t->wchan), PIDS_VAL(IT_WCHAN, str, st, s->info));
-        t->nice = PIDS_VAL(IT_NICE, s_int, st, s->info);
-        t->policy = PIDS_VAL(IT_POLICY, s_int, st, s->info);
-    }
-    if (!leader) {
-        procinfo_free(out);
+    if (!f->counts || f->counts->total < 1) {
         out->err = -ESRCH;
         return out->err;
     }
-    if (out->nthreads > 1)
-        qsort(out->threads, out->nthreads, sizeof(*out->threads), cmp_thread);
-    /* the leader first (lowest tid, unless pids wrapped) */
-    for (size_t k = 1; k < out->nthreads; k++)
-        if (out->threads[k].tid == pid) {
-            struct procinfo_thread l = out->threads[k];
-            memmove(&out->threads[1], &out->threads[0], k * sizeof(l));
-            out->threads[0] = l;
+    struct pids_stack *st = f->stacks[0];
+    out->state = PIDS_VAL(IT_STATE, s_ch, st, s->info);
+    copy_wchan(out->wchan, sizeof(out->wchan), PIDS_VAL(IT_WCHAN, str, st, s->info));
+    /* the cgroup the lens and the io.* controls speak of: the v2 one (libproc2 gives
+     * every hierarchy's line, v1 ones first) */
+    struct cgroup_membership cg;
+    if (cgroup_proc_read(s->proc_fd, pid, &cg) == 0 && (cg.has_v2 || cg.has_blkio))
+        snprintf(out->cgroup, sizeof(out->cgroup), "%s%s", cg.has_v2 ? "" : "blkio:", cg.has_v2 ? cg.v2 : cg.blkio);
+    out->rss_kb = (long)PIDS_VAL(IT_RSS, ul_int, st, s->info);
+    out->swap_kb = (long)PIDS_VAL(IT_SWAP, ul_int, st, s->info);
+    out->maj_flt = (long long)PIDS_VAL(IT_MAJFLT, ul_int, st, s->info);
+    out->elapsed_s = PIDS_VAL(IT_ELAPSED, real, st, s->info);
+
+    /* Its threads: all counted, at most max_threads kept and read: the leader, then the
+     * ones the caller put first (e.g. those that waited on I/O), then by tid. */
+    char path[32];
+    snprintf(path, sizeof(path), "%d/task", (int)pid);
+    int task_fd = openat(s->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_fd < 0) {
+        out->err = errno == ENOENT ? -ESRCH : -errno;
+        return out->err;
+    }
+    pid_t *tids;
+    size_t n = list_tids(task_fd, &tids);
+    out->threads_total = n;
+    out->threads = n ? xcalloc(n < max_threads ? n : max_threads, sizeof(*out->threads)) : NULL;
+    bool *taken = n ? xcalloc(n, sizeof(*taken)) : NULL;
+    /* the order wanted: the leader, the caller's firsts, then the rest by tid */
+    for (size_t pass = 0; pass < 3 && out->nthreads < max_threads; pass++) {
+        size_t m = pass == 0 ? 1 : pass == 1 ? nfirst : n;
+        for (size_t k = 0; k < m && out->nthreads < max_threads; k++) {
+            pid_t want_tid = pass == 0 ? pid : pass == 1 ? first[k] : tids[k];
+            pid_t *hit = bsearch(&want_tid, tids, n, sizeof(*tids), cmp_tid);
+            if (!hit || taken[hit - tids])
+                continue;
+            taken[hit - tids] = true;
+            if (read_thread(task_fd, want_tid, &out->threads[out->nthreads]))
+                out->nthreads++;
         }
+    }
+    free(taken);
+    free(tids);
+    close(task_fd);
     return 0;
 }

@@ -948,7 +948,8 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
             ln_untrusted(&l, line, th->comm, vw);
         }
         if (vw->threads_total > vw->nthreads)
-            ln(&l, "  ... and %zu more", vw->threads_total - vw->nthreads);
+            ln(&l, "  ... and %zu more (shown: the leader, those the lens saw waiting on I/O, then by tid)",
+               vw->threads_total - vw->nthreads);
     }
 }
 

@@ -250,6 +250,38 @@ static void move_sel(struct tui *t, long delta, bool absolute)
     *sel = (size_t)v;
 }
 
+/* Up to max threads of process pid that the lens saw in iowait, the longest waiters
+ * first (cumulative since the lens started). 0 without the lens. */
+static size_t lens_waiters(const struct result *r, pid_t pid, pid_t *out, size_t max)
+{
+    if (!r || !r->cur || !r->cur->lens_on)
+        return 0;
+    const struct lens_reading *l = &r->cur->lens;
+    const struct lens_wait_row *best[DETAIL_THREADS_MAX];
+    size_t n = 0;
+    if (max > DETAIL_THREADS_MAX)
+        max = DETAIL_THREADS_MAX;
+    for (size_t i = 0; i < l->ntids; i++) {
+        const struct lens_wait_row *w = &l->tids[i];
+        if (w->tgid != pid || w->wait_ns == 0)
+            continue;
+        /* insertion into the top max by wait_ns, longest first */
+        size_t k = n < max ? n++ : max;
+        if (k == max && w->wait_ns <= best[max - 1]->wait_ns)
+            continue;
+        if (k == max)
+            k = max - 1;
+        while (k > 0 && best[k - 1]->wait_ns < w->wait_ns) {
+            best[k] = best[k - 1];
+            k--;
+        }
+        best[k] = w;
+    }
+    for (size_t k = 0; k < n; k++)
+        out[k] = best[k]->id;
+    return n;
+}
+
 /* The process in the detail view and its threads, each with its own priority (libproc2
  * for what /proc says of them, ioprio_get for the priority). */
 static void read_threads(struct tui *t)
@@ -261,8 +293,13 @@ static void read_threads(struct tui *t)
         return;
     if (!t->pinfo_src && procinfo_open(&t->pinfo_src) < 0)
         return;
+    /* The threads the lens saw waiting on I/O first, those that waited longest on top:
+     * with thousands of threads only DETAIL_THREADS_MAX are read, and these are the ones
+     * an I/O question is about. */
+    pid_t first[DETAIL_THREADS_MAX];
+    size_t nfirst = lens_waiters(cur_result(t), vw->detail_pid, first, DETAIL_THREADS_MAX);
     struct procinfo pi;
-    if (procinfo_read(t->pinfo_src, vw->detail_pid, DETAIL_THREADS_MAX, &pi) < 0)
+    if (procinfo_read(t->pinfo_src, vw->detail_pid, DETAIL_THREADS_MAX, first, nfirst, &pi) < 0)
         return;
     for (size_t i = 0; i < pi.nthreads; i++) {
         const struct procinfo_thread *p = &pi.threads[i];

@@ -71,7 +71,7 @@ port_of_export() {
     EP=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$TMP/export.err")
     [ -n "$EP" ]
 }
-wait_for 10 port_of_export || fail "exporter did not start: $(cat "$TMP/export.err")"
+wait_for 30 port_of_export || fail "exporter did not start: $(cat "$TMP/export.err")"
 URL="http://127.0.0.1:$EP"
 
 # ---- The page and the endpoint ------------------------------------------------------------
@@ -210,7 +210,7 @@ if command -v strace >/dev/null; then
         --textfile "$TMP/st.prom" 2>"$TMP/st.err" &
     st=$!; BG_PIDS+=("$st")
     stport() { SP=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics|\1|p' "$TMP/st.err"); [ -n "$SP" ]; }
-    wait_for 10 stport || fail "straced exporter did not start: $(cat "$TMP/st.err")"
+    wait_for 30 stport || fail "straced exporter did not start: $(cat "$TMP/st.err")"
     curl -s -o /dev/null "http://127.0.0.1:$SP/metrics" || fail "scrape of the straced exporter"
     wait "$st" || fail "straced exporter failed: $(cat "$TMP/st.err")"
     awk '{ sub(/^[0-9]+ +/, ""); if (match($0, /^[a-z0-9_]+\(/)) print substr($0, 1, RLENGTH - 1) }' \

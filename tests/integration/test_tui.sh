@@ -58,18 +58,13 @@ wait_for "^Process $marker"
 wait_for 'ioprio +be/4'
 wait_for 'Threads \(1\): each has its own I/O priority'
 wait_for "^ +$marker be/4~ +nice +0 +S [a-z_]+ +sleep"
-# what libproc2 says of it: asleep in the kernel's nanosleep, its cgroup as /proc has it
+# what libproc2 says of it: asleep in the kernel's nanosleep; its v2 cgroup as
+# /proc/PID/cgroup's "0::" line has it (or blkio: and the v1 path without one)
 wait_for '^now +S in [a-z_]*sleep[a-z_]* +up [0-9]+m[0-9]+s +rss [0-9.]+[KM] '
-# (libproc2 leaves out the hierarchies where it sits at the root and joins the rest
-# with commas: each part must be a line of /proc/PID/cgroup)
 cg=$(screen | sed -n 's/^cgroup    //p')
-[ -n "$cg" ] || { screen; fail "no cgroup line"; }
-if [ "$cg" != - ]; then
-    IFS=, read -ra parts <<<"$cg"
-    for part in "${parts[@]}"; do
-        grep -qxF -- "$part" "/proc/$marker/cgroup" || fail "cgroup part '$part' is not in /proc/$marker/cgroup"
-    done
-fi
+want=$(sed -n 's/^0:://p' "/proc/$marker/cgroup")
+[ -n "$want" ] || want=blkio:$(sed -n 's/^[0-9]*:blkio://p' "/proc/$marker/cgroup")
+[ "$cg" = "$want" ] || { screen; fail "cgroup line '$cg', want '$want'"; }
 T send-keys -t ui Escape
 clear_filter
 ok "filter and process details"

@@ -1,5 +1,6 @@
-/* Unit tests of source/procinfo.c (libproc2, one process in depth) on this very process:
- * its threads, leader first, its state and memory, and a pid that does not exist. */
+/* Unit tests of source/procinfo.c (one process in depth) on this very process: its
+ * threads, leader first, then the caller's choice, then by tid; its state, memory and v2
+ * cgroup; and a pid that does not exist. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -17,11 +18,12 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int quit;
+static pid_t tids[4];
 
 static void *sleeper(void *arg)
 {
-    (void)arg;
     pthread_mutex_lock(&mu);
+    tids[(intptr_t)arg] = gettid();
     while (!quit)
         pthread_cond_wait(&cv, &mu);
     pthread_mutex_unlock(&mu);
@@ -33,16 +35,17 @@ static void test_self(void **state)
     (void)state;
     struct procinfo_src *s;
     assert_int_equal(procinfo_open(&s), 0);
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(pthread_create(&th[i], NULL, sleeper, NULL), 0);
+    pthread_t th[4];
+    for (intptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, sleeper, (void *)i), 0);
     usleep(50000);
     struct procinfo p;
-    assert_int_equal(procinfo_read(s, getpid(), 64, &p), 0);
-    assert_int_equal(p.threads_total, 3);
-    assert_int_equal(p.nthreads, 3);
+    assert_int_equal(procinfo_read(s, getpid(), 64, NULL, 0, &p), 0);
+    assert_int_equal(p.threads_total, 5);
+    assert_int_equal(p.nthreads, 5);
     assert_int_equal(p.threads[0].tid, getpid());              /* the leader first */
-    assert_true(p.threads[1].tid < p.threads[2].tid);
+    for (int i = 1; i < 4; i++)
+        assert_true(p.threads[i].tid < p.threads[i + 1].tid);
     assert_int_equal(p.threads[0].state, 'R');                 /* reading itself */
     assert_int_equal(p.state, 'R');
     assert_string_equal(p.threads[0].comm, "test_procinfo");
@@ -51,17 +54,41 @@ static void test_self(void **state)
     assert_true(p.rss_kb > 0);
     assert_true(p.maj_flt >= 0);
     assert_true(p.elapsed_s >= 0);
+    /* the v2 cgroup, as /proc/self/cgroup's "0::" line gives it */
+    char buf[4096] = "", want[600] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    assert_non_null(f);
+    while (fgets(buf, sizeof(buf), f))
+        if (strncmp(buf, "0::", 3) == 0)
+            snprintf(want, sizeof(want), "%.*s", (int)strcspn(buf + 3, "\n"), buf + 3);
+    fclose(f);
+    if (want[0])
+        assert_string_equal(p.cgroup, want);
     procinfo_free(&p);
     /* at most max_threads kept, all counted */
-    assert_int_equal(procinfo_read(s, getpid(), 1, &p), 0);
+    assert_int_equal(procinfo_read(s, getpid(), 1, NULL, 0, &p), 0);
     assert_int_equal(p.nthreads, 1);
-    assert_int_equal(p.threads_total, 3);
+    assert_int_equal(p.threads_total, 5);
+    assert_int_equal(p.threads[0].tid, getpid());
+    procinfo_free(&p);
+    /* the caller's firsts after the leader, in its order; an absent tid and a repeat
+     * skipped; then the lowest of the rest */
+    pid_t first[] = { tids[3], 4194305, tids[1], tids[3] };
+    assert_int_equal(procinfo_read(s, getpid(), 4, first, 4, &p), 0);
+    assert_int_equal(p.threads_total, 5);
+    assert_int_equal(p.nthreads, 4);
+    assert_int_equal(p.threads[0].tid, getpid());
+    assert_int_equal(p.threads[1].tid, tids[3]);
+    assert_int_equal(p.threads[2].tid, tids[1]);
+    pid_t low = tids[0] < tids[2] ? tids[0] : tids[2];
+    assert_int_equal(p.threads[3].tid, low);
+    assert_int_equal(p.threads[3].state, 'S');
     procinfo_free(&p);
     pthread_mutex_lock(&mu);
     quit = 1;
     pthread_cond_broadcast(&cv);
     pthread_mutex_unlock(&mu);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
     procinfo_close(s);
 }
@@ -73,7 +100,7 @@ static void test_gone(void **state)
     assert_int_equal(procinfo_open(&s), 0);
     struct procinfo p;
     /* pid_max is at most 4194304: this one cannot exist */
-    assert_int_equal(procinfo_read(s, 4194305, 64, &p), -ESRCH);
+    assert_int_equal(procinfo_read(s, 4194305, 64, NULL, 0, &p), -ESRCH);
     assert_int_equal(p.nthreads, 0);
     assert_null(p.threads);
     procinfo_close(s);
