@@ -693,7 +693,7 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
     const struct lat_prio_ring *pr = &ring->prio[sel];
     const struct prio_latency *pl = lat_row(d, pr->prio);
     char head[256], span[24] = "-";
-    if (ring->n) {
+    if (ncols > 0) {
         unsigned c0 = lat_col(ring, ring->n - ncols), cn = lat_col(ring, ring->n - 1);
         lat_span(span, sizeof(span), ring->t[cn] - (ring->t[c0] - ring->itv[c0]));
     }
