@@ -9,7 +9,8 @@
 #    sits in higher buckets than be's (the highest row with heat, and the row with the
 #    most heat, compared in microseconds from their labels);
 #  - a switch to none made from the screen: ^ marks it on the time axis with the names,
-#    and the device view's before/after gains p50/p99 per priority, idle's p99 falling.
+#    and the device view's before/after gains p50/p99 per priority, idle's p99 falling;
+#  - the first screen's recording replayed: the same view from the recorded histograms.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -71,9 +72,9 @@ wait_heat() {
     echo "--- screen $1:"; cat "$TMP/$1.txt"; echo "---"
     fail "$1: no heat for $2 after 60 s"
 }
-open_latency() { # open_latency SESSION ENV...
-    local s=$1; shift
-    T new-session -d -s "$s" -x 80 -y 24 "env $* TERM=xterm-256color $IOT -d 1; echo EXITED \$?; sleep 60"
+open_latency() { # open_latency SESSION "IOTRIAGE ARGS" ENV...
+    local s=$1 args=$2; shift 2
+    T new-session -d -s "$s" -x 80 -y 24 "env $* TERM=xterm-256color $IOT $args; echo EXITED \$?; sleep 60"
     wait_in "$s" '^DEVICE +SCHED' 20
     T send-keys -t "$s" Tab / "$LAB_NAME" Enter
     wait_in "$s" "^$LAB_NAME +mq-deadline " 20
@@ -85,9 +86,10 @@ open_latency() { # open_latency SESSION ENV...
 }
 
 # The three screens, started together: each needs a minute of the readers for idle's waits.
-open_latency ui "LC_ALL=$UTF8"
-open_latency nc "LC_ALL=$UTF8" NO_COLOR=1
-open_latency asc LC_ALL=C LANG=C
+# The first records what it shows, for the replay at the end.
+open_latency ui "-d 1 --record $TMP/rec.jsonl" "LC_ALL=$UTF8"
+open_latency nc "-d 1" "LC_ALL=$UTF8" NO_COLOR=1
+open_latency asc "-d 1" LC_ALL=C LANG=C
 
 for s in ui nc asc; do
     wait_in "$s" '^  PRIO +REQ +p50 +p90 +p99 +tag +sched +device' 5
@@ -175,6 +177,26 @@ awk -v b="$b99" -v a="$a99" 'BEGIN { exit !(b > a) }' ||
 ok "device view: p50/p99 per priority before and after; idle's p99 ${b99} -> ${a99} ms"
 T send-keys -t ui q
 wait_in ui '^EXITED 0'
+
+# The recording replayed: the same view from the recorded histograms, the switch marked.
+grep -q '"latency_by_prio"' "$TMP/rec.jsonl" || fail "the recording has no latency_by_prio"
+T new-session -d -s rp -x 80 -y 24 "env LC_ALL=C LANG=C TERM=xterm-256color $IOT --replay $TMP/rec.jsonl; echo EXITED \$?; sleep 60"
+wait_in rp 'REPLAY [0-9]+/[0-9]+' 20
+T send-keys -t rp + + + +
+T send-keys -t rp Tab / "$LAB_NAME" Enter
+wait_in rp "^$LAB_NAME +(mq-deadline|none) " 20
+T send-keys -t rp Enter
+wait_in rp "^Device $LAB_NAME"
+T send-keys -t rp l
+wait_in rp "^Latency per I/O priority on $LAB_NAME"
+wait_in rp '^  idle ' 60
+wait_in rp '\^ mq-deadline->none' 60
+wait_heat rp be/4
+T send-keys -t rp Tab
+wait_heat rp idle
+ok "replay: the latency view from the recording, be/4 and idle with heat, the switch marked"
+T send-keys -t rp q
+wait_in rp '^EXITED 0'
 
 [ "$(cat /sys/block/vda/queue/scheduler /sys/block/vda/queue/nr_requests 2>/dev/null)" = "$vda_before" ] ||
     fail "vda's queue changed"
