@@ -2,6 +2,7 @@
 # The latency view (issue #14) on the lab disk under mq-deadline, with a best-effort and
 # an idle-class reader (both deep): l in the device view shows, per priority, the last
 # interval's histogram and a heat map of the last minutes, measured by the BPF lens.
+#  - with --no-bpf the view says why it is empty;
 #  - three screens at once, 80x24: colour and UTF-8 (TERM=xterm-256color, block shades,
 #    colour codes in the capture), NO_COLOR=1 (the same shades, no colour code at all),
 #    and LANG=C (ASCII shades only, not one byte outside ASCII);
@@ -47,7 +48,8 @@ wait_in() {
     fail "screen $1 never showed: $2"
 }
 # The heat map's bucket rows: "MICROSECONDS HEAT" for each row whose label is a bucket's,
-# HEAT what follows the first '|' (the histogram is left of it).
+# HEAT what follows the first '|' (the histogram is left of it) to the 80th column, whose
+# last is never drawn: on an ASCII screen 80 wide, the newest refresh is its last but one.
 heat_rows() {
     LC_ALL=C awk '{
         lab = $1; p = index($0, "|")
@@ -57,7 +59,7 @@ heat_rows() {
         else if (lab ~ /ms$/) us = substr(lab, 1, length(lab) - 2) * 1000
         else if (lab ~ /s$/) us = substr(lab, 1, length(lab) - 1) * 1e6
         else us = substr(lab, 1, length(lab) - 1) * 60e6
-        print us "\t" substr($0, p + 1)
+        print us "\t" substr(sprintf("%-80s", $0), p + 1)   # the blanks capture-pane trims
     }' "$1"
 }
 has_heat() { heat_rows "$1" | awk -F'\t' '$2 ~ /[^ ]/ { f = 1 } END { exit !f }'; }
@@ -91,6 +93,13 @@ open_latency ui "-d 1 --record $TMP/rec.jsonl" "LC_ALL=$UTF8"
 open_latency nc "-d 1" "LC_ALL=$UTF8" NO_COLOR=1
 open_latency asc "-d 1" LC_ALL=C LANG=C
 
+# Without the lens the view says why it is empty.
+open_latency nobpf "-d 1 --no-bpf" "LC_ALL=$UTF8"
+wait_in nobpf '^Nothing measured in this frame: lens off: --no-bpf'
+cap nobpf | grep -Eq '^  PRIO ' && { cap nobpf; fail "--no-bpf: a latency table without a lens"; }
+T kill-session -t nobpf
+ok "--no-bpf: the latency view says the lens is off"
+
 for s in ui nc asc; do
     wait_in "$s" '^  PRIO +REQ +p50 +p90 +p99 +tag +sched +device' 5
     wait_in "$s" '^> be/4 +[0-9]+ ' 30
@@ -121,15 +130,19 @@ LC_ALL=C grep -q $'[\x80-\xff]' "$TMP/asc.txt" && { cat -v "$TMP/asc.txt"; fail 
 ok "LANG=C: the heat map in \" .:-=+*#%@\", pure ASCII"
 
 # idle's heat above be's: the highest row with heat, and the row with the most heat (the
-# sum of its shades, ASCII levels 1..9).
+# sum of its shades, ASCII levels 1..9), over the last 30 refreshes of at least 45 (the
+# first ones after the lens attached mix in requests it saw only in part).
 summary() { # summary FILE -> "HIGHEST_US HEAVIEST_US"
     heat_rows "$1" | LC_ALL=C awk -F'\t' -v shades=' .:-=+*#%@' '{
+        h = substr($2, length($2) - 30, 30)                # the newest 30 refreshes
         s = 0
-        for (i = 1; i <= length($2); i++) s += index(shades, substr($2, i, 1)) - 1
+        for (i = 1; i <= 30; i++) s += index(shades, substr(h, i, 1)) - 1
         if (s > 0 && (hi == "" || $1 + 0 > hi)) hi = $1 + 0
         if (s > best) { best = s; heavy = $1 + 0 }
     } END { print hi, heavy }'
 }
+wait_in asc '^ +-(([4-9][0-9]|1[0-9][0-9])s|[0-9]+m[0-9]{2}s) \.\. now' 60
+wait_heat asc be/4
 read -r be_hi be_heavy < <(summary "$TMP/asc.txt")
 T send-keys -t asc Tab
 wait_heat asc idle
