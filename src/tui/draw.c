@@ -672,7 +672,9 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
     if (!r->cur->lens_on)
         ln(&l, "Nothing measured in this frame: lens %s", r->cur->lens_msg[0] ? r->cur->lens_msg : "off when this was recorded");
     if (!ring || ring->nprio == 0) {
-        if (r->cur->lens_on)
+        if (r->cur->lens_on && vw->replay_total)
+            ln(&l, "No request completed on %s in the frames replayed so far (recordings made before iotriage measured latency per priority have none).", disk);
+        else if (r->cur->lens_on)
             ln(&l, "No request has completed on %s since this screen started: the lens times each request as it completes.", disk);
         ln(&l, "%s", "The BPF lens measures each request's wait per I/O priority (root, a kernel with BTF; --no-bpf turns it off).");
         return;
@@ -682,8 +684,11 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
         sel = 0;
     int maxrows = h >= 40 ? LAT_PRIOS : h >= 20 ? 4 : 2;
     lat_table(&l, ring, d, sel, known, maxrows);
-    /* The heat map of the shown priority, times in its rows on one axis for all of them,
-     * so that Tab compares priorities row for row. */
+    /* One heat map, of the priority chosen with Tab, rather than one per priority: at
+     * 80x24 a map needs some 12 rows to span a device's milliseconds and a starved
+     * class's seconds, so two would not fit beside the table, which keeps every
+     * priority's figures in view. All priorities share the rows, so Tab compares them
+     * row for row. */
     int bar_w = w >= 120 ? 16 : w >= 70 ? 10 : 4;
     int left = 5 + 1 + bar_w + 1 + 6 + 1;
     unsigned ncols = w - 1 - (left + 1) > 0 ? (unsigned)(w - 1 - (left + 1)) : 0;
