@@ -170,6 +170,10 @@ double delta_u32(uint64_t prev, uint64_t cur);
 void   delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs_rates *out);
 int    delta_saturated(double await, double aqu_sz, double ios, double quiet_await, double ceiling);
 
+/* One stage of one priority from its interval's sums (delta.h struct prio_stage): the
+ * count, mean and quantiles from lens_calc.c, the buckets copied. */
+void delta_prio_stage(const struct lens_stage_sum *s, struct prio_stage *out);
+
 /* Is this task doing I/O this interval (reads, writes or block-I/O waits)? */
 bool task_is_active(const struct task_rates *t);
 

@@ -13,7 +13,10 @@
  * shows a queue the device statistics cannot see (hidden-queue; measured as the wait for a
  * tag when the BPF lens runs). With the lens, a class the scheduler holds back while a
  * higher one is served waits because its label is honoured (ioprio-held), which is not
- * saturation.
+ * saturation. With the lens's latency per priority (delta.h prio_latency), a warning
+ * that compares priorities says what was measured (evidence), and a measurement that
+ * contradicts the table while requests queue wins over it (ioprio-honoured, or
+ * ioprio-ignored where the table says honoured).
  *
  * verdict_compute() is pure: it reads a result (and the snapshot it points to) and
  * writes only *out.
@@ -45,7 +48,8 @@
     X(W_FS_FULL,              "fs-full",              SEV_WARN)            \
     X(W_FS_FILLING,           "fs-filling",           SEV_CRIT)            \
     X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN) \
-    X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)
+    X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)            \
+    X(W_IOPRIO_HONOURED,      "ioprio-honoured",      SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -77,6 +81,22 @@ const char *sched_reading_name(enum sched_reading r);
 
 #define WARN_TEXT_MAX 240
 
+/* What backs a warning (docs/verdicts.md "Evidence"): the rule table alone, or the BPF
+ * lens, which measured the priorities the warning compares on that device in the
+ * interval. */
+enum evidence { EV_RULE, EV_MEASURED };
+const char *evidence_name(enum evidence e);            /* "rule" "measured" */
+
+/* The comparison behind a measured warning: the total time (bio submitted -> completed)
+ * of two priorities' requests on the device over the interval (delta.h prio_latency).
+ * prio[0] == '\0' when the warning is measured but compares no priorities
+ * (hidden-queue's tag wait). */
+struct warn_measure {
+    char   prio[8], vs[8];           /* the process's priority, the one it is compared with */
+    double p50_ms, vs_p50_ms;
+    double count, vs_count;          /* requests completed in the interval */
+};
+
 struct warning {
     enum warn_code code;
     enum severity  sev;
@@ -88,7 +108,15 @@ struct warning {
                                       * (check it against result.nfss: a zeroed warning has
                                       * 0) */
     char   text[WARN_TEXT_MAX];      /* one line: what is ignored, what would work */
+    unsigned char evidence;          /* enum evidence */
+    bool   contradicts;              /* the measurement overruled the rule table: this
+                                      * warning replaces (or is) what the table does not say */
+    struct warn_measure m;           /* with EV_MEASURED */
 };
+
+/* "measured: idle p50 912 ms vs be/4 1.1 ms" (and "; the rule table says otherwise"),
+ * for outputs to show beside the text; "" for a warning without two priorities measured. */
+const char *warn_evidence_text(const struct warning *w, char *buf, size_t n);
 
 enum role { ROLE_NONE, ROLE_CAUSE, ROLE_SUFFER, ROLE_BOTH };
 const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
@@ -100,6 +128,16 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */
 #define HIDDEN_TAGS_USED    0.5   /* ... while aqu-sz is at least this share of nr_requests */
+/* Evidence from the lens (docs/verdicts.md "Evidence"): each of the two priorities
+ * compared completed at least LAT_MIN_REQS requests in the interval; their total-time
+ * p50s are alike within LAT_ALIKE, or the less favoured one's is at least LAT_DIFFER
+ * times the other's. Either, against the table, overrules it only while requests queue
+ * (aqu-sz >= LAT_BUSY_AQU): with nothing queued there is nothing to order, and a
+ * difference is the workloads' own (sizes, reads against writes). */
+#define LAT_MIN_REQS        20
+#define LAT_ALIKE           1.5
+#define LAT_DIFFER          3.0
+#define LAT_BUSY_AQU        SAT_MIN_AQU
 #define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
 #define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
 #define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */

@@ -209,6 +209,81 @@ static void dev_delta(const struct dev_sample *p, const struct dev_sample *c, do
     r->saturated = delta_saturated(r->await, r->aqu_sz, ios, r->quiet_await, ceiling);
 }
 
+static int cmp_lat(const void *a, const void *b)
+{
+    unsigned x = ((const struct prio_latency *)a)->prio, y = ((const struct prio_latency *)b)->prio;
+    return x < y ? -1 : x > y;
+}
+
+void delta_prio_stage(const struct lens_stage_sum *s, struct prio_stage *out)
+{
+    out->count = (double)s->count;
+    out->mean_ms = lens_stage_mean_ms(s);
+    out->p50_ms = lens_hist_quantile(s->hist, LENS_HIST, 0.50);
+    out->p90_ms = lens_hist_quantile(s->hist, LENS_HIST, 0.90);
+    out->p99_ms = lens_hist_quantile(s->hist, LENS_HIST, 0.99);
+    memcpy(out->hist, s->hist, sizeof(out->hist));
+}
+
+/* Latency per priority over the interval (delta.h struct prio_latency): the difference
+ * of the two readings' rows of this device. A row whose counters went backwards says
+ * nothing this time (lens_stage_delta); one absent before started from zero (same lens:
+ * the caller checked `since`). Priorities that print alike (idle at any level) are one
+ * row: the name is what outputs key them by. */
+static void dev_lat(const struct lens_reading *a, const struct lens_reading *z, struct dev_rates *r)
+{
+    unsigned major = r->dev->ds.major, minor = r->dev->ds.minor;
+    size_t n = 0;
+    for (size_t i = 0; i < z->ndp; i++)
+        n += z->dp[i].major == major && z->dp[i].minor == minor;
+    if (!n)
+        return;
+    struct prio_latency *rows = xcalloc(n, sizeof(*rows));
+    struct lens_stage_sum (*acc)[LENS_NSTAGES] = xcalloc(n, sizeof(*acc));
+    size_t nrows = 0;
+    for (size_t i = 0; i < z->ndp; i++) {
+        const struct lens_devprio *c = &z->dp[i];
+        if (c->major != major || c->minor != minor)
+            continue;
+        const struct lens_devprio *p = NULL;
+        for (size_t j = 0; j < a->ndp && !p; j++)
+            if (a->dp[j].major == major && a->dp[j].minor == minor && a->dp[j].prio == c->prio)
+                p = &a->dp[j];
+        static const struct lens_stage_sum zero;
+        struct lens_stage_sum d[LENS_NSTAGES];
+        bool reset = false;
+        for (int st = 0; st < LENS_NSTAGES && !reset; st++)
+            reset = lens_stage_delta(p ? &p->st[st] : &zero, &c->st[st], &d[st]) < 0;
+        if (reset || d[LENS_ST_TOTAL].count == 0)
+            continue;
+        char name[sizeof(rows->name)];
+        lens_prio_name(c->prio, name, sizeof(name));
+        size_t k = 0;
+        while (k < nrows && strcmp(rows[k].name, name) != 0)
+            k++;
+        if (k == nrows) {
+            nrows++;
+            rows[k].prio = c->prio;
+            memcpy(rows[k].name, name, sizeof(name));
+        } else if (c->prio < rows[k].prio) {
+            rows[k].prio = c->prio;
+        }
+        for (int st = 0; st < LENS_NSTAGES; st++)
+            lens_stage_add(&acc[k][st], &d[st]);
+    }
+    for (size_t k = 0; k < nrows; k++)
+        for (int st = 0; st < LENS_NSTAGES; st++)
+            delta_prio_stage(&acc[k][st], &rows[k].st[st]);
+    free(acc);
+    if (!nrows) {
+        free(rows);
+        return;
+    }
+    qsort(rows, nrows, sizeof(*rows), cmp_lat);
+    r->lat = rows;
+    r->nlat = nrows;
+}
+
 /* The lens's view of the interval; its saturation verdict, when it can give one, is
  * taken over the baseline's: it needs no quiet history (lens_judge_saturation). */
 static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
@@ -229,6 +304,8 @@ static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, do
         r->saturated = l->saturated;
         r->sat_source = SAT_SRC_LENS;
     }
+    if (!r->dev->bd.partition)
+        dev_lat(&prev->lens, &cur->lens, r);
 }
 
 static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, double itv_s,

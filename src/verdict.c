@@ -89,6 +89,31 @@ const char *sched_reading_name(enum sched_reading r)
     }
 }
 
+const char *evidence_name(enum evidence e)
+{
+    return e == EV_MEASURED ? "measured" : "rule";
+}
+
+/* A time as the evidence prints it: three significant figures or so. */
+static void ms_text(char *buf, size_t n, double ms)
+{
+    snprintf(buf, n, ms < 10 ? "%.2f ms" : ms < 100 ? "%.1f ms" : "%.0f ms", ms);
+}
+
+const char *warn_evidence_text(const struct warning *w, char *buf, size_t n)
+{
+    if (w->evidence != EV_MEASURED || !w->m.prio[0]) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    char a[24], b[24];
+    ms_text(a, sizeof(a), w->m.p50_ms);
+    ms_text(b, sizeof(b), w->m.vs_p50_ms);
+    snprintf(buf, n, "measured: %s p50 %s vs %s %s%s", w->m.prio, a, w->m.vs, b,
+             w->contradicts ? "; the rule table says otherwise" : "");
+    return buf;
+}
+
 static void push(struct verdicts *v, enum warn_code code, int dev, int task, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
@@ -105,6 +130,9 @@ static void push(struct verdicts *v, enum warn_code code, int dev, int task, con
     w->task = task;
     w->cgroup = -1;
     w->fs = -1;
+    w->evidence = EV_RULE;
+    w->contradicts = false;
+    memset(&w->m, 0, sizeof(w->m));
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(w->text, sizeof(w->text), fmt, ap);
@@ -161,6 +189,75 @@ static int class_rank(enum ioprio_class c)
     return c == IOC_RT ? 0 : c == IOC_IDLE ? 2 : 1;
 }
 
+/* ---- Evidence: what the lens measured per priority (delta.h prio_latency) ---- */
+
+enum lat_says { LAT_UNMEASURED = -1, LAT_UNDECIDED, LAT_SAYS_ALIKE, LAT_SAYS_HONOURED };
+
+/* The total time of a priority's requests, when enough of them completed. */
+static const struct prio_stage *lat_total(const struct dev_rates *d, const char *name)
+{
+    for (size_t i = 0; i < d->nlat; i++) {
+        const struct prio_stage *t = &d->lat[i].st[LENS_ST_TOTAL];
+        if (strcmp(d->lat[i].name, name) == 0)
+            return t->count >= LAT_MIN_REQS && t->p50_ms > 0 ? t : NULL;
+    }
+    return NULL;
+}
+
+/* A process at `prio` on device d against best-effort I/O: its priority's requests and
+ * the best-effort priority (another level, for a best-effort process) that completed
+ * most requests in the interval. Fills *m and says what the two p50s show. */
+static enum lat_says lat_compare(const struct dev_rates *d, struct ioprio_eff prio,
+                                 struct warn_measure *m)
+{
+    memset(m, 0, sizeof(*m));
+    lens_prio_name((unsigned)IOPRIO_MAKE(prio.cls, prio.level), m->prio, sizeof(m->prio));
+    const struct prio_stage *mine = lat_total(d, m->prio), *vs = NULL;
+    if (!mine)
+        return LAT_UNMEASURED;
+    unsigned vs_level = 0;
+    for (size_t i = 0; i < d->nlat; i++) {
+        const struct prio_latency *l = &d->lat[i];
+        unsigned cls = IOPRIO_CLASS_OF(l->prio), level = IOPRIO_LEVEL_OF(l->prio);
+        if (cls != IOC_BE || strcmp(l->name, m->prio) == 0)
+            continue;
+        const struct prio_stage *t = lat_total(d, l->name);
+        if (t && (!vs || t->count > vs->count)) {
+            vs = t;
+            vs_level = level;
+            memcpy(m->vs, l->name, sizeof(m->vs));
+        }
+    }
+    if (!vs)
+        return LAT_UNMEASURED;
+    m->p50_ms = mine->p50_ms;
+    m->count = mine->count;
+    m->vs_p50_ms = vs->p50_ms;
+    m->vs_count = vs->count;
+    double hi = fmax(m->p50_ms, m->vs_p50_ms), lo = fmin(m->p50_ms, m->vs_p50_ms);
+    if (hi < LAT_ALIKE * lo)
+        return LAT_SAYS_ALIKE;
+    /* honoured: the less favoured waits longer (rt before be before idle; within
+     * best-effort, the higher level) */
+    int mine_rank = class_rank(prio.cls), vs_rank = class_rank(IOC_BE);
+    bool mine_first = mine_rank != vs_rank ? mine_rank < vs_rank : (unsigned)prio.level < vs_level;
+    double favoured = mine_first ? m->p50_ms : m->vs_p50_ms;
+    double other = mine_first ? m->vs_p50_ms : m->p50_ms;
+    return other >= LAT_DIFFER * favoured ? LAT_SAYS_HONOURED : LAT_UNDECIDED;
+}
+
+/* The warning just pushed carries the measurement (says: LAT_UNMEASURED leaves it a rule). */
+static void mark_evidence(struct verdicts *v, enum lat_says says, const struct warn_measure *m,
+                          bool contradicts)
+{
+    struct warning *w = &v->w[v->n - 1];
+    if (says == LAT_UNMEASURED)
+        return;
+    w->evidence = EV_MEASURED;
+    w->m = *m;
+    w->contradicts = contradicts;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -183,23 +280,36 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         task_label_of(prio, label, sizeof(label));
     }
     enum sched_reading sr = verdict_sched_reading(b->scheduler, prio);
-    switch (sr) {
-    case SR_DEFAULT:
+    if (sr == SR_DEFAULT)
         return;
-    case SR_IGNORED:
+    /* What the lens measured for this priority against best-effort I/O on the device.
+     * Against the table, the measurement wins while requests queue (LAT_BUSY_AQU). */
+    struct warn_measure m;
+    enum lat_says says = lat_compare(d, t->prio, &m);
+    bool busy = d->valid && d->aqu_sz >= LAT_BUSY_AQU;
+    char ma[24] = "", mb[24] = "";
+    if (says != LAT_UNMEASURED) {
+        ms_text(ma, sizeof(ma), m.p50_ms);
+        ms_text(mb, sizeof(mb), m.vs_p50_ms);
+    }
+    if ((sr == SR_IGNORED || sr == SR_LEVEL_IGNORED) && says == LAT_SAYS_HONOURED && busy) {
+        push(v, W_IOPRIO_HONOURED, (int)di, (int)ti,
+             "%s[%d] %s is honoured on %s, measured: p50 %s against %s %s while requests queue "
+             "(aqu-sz %.1f), though the rule table says %s reads %s",
+             comm, pid, label, dev, ma, m.vs, mb, d->aqu_sz, sched,
+             sr == SR_IGNORED ? "no priority" : "the class, not the level");
+        mark_evidence(v, says, &m, true);
+    } else if (sr == SR_IGNORED) {
         push(v, W_IOPRIO_IGNORED, (int)di, (int)ti,
              "%s[%d] %s is ignored: %s uses %s, which reads no I/O priority; %s, or cap the "
              "others with cgroup io.max", comm, pid, label, dev, sched, switch_advice(b));
-        break;
-    case SR_LEVEL_IGNORED:
+        mark_evidence(v, says, &m, false);
+    } else if (sr == SR_LEVEL_IGNORED) {
         push(v, W_IOPRIO_LEVEL_IGNORED, (int)di, (int)ti,
              "%s[%d] %s: %s uses mq-deadline, which reads the class but not the level, so "
              "be/%d is served like be/4; use idle class (ionice -c3), bfq, or cgroup io.weight",
              comm, pid, label, dev, prio.level);
-        break;
-    case SR_HONOURED:
-    case SR_UNKNOWN_SCHED:
-        break;
+        mark_evidence(v, says, &m, false);
     }
     if ((sr == SR_HONOURED || sr == SR_LEVEL_IGNORED) && queue_full(d))
         push(v, W_IOPRIO_LOTTERY, (int)di, (int)ti,
@@ -221,6 +331,17 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
              comm, pid, label, dev, ms, isnan(l->sched_queue) ? (double)l->held_now : l->sched_queue,
              l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : "other",
              sched);
+        mark_evidence(v, says, &m, false);
+    }
+    /* The table says honoured, but this priority and best-effort wait alike while
+     * requests queue: the scheduler does not act on the label here. */
+    if (sr == SR_HONOURED && !held && says == LAT_SAYS_ALIKE && busy) {
+        bool level = t->prio.cls == IOC_BE;
+        push(v, level ? W_IOPRIO_LEVEL_IGNORED : W_IOPRIO_IGNORED, (int)di, (int)ti,
+             "%s[%d] %s changes nothing on %s, measured: p50 %s against %s %s while requests "
+             "queue (aqu-sz %.1f), though the rule table says %s honours it",
+             comm, pid, label, dev, ma, m.vs, mb, d->aqu_sz, sched);
+        mark_evidence(v, says, &m, true);
     }
     if (d->saturated == 0 && !held)
         push(v, W_IOPRIO_UNSATURATED, (int)di, (int)ti,
@@ -280,6 +401,7 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
              "that holds them (mq-deadline), or lower the I/O depth",
              dev, l->tag_ms, l->device_ms, b->nr_requests,
              strcmp(b->scheduler, "none") == 0 ? " under none" : "");
+        v->w[v->n - 1].evidence = EV_MEASURED;   /* the tag wait, no priorities compared */
         return true;
     }
 

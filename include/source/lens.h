@@ -100,6 +100,8 @@ double lens_hist_quantile(const uint64_t *hist, size_t nbuckets, double q);
 /* cur - prev, field by field. -ERANGE when a counter went backwards (out zeroed). */
 int    lens_stage_delta(const struct lens_stage_sum *prev, const struct lens_stage_sum *cur,
                         struct lens_stage_sum *out);
+/* to += s, field by field (two priorities' or two intervals' requests together). */
+void   lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s);
 /* Mean of a stage in ms; NAN when no request finished it. */
 double lens_stage_mean_ms(const struct lens_stage_sum *s);
 /* A priority as iotriage prints it: "be/4", "rt/0", "idle", "none". */

@@ -143,8 +143,11 @@ static void warning_block(FILE *f, const struct result *r, const struct verdicts
     fprintf(f, "Warnings (%zu):\n", v->n);
     for (size_t i = 0; i < v->n; i++) {
         char text[2 * WARN_TEXT_MAX];
+        char ev[128];
         esc_display(text, sizeof(text), v->w[i].text, strlen(v->w[i].text), o->utf8);
-        fprintf(f, "  %-8s %-21s %s\n", severity_name(v->w[i].sev), warn_code_name(v->w[i].code), text);
+        warn_evidence_text(&v->w[i], ev, sizeof(ev));
+        fprintf(f, "  %-8s %-21s %s%s%s%s\n", severity_name(v->w[i].sev), warn_code_name(v->w[i].code),
+                text, ev[0] ? " (" : "", ev, ev[0] ? ")" : "");
     }
     (void)r;
     putc('\n', f);

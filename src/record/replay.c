@@ -680,6 +680,115 @@ static int decode_lens_stages(struct dec *d, const struct json_value *o, struct 
     return 0;
 }
 
+/* A priority as lens_prio_name() prints it, back to its number; the lowest of those
+ * that print alike (idle at any level: delta.c keeps the lowest too). */
+static bool prio_of_name(const char *s, size_t len, unsigned *out)
+{
+    for (unsigned cls = 0; cls < 8; cls++)
+        for (unsigned level = 0; level < 8; level++) {
+            char buf[sizeof(((struct prio_latency *)0)->name)];
+            unsigned prio = cls << 13 | level;
+            lens_prio_name(prio, buf, sizeof(buf));
+            if (strlen(buf) == len && memcmp(buf, s, len) == 0) {
+                *out = prio;
+                return true;
+            }
+        }
+    return false;
+}
+
+/* One stage as json_prio_stage (write.c) wrote it. Its buckets must add up to its count:
+ * anything else is damage, not a measurement. */
+static int decode_prio_stage(struct dec *d, const struct json_value *o, struct prio_stage *s)
+{
+    enum json_status st = json_as_object(o);
+    if (st != JSON_OK)
+        return status_fail(d, NULL, o, st, "an object");
+    int64_t count;
+    const struct json_value *hist;
+    int rc;
+    if ((rc = get_int(d, o, "count", 0, INT64_MAX, &count)) ||
+        (rc = get_num(d, o, "p50_ms", &s->p50_ms)) || (rc = get_num(d, o, "p90_ms", &s->p90_ms)) ||
+        (rc = get_num(d, o, "p99_ms", &s->p99_ms)) || (rc = get_num(d, o, "mean_ms", &s->mean_ms)) ||
+        (rc = get_list(d, o, "hist", false, LENS_HIST, &hist)))
+        return rc;
+    s->count = (double)count;
+    uint64_t sum = 0;
+    for (size_t k = 0; k < json_len(hist); k++) {
+        int64_t n;
+        st = json_as_int(json_at(hist, k), 0, INT64_MAX, &n);
+        if (st != JSON_OK)
+            return dfail(d, "hist", "[%zu] is not a count (an integer of at least 0)", k);
+        s->hist[k] = (uint64_t)n;
+        sum += (uint64_t)n;
+    }
+    if (json_len(hist) && s->hist[json_len(hist) - 1] == 0)
+        return dfail(d, "hist", "ends with an empty bucket (the writer trims them)");
+    if (sum != (uint64_t)count)
+        return dfail(d, "hist", "holds %" PRIu64 " requests, count says %" PRId64, sum, count);
+    return 0;
+}
+
+static int cmp_lat_prio(const void *a, const void *b)
+{
+    unsigned x = ((const struct prio_latency *)a)->prio, y = ((const struct prio_latency *)b)->prio;
+    return x < y ? -1 : x > y;
+}
+
+/* devices[].latency_by_prio (docs/json.md): absent in recordings made before it, null
+ * without the lens. r->lat is set only when the whole object decoded. */
+static int decode_lens_lat(struct dec *d, const struct json_value *o, struct dev_rates *r)
+{
+    r->lat = NULL;
+    r->nlat = 0;
+    const struct json_value *v = json_get(o, "latency_by_prio");
+    if (!v || json_as_object(v) == JSON_IS_NULL)
+        return 0;
+    const struct json_value *list;
+    int rc = get_list(d, o, "latency_by_prio", true, LENS_MAX_DEVPRIO, &list);
+    if (rc)
+        return rc;
+    size_t n = json_len(list);
+    if (!n)
+        return 0;
+    static const char *const stage_key[] = { [LENS_ST_TAG] = "tag", [LENS_ST_SCHED] = "sched",
+                                              [LENS_ST_DEVICE] = "device" };
+    struct prio_latency *rows = xcalloc(n, sizeof(*rows));
+    for (size_t i = 0; !rc && i < n; i++) {
+        const struct json_value *m = json_at(list, i);
+        size_t klen;
+        const char *key = json_key(m, &klen);
+        char buf[64];
+        if (!prio_of_name(key, klen, &rows[i].prio)) {
+            rc = dfail(d, "latency_by_prio", "\"%s\" is no I/O priority iotriage prints",
+                       shown(buf, key, klen));
+            break;
+        }
+        memcpy(rows[i].name, key, klen);
+        size_t old = at_push(d, ".latency_by_prio.%s", rows[i].name);
+        const struct json_value *stages = json_get(m, "stages");
+        enum json_status st = json_as_object(stages);
+        rc = decode_prio_stage(d, m, &rows[i].st[LENS_ST_TOTAL]);
+        if (!rc && st != JSON_OK)
+            rc = status_fail(d, "stages", stages, st, "an object");
+        for (int k = LENS_ST_TAG; !rc && k <= LENS_ST_DEVICE; k++) {
+            size_t old2 = at_push(d, ".stages.%s", stage_key[k]);
+            const struct json_value *sv = json_get(stages, stage_key[k]);
+            rc = sv ? decode_prio_stage(d, sv, &rows[i].st[k]) : dfail(d, NULL, "missing");
+            at_pop(d, old2);
+        }
+        at_pop(d, old);
+    }
+    if (rc) {
+        free(rows);
+        return rc;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_lat_prio);
+    r->lat = rows;
+    r->nlat = n;
+    return 0;
+}
+
 static int decode_lens_task(struct dec *d, const struct json_value *o, struct task_rates *r)
 {
     /* before the lens, a known delay came from taskstats */
@@ -902,6 +1011,8 @@ static int decode_dev_rates(struct dec *d, const struct json_value *o, struct de
         rc = get_bool(d, o, "reset", &r->reset);
     if (!rc)
         rc = decode_lens_stages(d, o, r);
+    if (!rc)
+        rc = decode_lens_lat(d, o, r);
     if (rc)
         return rc;
     /* The delta's own flags, from what it left null: r_s is null exactly when there was
@@ -1010,8 +1121,10 @@ static int decode_devices(struct dec *d, const struct json_value *root, struct r
         size_t old = at_push(d, "devices[%zu]", i);
         rc = decode_device(d, json_at(list, i), &f->snap.devs[i], &f->res.devs[i]);
         at_pop(d, old);
-        if (rc)
+        if (rc) {
+            free(f->res.devs[i].lat);    /* not yet counted in ndevs: result_free misses it */
             return rc;
+        }
         f->snap.ndevs = f->res.ndevs = i + 1;
     }
     for (size_t i = 0; i < n; i++)
@@ -1059,7 +1172,7 @@ static struct ptask *ptasks_add(struct ptasks *p)
 
 static int decode_ioprio_fields(struct dec *d, const struct json_value *o, struct ptask *p)
 {
-    int cls, ecls, src, rc;
+    int cls = -1, ecls, src, rc;   /* -1: quiets a false maybe-uninitialized once inlined */
     int64_t level, raw, elevel;
     rc = get_name(d, o, "class", true, class_lookup, "I/O priority class", &cls);
     if (rc < 0)
@@ -1375,6 +1488,52 @@ static void layout_tasks(struct replay_frame *f, struct ptasks *pt)
 
 /* ---- warnings ---------------------------------------------------------------------------- */
 
+/* A warning's evidence (docs/json.md "Warning objects"): absent in recordings made
+ * before it, which were all the rule table's. */
+static int decode_evidence(struct dec *d, const struct json_value *o, struct warning *w)
+{
+    w->evidence = EV_RULE;
+    w->contradicts = false;
+    memset(&w->m, 0, sizeof(w->m));
+    if (!json_get(o, "evidence"))
+        return 0;
+    const char *ev;
+    size_t len;
+    int rc;
+    if ((rc = get_str(d, o, "evidence", false, &ev, &len)) ||
+        (rc = get_bool(d, o, "contradicts_rules", &w->contradicts)))
+        return rc;
+    if (len == 8 && memcmp(ev, "measured", 8) == 0) {
+        w->evidence = EV_MEASURED;
+    } else if (!(len == 4 && memcmp(ev, "rule", 4) == 0)) {
+        char buf[64];
+        return dfail(d, "evidence", "\"%s\" is neither \"measured\" nor \"rule\"", shown(buf, ev, len));
+    }
+    const struct json_value *m = json_get(o, "measured");
+    if (!m || json_as_object(m) == JSON_IS_NULL)
+        return 0;
+    if (w->evidence != EV_MEASURED)
+        return dfail(d, "measured", "figures on a warning of the rule table");
+    enum json_status st = json_as_object(m);
+    if (st != JSON_OK)
+        return status_fail(d, "measured", m, st, "an object or null");
+    int64_t n, vn;
+    size_t old = at_push(d, ".measured");
+    unsigned prio;
+    if (!(rc = get_fixed(d, m, "prio", false, FIT_EXACT, w->m.prio, sizeof(w->m.prio))) &&
+        !(rc = get_num(d, m, "p50_ms", &w->m.p50_ms)) && !(rc = get_int(d, m, "count", 0, INT64_MAX, &n)) &&
+        !(rc = get_fixed(d, m, "vs", false, FIT_EXACT, w->m.vs, sizeof(w->m.vs))) &&
+        !(rc = get_num(d, m, "vs_p50_ms", &w->m.vs_p50_ms)) &&
+        !(rc = get_int(d, m, "vs_count", 0, INT64_MAX, &vn))) {
+        w->m.count = (double)n;
+        w->m.vs_count = (double)vn;
+        if (!prio_of_name(w->m.prio, strlen(w->m.prio), &prio) || !prio_of_name(w->m.vs, strlen(w->m.vs), &prio))
+            rc = dfail(d, NULL, "names no I/O priority iotriage prints");
+    }
+    at_pop(d, old);
+    return rc;
+}
+
 static int decode_warning(struct dec *d, const struct json_value *o, const struct name_ix *dix,
                           const struct pid_ix *pix, size_t npix, const struct snapshot *snap,
                           struct warning *w)
@@ -1389,6 +1548,8 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         (rc = get_name(d, o, "severity", false, severity_lookup, "severity", &sev)) ||
         (rc = get_str(d, o, "device", warn_code_is_fs((enum warn_code)code), &dev, &len)) ||
         (rc = get_fixed(d, o, "text", false, FIT_CUT, w->text, sizeof(w->text))))
+        return rc;
+    if ((rc = decode_evidence(d, o, w)))
         return rc;
     w->code = (enum warn_code)code;
     w->sev = (enum severity)sev;

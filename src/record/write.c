@@ -162,6 +162,21 @@ static void json_warning(struct jw *w, const struct result *r, const struct warn
         jw_int(w, "pid", t->id);
         jw_str(w, "comm", t->comm);
     }
+    jw_str(w, "evidence", evidence_name((enum evidence)x->evidence));
+    if (x->evidence == EV_MEASURED && x->m.prio[0]) {
+        jw_open(w, "measured", '{');
+        jw_str(w, "prio", x->m.prio);
+        jw_num(w, "p50_ms", x->m.p50_ms);
+        jw_int(w, "count", (long long)x->m.count);
+        jw_str(w, "vs", x->m.vs);
+        jw_num(w, "vs_p50_ms", x->m.vs_p50_ms);
+        jw_int(w, "vs_count", (long long)x->m.vs_count);
+        jw_close(w, '}');
+    } else {
+        jw_key(w, "measured");
+        fputs("null", w->f);
+    }
+    jw_bool(w, "contradicts_rules", x->contradicts);
     jw_str(w, "text", x->text);
     jw_close(w, '}');
 }
@@ -198,6 +213,52 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     jw_num(w, "held_sched_ms", l->held_sched_ms);
     jw_int(w, "held_now", (long long)l->held_now);
     jw_bool(w, "saturated", l->saturated);
+    jw_close(w, '}');
+}
+
+/* One stage's figures, and its buckets up to the last that holds a request: a recording
+ * keeps the histogram (docs/json.md "latency_by_prio"), never the requests. */
+static void json_prio_stage(struct jw *w, const struct prio_stage *s)
+{
+    jw_int(w, "count", (long long)s->count);
+    jw_num(w, "p50_ms", s->p50_ms);
+    jw_num(w, "p90_ms", s->p90_ms);
+    jw_num(w, "p99_ms", s->p99_ms);
+    jw_num(w, "mean_ms", s->mean_ms);
+    size_t n = LENS_HIST;
+    while (n > 0 && s->hist[n - 1] == 0)
+        n--;
+    jw_open(w, "hist", '[');
+    for (size_t k = 0; k < n; k++)
+        jw_int(w, NULL, (long long)s->hist[k]);
+    jw_close(w, ']');
+}
+
+/* Latency per I/O priority: null exactly when `stages` is (no lens, a partition, the
+ * first sample), so a reader tells "nothing completed" ({}) from "not measured". */
+static void json_latency_by_prio(struct jw *w, const struct dev_rates *d)
+{
+    if (!d->lens.valid) {
+        jw_key(w, "latency_by_prio");
+        fputs("null", w->f);
+        return;
+    }
+    static const char *const stage_key[] = { [LENS_ST_TAG] = "tag", [LENS_ST_SCHED] = "sched",
+                                              [LENS_ST_DEVICE] = "device" };
+    jw_open(w, "latency_by_prio", '{');
+    for (size_t i = 0; i < d->nlat; i++) {
+        const struct prio_latency *l = &d->lat[i];
+        jw_open(w, l->name, '{');
+        json_prio_stage(w, &l->st[LENS_ST_TOTAL]);
+        jw_open(w, "stages", '{');
+        for (int st = LENS_ST_TAG; st <= LENS_ST_DEVICE; st++) {
+            jw_open(w, stage_key[st], '{');
+            json_prio_stage(w, &l->st[st]);
+            jw_close(w, '}');
+        }
+        jw_close(w, '}');
+        jw_close(w, '}');
+    }
     jw_close(w, '}');
 }
 
@@ -264,6 +325,7 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_bool(w, "saturated", d->saturated);
     jw_bool(w, "reset", d->reset);
     json_lens_stages(w, d);
+    json_latency_by_prio(w, d);
     jw_open(w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)
         if (v->w[i].task < 0 && v->w[i].dev == (int)di)

@@ -164,7 +164,7 @@ static const struct lens_devprio *dp_find(const struct lens_reading *r, unsigned
     return NULL;
 }
 
-static void stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s)
+void lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s)
 {
     to->count += s->count;
     to->sum_ns += s->sum_ns;
@@ -216,11 +216,11 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
             static const struct lens_stage_sum zero;
             if (lens_stage_delta(p ? &p->st[st] : &zero, &c->st[st], &d) < 0)
                 continue;            /* a reset: this priority says nothing this time */
-            stage_add(&all[st], &d);
+            lens_stage_add(&all[st], &d);
             if (st == LENS_ST_DEVICE)
-                stage_add(&cls_dev[rank], &d);
+                lens_stage_add(&cls_dev[rank], &d);
             if (st == LENS_ST_SCHED)
-                stage_add(&cls_sched[rank], &d);
+                lens_stage_add(&cls_sched[rank], &d);
         }
     }
     if (!any)

@@ -107,20 +107,6 @@ static void copy_wchan(char *dst, size_t n, const char *w)
     str_copy(dst, w && strcmp(w, "-") != 0 && strcmp(w, "?") != 0 && strcmp(w, "0") != 0 ? w : "", n);
 }
 
-static int read_small(int dir_fd, const char *name, char *buf, size_t n)
-{
-    int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t r = read(fd, buf, n - 1);
-    int e = errno;
-    close(fd);
-    if (r < 0)
-        return -e;
-    buf[r] = '\0';
-    return (int)r;
-}
-
 static int cmp_tid(const void *a, const void *b)
 {
     const pid_t *x = a, *y = b;
@@ -160,7 +146,7 @@ static bool read_thread(int task_fd, pid_t tid, struct procinfo_thread *t)
     char name[32], buf[1024];
     struct proc_stat st;
     snprintf(name, sizeof(name), "%d/stat", (int)tid);
-    int r = read_small(task_fd, name, buf, sizeof(buf));
+    ssize_t r = read_file_at(task_fd, name, buf, sizeof(buf));
     if (r <= 0 || procstat_parse(buf, (size_t)r, &st) < 0)
         return false;
     t->tid = tid;
@@ -169,7 +155,7 @@ static bool read_thread(int task_fd, pid_t tid, struct procinfo_thread *t)
     t->nice = st.nice;
     t->policy = st.policy;
     snprintf(name, sizeof(name), "%d/wchan", (int)tid);
-    copy_wchan(t->wchan, sizeof(t->wchan), read_small(task_fd, name, buf, sizeof(buf)) > 0 ? buf : NULL);
+    copy_wchan(t->wchan, sizeof(t->wchan), read_file_at(task_fd, name, buf, sizeof(buf)) > 0 ? buf : NULL);
     return true;
 }
 

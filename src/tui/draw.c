@@ -336,6 +336,9 @@ static int draw_banner(const struct verdicts *v, const struct view *vw, int y0, 
         char more[48] = "";
         if (last && rest > 0)
             snprintf(more, sizeof(more), " (+%zu more: h)", rest);
+        char ev[128];
+        if (warn_evidence_text(x, ev, sizeof(ev))[0])   /* first: the text may be cut */
+            col += putf(y0 + lines, col, w - col, "%s: ", ev);
         int room = w - col - (int)strlen(more);
         col += put_untrusted(y0 + lines, col, room > 0 ? room : 0, x->text, vw);
         attrset(A_BOLD);

@@ -25,11 +25,12 @@ expect_usage_error -n
 "$IOT" --help | grep -q -- '--json' || fail "--help does not list --json"
 "$IOT" --version | grep -Eq '^iotriage [0-9]' || fail "--version"
 
-# -n 3 -d 0.2: three JSON lines, each a full sample, ~0.2 s apart.
+# -n 3 -d 0.2: three JSON lines, each a full sample, at least 0.2 s apart.
 "$IOT" --json -n 3 -d 0.2 >"$TMP/s.json" || fail "--json run failed"
 [ "$(wc -l <"$TMP/s.json")" = 3 ] || fail "expected 3 lines, got $(wc -l <"$TMP/s.json")"
 jqf -s 'length == 3' "$TMP/s.json" >/dev/null
-jqf -s 'all(.[]; (.interval_s > 0.15 and .interval_s < 0.6))' "$TMP/s.json" >/dev/null
+# never sooner than asked (how much later depends on the machine's load: not asserted)
+jqf -s 'all(.[]; .interval_s > 0.15)' "$TMP/s.json" >/dev/null
 jqf -s 'all(.[]; has("ts") and has("interval_s") and has("delayacct") and has("psi")
                   and has("devices") and has("processes"))' "$TMP/s.json" >/dev/null
 # the device keys of the contract, on every device
@@ -65,8 +66,12 @@ ok "-p $a -p $b selects exactly those"
 
 # A process that execs keeps its pid and start time but gets a new command line: it is
 # read again at once (names are cached per task between refreshes).
-bg bash -c 'sleep 1.2; exec -a renamed-after-exec sleep 30'; x=$BG
-"$IOT" --json -n 5 -d 0.5 -p "$x" >"$TMP/exec.json" || fail "exec run failed"
+# The exec waits for the first sample to be written (no race with a slow start-up).
+bg bash -c "while [ ! -e '$TMP/go' ]; do sleep 0.05; done; exec -a renamed-after-exec sleep 30"; x=$BG
+"$IOT" --json -n 5 -d 0.5 -p "$x" >"$TMP/exec.json" & run=$!
+for _ in $(seq 1 300); do [ -s "$TMP/exec.json" ] && break; sleep 0.1; done
+touch "$TMP/go"
+wait "$run" || fail "exec run failed"
 jqf -s '(.[0].processes[0].cmdline | startswith("bash -c")) and
         (.[-1].processes[0].cmdline == "renamed-after-exec 30") and (.[-1].processes[0].comm == "sleep")' \
     "$TMP/exec.json" >/dev/null

@@ -10,7 +10,7 @@ export TZ=UTC
 gold=$ROOT/tests/fixtures/golden
 mkdir -p "$gold"
 n=0
-for f in rec rec-only rec-threads rec-unpriv handmade; do
+for f in rec rec-only rec-threads rec-unpriv handmade rec-lens; do
     in=$ROOT/tests/fixtures/replay/$f.jsonl
     for variant in txt txt-only txt-ascii json-only; do
         case $variant in
@@ -34,7 +34,7 @@ for f in rec rec-only rec-threads rec-unpriv handmade; do
     # A recording written again with --json --replay is the recording itself.
     LC_ALL=C.UTF-8 "$IOT" --json --replay "$in" | cmp -s - "$in" || fail "$f: --json --replay is not the recording"
 done
-ok "$n outputs of 5 recordings as expected; every recording written again byte for byte"
+ok "$n outputs of 6 recordings as expected; every recording written again byte for byte"
 
 # The test can fail: a changed sample must show as a diff.
 sed '1s/"interval_s":0.3[0-9]*/"interval_s":9.999/' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/changed.jsonl"

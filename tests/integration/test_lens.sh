@@ -76,11 +76,13 @@ run_watched() {
     local out=$1; shift
     "$IOT" "$@" >"$out" &
     local pid=$! i
-    # loading takes a moment: wait until the links are there (attach comes last)
-    for i in $(seq 40); do
+    # loading takes a moment (the verifier; longer on a loaded machine): wait until the
+    # links are there (attach comes last), as long as iotriage runs
+    for i in $(seq 600); do
         sleep 0.05
         lens_ids "$pid" >"$TMP/ids"
         grep -q '^link:' "$TMP/ids" && break
+        kill -0 "$pid" 2>/dev/null || break
     done
     wait "$pid" || fail "iotriage $* failed"
 }

@@ -633,6 +633,33 @@ static void test_damage_table(void **state)
         { "\"tunables\":{\"async_depth\":\"256\"", "\"tunables\":{\"async_depth\":256", -EINVAL,
           "devices[8].tunables: expected string values, got number" },
         { "\"notes\":[]", "\"notes\":[{\"source\":\"psi\"}]", -EINVAL, "notes[0].text: missing (expected a string)" },
+        /* latency per priority (latency_by_prio) and the warnings' evidence */
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"be/9\":{}}", -EINVAL,
+          "devices[0].latency_by_prio: \"be/9\" is no I/O priority iotriage prints" },
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":[]", -EINVAL,
+          "devices[0].latency_by_prio: expected an object, got array" },
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"be/4\":{\"count\":3,\"p50_ms\":1,\"p90_ms\":1,"
+          "\"p99_ms\":1,\"mean_ms\":1,\"hist\":[0,2],\"stages\":{}}}", -EINVAL,
+          "devices[0].latency_by_prio.be/4.hist: holds 2 requests, count says 3" },
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"be/4\":{\"count\":3,\"p50_ms\":1,\"p90_ms\":1,"
+          "\"p99_ms\":1,\"mean_ms\":1,\"hist\":[0,3,0],\"stages\":{}}}", -EINVAL,
+          "devices[0].latency_by_prio.be/4.hist: ends with an empty bucket" },
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"idle\":{\"count\":3,\"p50_ms\":1,\"p90_ms\":1,"
+          "\"p99_ms\":1,\"mean_ms\":1,\"hist\":[0,3],\"stages\":{}}}", -EINVAL,
+          "devices[0].latency_by_prio.idle.stages.tag: missing" },
+        { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"be/4\":{\"count\":1,\"p50_ms\":1,\"p90_ms\":1,"
+          "\"p99_ms\":1,\"mean_ms\":1,\"hist\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1],"
+          "\"stages\":{}}}", -EINVAL, "devices[0].latency_by_prio.be/4.hist: 33 entries, at most 32 possible" },
+        { "\"comm\":\"sleep\",\"evidence\":\"rule\"", "\"comm\":\"sleep\",\"evidence\":\"maybe\"", -EINVAL,
+          "warnings[0].evidence: \"maybe\" is neither \"measured\" nor \"rule\"" },
+        { "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null", "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":{\"prio\":\"idle\"}",
+          -EINVAL, "warnings[0].measured: figures on a warning of the rule table" },
+        { "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null", "\"comm\":\"sleep\",\"evidence\":\"measured\",\"measured\":{\"prio\":\"idle\","
+          "\"p50_ms\":1,\"count\":30,\"vs\":\"be/9\",\"vs_p50_ms\":1,\"vs_count\":30}",
+          -EINVAL, "warnings[0].measured: names no I/O priority iotriage prints" },
+        { "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null,\"contradicts_rules\":false",
+          "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null,\"contradicts_rules\":0", -EINVAL,
+          "warnings[0].contradicts_rules: expected true or false, got number" },
         /* broken JSON inside a sample */
         { "\"comm\":\"kthreadd\"", "\"comm\":\"kth\\qreadd\"", -EINVAL, "invalid escape \\q" },
         { "\"comm\":\"kthreadd\"", "\"comm\":\"\\udc00\"", -EINVAL, "lone low surrogate \\udc00" },
