@@ -537,6 +537,11 @@ static void lat_table(struct lines *l, const struct lat_ring *ring, const struct
     attrset(A_BOLD);
     ln(l, "  %-6s %7s %7s %7s %7s  %7s %7s %7s", "PRIO", "REQ", "p50", "p90", "p99", "tag", "sched", "device");
     attrset(A_NORMAL);
+    /* More priorities than rows: a window that keeps the shown one, and a line that says
+     * how many others Tab reaches. */
+    bool more = (int)ring->nprio > maxrows;
+    if (more && maxrows > 1)
+        maxrows--;
     int first = 0;
     if (sel >= maxrows)
         first = sel - maxrows + 1;
@@ -557,6 +562,8 @@ static void lat_table(struct lines *l, const struct lat_ring *ring, const struct
            c[3], c[4], c[5], c[6]);
         attrset(A_NORMAL);
     }
+    if (more)
+        ln(l, "  ... %d more (Tab)", (int)ring->nprio - maxrows);
 }
 
 /* Bucket rows of the heat map, high latency at the top as in a graph: on the left the
@@ -707,6 +714,8 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
     }
     char what[32];
     snprintf(what, sizeof(what), "%s, last interval", pr->name);
+    if ((int)strlen(what) >= left)
+        snprintf(what, sizeof(what), "%s, last", pr->name);
     snprintf(head, sizeof(head), "%-*.*s| %s, last %s: a column a refresh, newest right%s", left, left, what,
              pr->name, span, ring->dropped ? "  (more priorities than kept)" : "");
     if (l.y < l.h) {
