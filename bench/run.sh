@@ -14,7 +14,7 @@
 #
 # Usage: bench/run.sh [--smoke] [--sizes "0 1000 10000"] [--threads PROCSxTHREADS]
 #                     [-n REFRESHES] [-d SECONDS] [--reps K] [--programs "..."]
-#                     [--no-callgrind] [--no-cold] [--out DIR] [--table]
+#                     [--no-callgrind] [--no-cold] [--no-cgcost] [--out DIR] [--table]
 #   programs: iotriage iotop-c floor floor-k floor-lazy (default: the first four)
 #     floor       bench/floor: stat and io opened and read every refresh
 #     floor-k     the same with stat and io kept open (pread): less CPU, more slab
@@ -23,6 +23,8 @@
 #     floor+X[+Y] the floor plus reads a monitor might do (X: status, comm, cmdline, fd; see
 #                 floor.c -x), to price each: e.g. --programs "floor floor+status"
 #   --table   only print the table again from DIR/runs.tsv (and DIR/callgrind.*)
+#   --no-cgcost  skip the cgroup lens's own figure (bench/cgcost: what the lens adds to a
+#             refresh at 10,000 processes in 500 cgroups, run last; not with --smoke)
 #   --smoke   a small population, few refreshes: checks that the harness works (every
 #             program ran and listed the tasks; the table is complete); measures nothing
 # Environment: IOTRIAGE=PATH measures that binary instead of ./iotriage; BENCH_NO_BUILD=1
@@ -36,7 +38,7 @@ BUILD=${BUILD:-build}
 BIN="$ROOT/$BUILD/bench"
 IOT=${IOTRIAGE:-$ROOT/iotriage}
 
-smoke=0 sizes="0 1000 10000" threads_shape="100x20" R=10 D=1 reps=2 callgrind=1 cold=1
+smoke=0 sizes="0 1000 10000" threads_shape="100x20" R=10 D=1 reps=2 callgrind=1 cold=1 cgcost=1
 programs="iotriage iotop-c floor floor-k" out="" table_only=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift ;;
     --no-callgrind) callgrind=0 ;;
     --no-cold) cold=0 ;;
+    --no-cgcost) cgcost=0 ;;
     --out) out=$2; shift ;;
     --table) table_only=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -57,7 +60,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ "$smoke" = 1 ]; then
-    sizes="50" threads_shape="5x4" R=2 D=0.3 reps=1 callgrind=0 cold=0
+    sizes="50" threads_shape="5x4" R=2 D=0.3 reps=1 callgrind=0 cold=0 cgcost=0
 fi
 out=${out:-$ROOT/$BUILD/bench/results}
 
@@ -159,6 +162,7 @@ fi
 # --- what the bench runs -----------------------------------------------------------------
 if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
     targets=("$BUILD/bench/spawn" "$BUILD/bench/floor" "$BUILD/bench/measure")
+    [ "$cgcost" = 0 ] || targets+=("$BUILD/bench/cgcost")
     [ -n "${IOTRIAGE:-}" ] || targets+=(iotriage)
     make -C "$ROOT" -s --no-print-directory BUILD="$BUILD" "${targets[@]}" >&2 || die "build failed"
 fi
@@ -341,3 +345,15 @@ for s in "${scenarios[@]}"; do
 done
 
 print_table
+
+# The cgroup lens alone, at 10,000 idle processes in 500 cgroups of the v2 hierarchy
+# (docs/performance.md, "The cgroup lens"): its own process, after the populations.
+if [ "$cgcost" = 1 ]; then
+    if [ -x "$BIN/cgcost" ]; then
+        echo "bench: cgroup lens: cgcost -c 500 -n 10000 -r 30" >&2
+        "$BIN/cgcost" -c 500 -n 10000 -r 30 | tee "$out/cgcost.txt" ||
+            echo "bench: cgcost failed or cannot run here (see above)" >&2
+    else
+        echo "bench: $BIN/cgcost not built: no cgroup lens figure" >&2
+    fi
+fi

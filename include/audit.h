@@ -8,11 +8,21 @@
  *
  * A label systemd rejects when it loads the unit (IOSchedulingClass=Idle, Nice=50: the
  * unit runs without it) is one more way a label is ignored, reported with file and line.
- * Text from outside (unit and file names, values, device names) goes through esc_display.
+ * A process's priority is the one its requests carry, after its cgroup's io.prio.class.
  *
- * Exit status: 1 when any label is ignored (wholly, its level, or rejected by systemd);
- * 3 when none is ignored but some could not be judged (no device found, unknown
- * scheduler); 0 when every label is honoured, or there is none; 2 on error.
+ * Then, with the processes (not with no_processes), every cgroup of the hierarchy the
+ * cgroup lens shows (source/cgroups.h: the v2 one through mountinfo, else the v1 blkio
+ * one), walked depth first without following a symlink and bounded (20,000 cgroups, 64
+ * deep): io.weight, io.max (v1: blkio.throttle), io.prio.class and io.latency judged
+ * against the snapshot's devices with verdict.h's cgroup rules (verdict_cg_*), the one
+ * logic the live verdicts use. Text from outside (unit, file and cgroup names, values,
+ * device names) goes through esc_display.
+ *
+ * Exit status: 1 when any label is ignored (wholly, its level, or rejected by systemd) or
+ * a cgroup setting is without effect on a device; 3 when none is but some could not be
+ * judged (no device found, unknown scheduler, io.cost.qos unreadable, a cgroup row for a
+ * device not listed); 0 when every label and setting is honoured, or there is none; 2 on
+ * error.
  */
 #ifndef IOTRIAGE_AUDIT_H
 #define IOTRIAGE_AUDIT_H
@@ -21,9 +31,9 @@
 
 struct audit_opts {
     bool json;
-    bool no_processes;               /* units only (tests on a fixture root) */
+    bool no_processes;               /* units only (tests on a fixture root): no cgroups */
     const char *root;                /* where unit files are read: "/" unless testing */
-    const char *proc_root, *sys_root;
+    const char *proc_root, *sys_root;   /* NULL: /proc, /sys; a captured tree for tests */
 };
 
 int audit_run(const struct audit_opts *o);

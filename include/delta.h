@@ -20,11 +20,14 @@
 #include "source/cgroups.h"
 #include "source/ioprio.h"
 #include "source/lens.h"
+#include "source/taskstate.h"
 
 /* Where a task's io_delay_pct came from: taskstats first (the kernel's delay
- * accounting), else the BPF lens's iowait (source/lens.h), else unknown. */
-enum delay_source { DELAY_SRC_UNKNOWN, DELAY_SRC_TASKSTATS, DELAY_SRC_BPF };
-const char *delay_source_name(enum delay_source s);   /* "taskstats" "bpf", NULL unknown */
+ * accounting), else the BPF lens's iowait (source/lens.h), else the estimate from
+ * sampled thread states (source/taskstate.h, delta_sampled), else unknown. */
+enum delay_source { DELAY_SRC_UNKNOWN, DELAY_SRC_TASKSTATS, DELAY_SRC_BPF, DELAY_SRC_SAMPLED };
+/* "taskstats" "bpf" "sampled", NULL unknown */
+const char *delay_source_name(enum delay_source s);
 
 /* Which rule decided dev_rates.saturated. */
 enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS };
@@ -91,7 +94,9 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
     bool   delay_overcount;          /* the kernel counted more waiting than the wall clock
                                       * allows (nlwp x interval); the figures are capped */
     /* DELAY_SRC_BPF: io_delay_pct (and blkio_avg_ms) are the lens's iowait, delay_valid
-     * is set, swapin_delay_pct stays unknown. */
+     * is set, swapin_delay_pct stays unknown. DELAY_SRC_SAMPLED: io_delay_pct is an
+     * estimate from sampled thread states, delay_valid is set, swapin_delay_pct and
+     * blkio_avg_ms stay unknown. */
     unsigned char io_delay_source;   /* enum delay_source */
 };
 
@@ -160,6 +165,15 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
                    struct baselines *hist, struct result *out);
 void result_free(struct result *r);
 void baselines_free(struct baselines *b);
+/* The baseline of a device (name and major:minor), added (levels NAN) when missing. */
+struct dev_baseline *baselines_get(struct baselines *b, const char *name, unsigned major,
+                                   unsigned minor);
+
+/* The sampled estimate (source/taskstate.h) for the tasks whose delay is still unknown
+ * after delta_compute: io_delay_pct from c, counted over the same interval, as
+ * DELAY_SRC_SAMPLED. Tasks with a figure from taskstats or the lens are left alone, and
+ * so are those sampled in too few rounds (they stay unknown). */
+void delta_sampled(struct result *r, const struct ts_counts *c);
 
 /* Pure pieces, exposed for the tests. */
 /* Difference of a kernel counter that is 32-bit on the kernel side (ms fields): wraps. */

@@ -23,6 +23,13 @@
  *   pipeline_seek(), pipeline_set_threads() or pipeline_close(). Between two frames the
  *   pipeline keeps of the older snapshot only what the deltas need (snapshot_reduce), so
  *   two whole task lists are never alive at once; callers never see that.
+ * - Live, tasks whose I/O delay neither taskstats nor the BPF lens gives are sampled
+ *   between refreshes (source/taskstate.h) by a thread the pipeline owns: it reads
+ *   /proc only, never blocks pipeline_step() beyond a lock held to swap two counters,
+ *   and samples nothing while no task needs it. delta_sampled (delta.h) turns what it
+ *   counted into the frame's estimates.
+ * - Live, with o->state_path, the devices' quiet-time levels of earlier runs are read at
+ *   open and written every STATE_SAVE_S and at close (record/state.h).
  * - Nothing here prints or exits. Allocation failure aborts (util.h).
  */
 #ifndef IOTRIAGE_PIPELINE_H
@@ -63,6 +70,11 @@ struct pipeline_opts {
      * hour of a directory), and the moment the first frame shows (the first sample at or
      * after it). */
     double replay_from, replay_to, replay_at;
+    /* Live: the devices' remembered quiet-time levels (record/state.h); NULL: none. */
+    const char *state_path;
+    /* Live: the caller's refresh interval, for the sampling period before the first
+     * interval is measured (0: 1 s). */
+    double interval_s;
 };
 
 struct pipeline;
@@ -94,6 +106,10 @@ bool pipeline_is_replay(const struct pipeline *p);
 /* The device baselines the deltas keep (delta.h), for seeding them before the first step
  * (the recorder's quiet-time levels of an earlier run); not to be changed after. */
 struct baselines *pipeline_baselines(struct pipeline *p);
+
+/* Why the remembered levels were not read (a file that is not one, unreadable), or
+ * NULL; for one line on stderr. */
+const char *pipeline_state_note(const struct pipeline *p);
 
 /* Live: start again with threads (or processes) as the unit. The first frame comes from
  * the next step. Returns 0 or -errno with err. */

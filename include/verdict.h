@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "delta.h"
+#include "source/cgroups.h"
 #include "source/ioprio.h"
 
 /* Every warning code, its stable name and its severity. The table is the one place
@@ -146,6 +147,38 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define CG_LIMIT_NEAR       0.90  /* a rate at this share of its io.max limit is at the limit */
 #define CG_LIMIT_PRESSURE   10.0  /* ... and the cgroup's io.pressure some at least this % */
 #define CG_COST_WAIT_PCT    10.0  /* io.cost held its I/O back this % of the interval */
+
+/* The cgroup rules that need no rates, one function each, called by verdict_compute and
+ * by `iotriage audit` (which judges every cgroup's settings without an interval): one
+ * piece of logic for both. Pure. */
+enum cg_judgement {
+    CGJ_NONE,            /* nothing to judge (a default weight) */
+    CGJ_HONOURED,        /* something in the kernel reads it on that device */
+    CGJ_IGNORED,         /* nothing does: text says why */
+    CGJ_UNKNOWN,         /* cannot tell (io.cost.qos unreadable) */
+};
+/* cgroup-weight-ignored: io.weight of cgroup `path` on whole disk d, against the root's
+ * io.cost.qos (q, or qerr when it could not be read). */
+enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settings *st,
+                                    const struct cg_costqos *q, int qerr, const struct dev_sample *d,
+                                    char *text, size_t n);
+/* cgroup-writeback-root: why writeback to device `dev` (a name in devs[0, ndevs), the
+ * snapshot's devices) is charged to the root cgroup of set's hierarchy, or NULL when it
+ * can be charged to the writer's cgroup (or that is not known). */
+const char *verdict_cg_writeback_reason(const struct cgroup_set *set, const struct dev_sample *devs,
+                                        size_t ndevs, const char *dev, char *buf, size_t n);
+/* cgroup-iolatency-throttled: true (and text) when io.stat shows io.latency holding
+ * cgroup `path` to `depth` requests in flight on dev (depth -1: "max", not held). */
+bool verdict_cg_latency(const char *path, bool has_lat, long depth, const char *dev, char *text,
+                        size_t n);
+/* Does scheduler `sched` read the priority a request carries, which io.prio.class
+ * rewrites? bfq does not: it reads the task's own. */
+bool verdict_sched_reads_request_prio(const char *sched);
+/* cgroup-prio-class: task comm[pid]'s own priority and what io.prio.class `policy` of the
+ * cgroup at owner_path makes of it on device dev under scheduler sched. */
+void verdict_cg_prio_text(char *buf, size_t n, const char *comm, int pid, struct ioprio_eff own,
+                          struct ioprio_eff now, const char *dev, const char *sched,
+                          enum cg_prio_policy policy, const char *owner_path);
 
 struct verdicts {
     struct warning *w;               /* most severe first, then by device, then by pid */

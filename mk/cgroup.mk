@@ -1,7 +1,10 @@
 # The cgroup lens (include/cgroups.h): its benchmark, which links the library objects.
-# `make build/bench/cgcost && sudo build/bench/cgcost` (docs/performance.md, "cgroup lens").
+# `make build/bench/cgcost && sudo build/bench/cgcost` (docs/performance.md, "cgroup lens");
+# `make bench` builds and runs it last (bench/run.sh).
 CGCOST_BUILD := $(BUILD)
 CGCOST_OBJS  := $(LIBOBJS)
+
+bench: $(CGCOST_BUILD)/bench/cgcost
 
 $(CGCOST_BUILD)/bench/cgcost: bench/cgcost.c $(CGCOST_OBJS)
 	@mkdir -p $(dir $@)

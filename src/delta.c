@@ -39,6 +39,7 @@ const char *delay_source_name(enum delay_source s)
     switch (s) {
     case DELAY_SRC_TASKSTATS: return "taskstats";
     case DELAY_SRC_BPF:       return "bpf";
+    case DELAY_SRC_SAMPLED:   return "sampled";
     default:                  return NULL;
     }
 }
@@ -64,10 +65,11 @@ static const struct dev_sample *find_prev_dev(const struct snapshot *prev, const
     return NULL;
 }
 
-static struct dev_baseline *baseline_for(struct baselines *b, const struct diskstats_row *ds)
+struct dev_baseline *baselines_get(struct baselines *b, const char *name, unsigned major,
+                                   unsigned minor)
 {
     for (size_t i = 0; i < b->n; i++)
-        if (b->v[i].major == ds->major && b->v[i].minor == ds->minor && strcmp(b->v[i].name, ds->name) == 0)
+        if (b->v[i].major == major && b->v[i].minor == minor && strcmp(b->v[i].name, name) == 0)
             return &b->v[i];
     if (b->n == b->cap) {
         b->cap = b->cap ? b->cap * 2 : 16;
@@ -75,11 +77,16 @@ static struct dev_baseline *baseline_for(struct baselines *b, const struct disks
     }
     struct dev_baseline *n = &b->v[b->n++];
     memset(n, 0, sizeof(*n));
-    str_copy(n->name, ds->name, sizeof(n->name));
-    n->major = ds->major;
-    n->minor = ds->minor;
+    str_copy(n->name, name, sizeof(n->name));
+    n->major = major;
+    n->minor = minor;
     n->quiet_await = n->ceiling = (double)NAN;
     return n;
+}
+
+static struct dev_baseline *baseline_for(struct baselines *b, const struct diskstats_row *ds)
+{
+    return baselines_get(b, ds->name, ds->major, ds->minor);
 }
 
 static double ratio(double num, double den)
@@ -509,6 +516,27 @@ void delta_fs(const struct fs_sample *fs, const struct dev_rates *dev, struct fs
     double span = fs->hist_mono[n - 1] - fs->hist_mono[first];
     double rate = ((double)fs->hist_used[n - 1] - (double)fs->hist_used[first]) / span;
     out->full_in_s = (double)m->avail / rate;
+}
+
+void delta_sampled(struct result *r, const struct ts_counts *c)
+{
+    if (!c || r->interval_s <= 0)
+        return;
+    bool threads = r->cur && r->cur->threads;
+    for (size_t i = 0; i < r->ntasks; i++) {
+        struct task_rates *t = &r->tasks[i];
+        if (t->delay_valid || t->io_delay_source != DELAY_SRC_UNKNOWN)
+            continue;
+        const struct task_sample *s = t->task;
+        double pct = threads ? ts_counts_share(c, s->id, s->tgid) : ts_counts_share(c, 0, s->id);
+        if (isnan(pct))
+            continue;
+        /* Each thread is at most in one state a sample: no share exceeds nlwp x 100 %. */
+        double cap = 100.0 * (s->nlwp > 0 ? s->nlwp : 1);
+        t->io_delay_pct = fmin(pct, cap);
+        t->delay_valid = true;
+        t->io_delay_source = DELAY_SRC_SAMPLED;
+    }
 }
 
 void result_free(struct result *r)

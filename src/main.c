@@ -21,6 +21,7 @@
 #include "out/sink.h"
 #include "pipeline.h"
 #include "export.h"
+#include "record/state.h"
 #include "record/store.h"
 #include "recorder.h"
 #include "tui/tui.h"
@@ -267,8 +268,10 @@ static int main_audit(int argc, char **argv)
                  "Lists running processes and systemd unit files that set an I/O or CPU\n"
                  "scheduling label, and whether the schedulers of their devices read it.\n"
                  "A label systemd rejects (IOSchedulingClass=Idle, Nice=50) is ignored too.\n"
-                 "Exit status: 0 every label honoured (or none), 1 any label ignored,\n"
-                 "2 error, 3 none ignored but some could not be judged (no device known).");
+                 "Then every cgroup's io.weight, io.max, io.prio.class and io.latency against\n"
+                 "the devices (not with --units-only).\n"
+                 "Exit status: 0 every label honoured (or none), 1 any label or cgroup setting\n"
+                 "ignored, 2 error, 3 none ignored but some could not be judged (no device known).");
             exit(0);
         case ':': bad_usage("option %s needs a value", argv[optind - 1]); break;
         default: bad_usage("unknown audit option %s", argv[optind - 1]); break;
@@ -380,7 +383,13 @@ int main(int argc, char **argv)
         .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
                      .proc_root = a.proc_root, .sys_root = a.sys_root, .no_bpf = a.no_bpf },
         .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
+        .interval_s = a.delay_s,
     };
+    /* The devices' quiet-time levels of earlier runs (record/state.h): this machine's,
+     * not those of a tree given with --proc-root or --sys-root. */
+    char state_path[4096];
+    if (!a.replay && !a.proc_root && !a.sys_root)
+        po.state_path = state_default_path(state_path, sizeof(state_path));
     char err[320] = "";
     struct pipeline *p;
     int orc = pipeline_open(&p, &po, err, sizeof(err));
@@ -402,6 +411,8 @@ int main(int argc, char **argv)
             (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
         }
     }
+    if (pipeline_state_note(p))
+        fprintf(stderr, "iotriage: %s\n", pipeline_state_note(p));
     if (pipeline_replay_damage(p))
         fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n", pipeline_replay_damage(p));
     FILE *record = NULL;

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +13,24 @@
 #include <unistd.h>
 
 #include "record/replay.h"
+#include "record/state.h"
+#include "source/taskstate.h"
 #include "util.h"
+
+/* The sampling of thread states between refreshes (source/taskstate.h). The thread reads
+ * targets and period and adds to acc under mu; the pipeline swaps acc out and sets the
+ * next targets under mu once a refresh. */
+struct sampling {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    pid_t targets[TS_TARGETS_MAX];
+    size_t ntargets;
+    double period_s;
+    struct ts_counts acc;
+    struct taskstate *ts;
+};
 
 struct pipeline {
     /* live */
@@ -23,6 +43,15 @@ struct pipeline {
     struct verdicts ver;
     struct baselines hist;
     char host[256];
+    struct sampling *smp;            /* NULL when /proc could not be opened for it */
+    struct ts_counts counted;        /* the last interval's samples */
+    double interval_hint;
+    /* remembered quiet-time levels (record/state.h) */
+    char *state_path;
+    struct state_entry *state_v;     /* as read at open */
+    size_t state_n;
+    double state_saved_mono;
+    char state_note[320];
     /* replay */
     struct replay *rp;
     struct replay_frame rf;
@@ -52,6 +81,229 @@ static void live_clear(struct pipeline *p)
     p->have_frame = false;
 }
 
+
+/* ---- sampling thread states between refreshes ---- */
+
+static void *sampling_main(void *arg)
+{
+    struct sampling *m = arg;
+    struct ts_counts round = { 0 };
+    size_t start = 0;
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        if (m->ntargets == 0) {
+            pthread_cond_wait(&m->cv, &m->mu);
+            continue;
+        }
+        pid_t t[TS_TARGETS_MAX];
+        size_t n = m->ntargets;
+        memcpy(t, m->targets, n * sizeof(*t));
+        double period = m->period_s;
+        pthread_mutex_unlock(&m->mu);
+        ts_counts_clear(&round);
+        taskstate_sample(m->ts, t, n, start++, &round);
+        pthread_mutex_lock(&m->mu);
+        ts_counts_merge(&m->acc, &round);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        double next = (double)until.tv_sec + (double)until.tv_nsec / 1e9 + period;
+        until.tv_sec = (time_t)next;
+        until.tv_nsec = (long)((next - (double)until.tv_sec) * 1e9);
+        while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&m->mu);
+    ts_counts_free(&round);
+    return NULL;
+}
+
+static struct sampling *sampling_start(const char *proc_root, double period_s)
+{
+    struct sampling *m = xcalloc(1, sizeof(*m));
+    if (taskstate_open(&m->ts, proc_root) < 0) {
+        free(m);
+        return NULL;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&m->mu, NULL);
+    m->period_s = period_s;
+    /* Signals are the main thread's to take (the screen's SIGWINCH, a SIGTERM). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&m->th, NULL, sampling_main, m);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&m->cv);
+        pthread_mutex_destroy(&m->mu);
+        taskstate_close(m->ts);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void sampling_stop(struct sampling *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->th, NULL);
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+    ts_counts_free(&m->acc);
+    taskstate_close(m->ts);
+    free(m);
+}
+
+/* A tenth of the refresh interval: enough samples for a share in steps of 10 %, few
+ * enough reads (source/taskstate.h bounds a round). */
+static double sampling_period(double interval_s)
+{
+    double t = (interval_s > 0 ? interval_s : 1.0) / 10.0;
+    return t < 0.02 ? 0.02 : t > 1.0 ? 1.0 : t;
+}
+
+static bool has_target(const pid_t *v, size_t n, pid_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == id)
+            return true;
+    return false;
+}
+
+/* Take what was counted since the last call into p->counted, and name the processes to
+ * sample next: those whose delay nothing measures (no taskstats figure, no lens) and
+ * that do I/O: their bytes moved (res), a thread is in D now, or one was seen in D by
+ * the samples. res NULL: the first snapshot alone (no rates yet), only its D tasks. */
+static void sampling_retarget(struct pipeline *p, const struct result *res)
+{
+    struct sampling *m = p->smp;
+    if (!m)
+        return;
+    const struct snapshot *cur = &p->snaps[p->cur];
+    pid_t next[TS_TARGETS_MAX];
+    size_t n = 0;
+    bool threads = cur->threads;
+    for (size_t i = 0; !cur->lens_on && i < cur->ntasks && n < TS_TARGETS_MAX; i++) {
+        const struct task_sample *t = &cur->tasks[i];
+        pid_t tgid = threads ? t->tgid : t->id;
+        bool io = t->state == 'D';
+        if (res) {
+            const struct task_rates *r = &res->tasks[i];
+            if (r->io_delay_source != DELAY_SRC_UNKNOWN && r->io_delay_source != DELAY_SRC_SAMPLED)
+                continue;
+            io = io || (r->io_valid && (r->read_bps > 0 || r->write_bps > 0)) ||
+                 ts_counts_saw_d(&p->counted, tgid);
+        }
+        if (io && tgid > 0 && !has_target(next, n, tgid))
+            next[n++] = tgid;
+    }
+    pthread_mutex_lock(&m->mu);
+    if (res) {
+        struct ts_counts t = p->counted;
+        p->counted = m->acc;
+        m->acc = t;
+        ts_counts_clear(&m->acc);
+        m->period_s = sampling_period(res->interval_s > 0 ? res->interval_s : p->interval_hint);
+    } else {
+        ts_counts_clear(&m->acc);
+    }
+    memcpy(m->targets, next, n * sizeof(*next));
+    m->ntargets = n;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- the devices' quiet-time levels across runs (record/state.h) ---- */
+
+static const struct dev_sample *dev_named(const struct snapshot *s, const char *name,
+                                          unsigned major, unsigned minor)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i].ds.major == major && s->devs[i].ds.minor == minor &&
+            strcmp(s->devs[i].ds.name, name) == 0)
+            return &s->devs[i];
+    return NULL;
+}
+
+static bool state_fresh(const struct state_entry *e, double now)
+{
+    return e->saved >= now - STATE_MAX_AGE_S && e->saved <= now + 60;
+}
+
+static void state_load(struct pipeline *p)
+{
+    char why[256] = "";
+    if (state_read(p->state_path, &p->state_v, &p->state_n, why, sizeof(why)) < 0) {
+        snprintf(p->state_note, sizeof(p->state_note), "remembered device levels ignored: %s", why);
+        return;
+    }
+    const struct snapshot *s = &p->snaps[p->cur];
+    double now = clock_wall();
+    for (size_t i = 0; i < p->state_n; i++) {
+        const struct state_entry *e = &p->state_v[i];
+        if (!state_fresh(e, now) || !dev_named(s, e->name, e->major, e->minor))
+            continue;
+        char id[STATE_IDENT_MAX];
+        state_device_ident(p->so.sys_root, e->name, id);
+        if (strcmp(id, e->ident) != 0)
+            continue;
+        baselines_get(&p->hist, e->name, e->major, e->minor)->quiet_await = e->quiet_await;
+    }
+}
+
+/* What this run knows now, then what the file held of other devices. */
+static void state_save(struct pipeline *p)
+{
+    if (!p->state_path || !p->have_snap)
+        return;
+    const struct snapshot *s = &p->snaps[p->cur];
+    double now = clock_wall();
+    struct state_entry *v = xcalloc(STATE_ENTRIES_MAX, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < p->hist.n && n < STATE_ENTRIES_MAX; i++) {
+        const struct dev_baseline *b = &p->hist.v[i];
+        if (!(b->quiet_await > 0) || !isfinite(b->quiet_await) || b->quiet_await > 1e7 ||
+            !dev_named(s, b->name, b->major, b->minor))
+            continue;
+        struct state_entry *e = &v[n++];
+        str_copy(e->name, b->name, sizeof(e->name));
+        e->major = b->major;
+        e->minor = b->minor;
+        state_device_ident(p->so.sys_root, b->name, e->ident);
+        e->quiet_await = b->quiet_await;
+        e->saved = now;
+    }
+    size_t mine = n;
+    for (size_t i = 0; i < p->state_n && n < STATE_ENTRIES_MAX; i++) {
+        const struct state_entry *o = &p->state_v[i];
+        bool known = false;
+        for (size_t j = 0; j < mine && !known; j++)
+            known = v[j].major == o->major && v[j].minor == o->minor &&
+                    strcmp(v[j].name, o->name) == 0 && strcmp(v[j].ident, o->ident) == 0;
+        if (!known && state_fresh(o, now))
+            v[n++] = *o;
+    }
+    /* Nothing learned and nothing to keep: no file to make. */
+    if (n > 0 || p->state_n > 0)
+        (void)state_write(p->state_path, v, n, NULL, 0);
+    free(v);
+    p->state_saved_mono = clock_mono();
+}
+
+const char *pipeline_state_note(const struct pipeline *p)
+{
+    return p->state_note[0] ? p->state_note : NULL;
+}
+
 static int live_open(struct pipeline *p, char *err, size_t errlen)
 {
     struct sampler *s;
@@ -65,6 +317,7 @@ static int live_open(struct pipeline *p, char *err, size_t errlen)
     sampler_take(p->sampler, &p->snaps[0]);
     memset(&p->snaps[1], 0, sizeof(p->snaps[1]));
     p->have_snap = true;
+    sampling_retarget(p, NULL);
     return 0;
 }
 
@@ -117,10 +370,18 @@ int pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *er
         p->so = o->sampler;
         if (gethostname(p->host, sizeof(p->host) - 1) < 0)
             str_copy(p->host, "?", sizeof(p->host));
+        p->interval_hint = o->interval_s;
+        p->smp = sampling_start(p->so.proc_root, sampling_period(o->interval_s));
         int rc = live_open(p, err, errlen);
         if (rc < 0) {
+            sampling_stop(p->smp);
             free(p);
             return rc;
+        }
+        if (o->state_path) {
+            p->state_path = xstrdup(o->state_path);
+            state_load(p);
+            p->state_saved_mono = clock_mono();
         }
     }
     *out = p;
@@ -131,6 +392,11 @@ void pipeline_close(struct pipeline *p)
 {
     if (!p)
         return;
+    sampling_stop(p->smp);
+    state_save(p);
+    ts_counts_free(&p->counted);
+    free(p->state_path);
+    free(p->state_v);
     live_clear(p);
     baselines_free(&p->hist);
     if (p->sampler)
@@ -251,7 +517,11 @@ int pipeline_step(struct pipeline *p, char *err, size_t errlen)
     sampler_take(p->sampler, &p->snaps[next]);
     p->cur = next;
     delta_compute(&p->snaps[prev], &p->snaps[next], &p->hist, &p->res);
+    sampling_retarget(p, &p->res);
+    delta_sampled(&p->res, &p->counted);
     verdict_compute(&p->res, &p->ver);
+    if (p->state_path && clock_mono() - p->state_saved_mono >= STATE_SAVE_S)
+        state_save(p);
     p->have_result = true;
     p->frame = (struct frame){
         .snap = &p->snaps[next], .res = &p->res, .ver = &p->ver, .host = p->host,

@@ -275,7 +275,7 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     /* bfq takes the priority from the task's io_context, never from the request, so an
      * io.prio.class rewrite does not reach it (KERNEL-FACTS 3): judge the task's own. */
     struct ioprio_eff prio = t->prio;
-    if (prio.source == IOS_CGROUP && strcmp(b->scheduler, "bfq") == 0) {
+    if (prio.source == IOS_CGROUP && !verdict_sched_reads_request_prio(b->scheduler)) {
         prio = ioprio_effective(t->task->ioprio_raw, t->task->nice, t->task->policy);
         task_label_of(prio, label, sizeof(label));
     }
@@ -422,9 +422,10 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
     double wait_ms = 0, reads = 0;
     for (size_t ti = 0; ti < r->ntasks; ti++) {
         const struct task_rates *t = &r->tasks[ti];
-        /* a delay the kernel over-counted (delta.h: delay_overcount) proves nothing */
+        /* a delay the kernel over-counted (delta.h: delay_overcount) proves nothing, nor
+         * does an estimate from sampled states, too coarse for a mean wait per read */
         if (!reads_only_from(r, s, ti, di) || !t->delay_valid || t->delay_overcount || !t->io_valid ||
-            t->read_bps <= 0)
+            t->read_bps <= 0 || t->io_delay_source == DELAY_SRC_SAMPLED)
             continue;
         wait_ms += t->io_delay_pct / 100.0 * 1000.0;
         reads += t->read_bps / (d->rareq_sz * 1024.0);
@@ -513,41 +514,55 @@ static void cgroup_devices(const struct result *r, const struct cgroup_set *set,
     }
 }
 
+enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settings *st,
+                                    const struct cg_costqos *q, int qerr, const struct dev_sample *d,
+                                    char *text, size_t n)
+{
+    if (st->weight_err)
+        return CGJ_NONE;
+    int w = cgroup_weight_for(&st->weight, d->ds.major, d->ds.minor);
+    if (w == CG_WEIGHT_DEFAULT)
+        return CGJ_NONE;
+    int cost = cgroup_cost_enabled(q, qerr, d->ds.major, d->ds.minor);
+    if (cost > 0)
+        return CGJ_HONOURED;
+    if (cost < 0)
+        return CGJ_UNKNOWN;          /* io.cost.qos unreadable: no claim */
+    const char *sched = d->bd.scheduler[0] ? d->bd.scheduler : "no scheduler";
+    if (strcmp(sched, "bfq") == 0) {
+        if (st->bfq_weight_err == 0 &&
+            cgroup_weight_for(&st->bfq_weight, d->ds.major, d->ds.minor) != CG_WEIGHT_DEFAULT)
+            return CGJ_HONOURED;     /* bfq has a weight of its own for it */
+        snprintf(text, n,
+                 "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and bfq reads "
+                 "io.bfq.weight (%s); set io.bfq.weight, or enable io.cost in io.cost.qos",
+                 path, w, d->ds.name, st->bfq_weight_err ? "absent" : "at its default");
+    } else {
+        snprintf(text, n,
+                 "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and %s reads "
+                 "no cgroup weight; enable io.cost (io.cost.qos enable=1) or use bfq with io.bfq.weight",
+                 path, w, d->ds.name, sched);
+    }
+    return CGJ_IGNORED;
+}
+
 /* io.weight on a device where nothing reads it: io.cost not enabled there, and not bfq
  * (which reads io.bfq.weight, a file of its own). */
 static void cg_weight_rule(const struct result *r, const struct cgroup_set *set, int k, bool *devs,
                            struct verdicts *v)
 {
     const struct cgroup_entry *e = r->cgroups[k].cg;
-    const struct cgroup_settings *st = &e->settings;
-    if (st->weight_err)
+    if (e->settings.weight_err)
         return;
     cgroup_devices(r, set, k, devs);
+    char text[WARN_TEXT_MAX];
     for (size_t di = 0; di < r->ndevs; di++) {
         const struct dev_sample *d = r->devs[di].dev;
         if (!devs[di] || d->bd.partition)
             continue;
-        int w = cgroup_weight_for(&st->weight, d->ds.major, d->ds.minor);
-        if (w == CG_WEIGHT_DEFAULT)
-            continue;
-        int cost = cgroup_cost_enabled(&set->costqos, set->costqos_err, d->ds.major, d->ds.minor);
-        if (cost != 0)
-            continue;                /* enabled, or not known: no claim */
-        const char *sched = d->bd.scheduler[0] ? d->bd.scheduler : "no scheduler";
-        if (strcmp(sched, "bfq") == 0) {
-            if (st->bfq_weight_err == 0 &&
-                cgroup_weight_for(&st->bfq_weight, d->ds.major, d->ds.minor) != CG_WEIGHT_DEFAULT)
-                continue;            /* bfq has a weight of its own for it */
-            push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k,
-                    "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and bfq reads "
-                    "io.bfq.weight (%s); set io.bfq.weight, or enable io.cost in io.cost.qos",
-                    e->path, w, d->ds.name, st->bfq_weight_err ? "absent" : "at its default");
-        } else {
-            push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k,
-                    "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and %s reads "
-                    "no cgroup weight; enable io.cost (io.cost.qos enable=1) or use bfq with io.bfq.weight",
-                    e->path, w, d->ds.name, sched);
-        }
+        if (verdict_cg_weight(e->path, &e->settings, &set->costqos, set->costqos_err, d, text,
+                              sizeof(text)) == CGJ_IGNORED)
+            push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k, "%s", text);
     }
 }
 
@@ -601,6 +616,16 @@ static void cg_limit_rule(const struct result *r, int k, struct verdicts *v)
     }
 }
 
+bool verdict_cg_latency(const char *path, bool has_lat, long depth, const char *dev, char *text,
+                        size_t n)
+{
+    if (!has_lat || depth < 0)
+        return false;
+    snprintf(text, n, "%s: io.latency limits it to %ld request%s in flight on %s, to protect a "
+             "sibling's latency target", path, depth, depth == 1 ? "" : "s", dev);
+    return true;
+}
+
 /* io.cost and io.latency holding a cgroup back, where io.stat shows it. */
 static void cg_iostat_rules(const struct result *r, int k, struct verdicts *v)
 {
@@ -618,10 +643,9 @@ static void cg_iostat_rules(const struct result *r, int k, struct verdicts *v)
                     "indelay %.0f%%): its io.weight against its siblings', or the device's io.cost.qos",
                     c->cg->path, dev, wait, isnan(d->cost_wait_pct) ? 0.0 : d->cost_wait_pct,
                     isnan(d->cost_indelay_pct) ? 0.0 : d->cost_indelay_pct);
-        if (d->has_lat && d->lat_depth >= 0)
-            push_cg(v, W_CG_IOLATENCY_THROTTLED, d->dev, -1, k,
-                    "%s: io.latency limits it to %ld request%s in flight on %s, to protect a sibling's "
-                    "latency target", c->cg->path, d->lat_depth, d->lat_depth == 1 ? "" : "s", dev);
+        char text[WARN_TEXT_MAX];
+        if (verdict_cg_latency(c->cg->path, d->has_lat, d->lat_depth, dev, text, sizeof(text)))
+            push_cg(v, W_CG_IOLATENCY_THROTTLED, d->dev, -1, k, "%s", text);
     }
 }
 
@@ -636,10 +660,8 @@ static bool fs_has_cgwb(const char *fs)
     return false;
 }
 
-/* Why writeback to device di cannot be charged to a cgroup, or NULL when it can (or it
- * is not known). */
-static const char *no_cgwb_reason(const struct result *r, const struct cgroup_set *set, size_t di,
-                                  char *buf, size_t n)
+const char *verdict_cg_writeback_reason(const struct cgroup_set *set, const struct dev_sample *devs,
+                                        size_t ndevs, const char *dev, char *buf, size_t n)
 {
     if (set->v1_only)
         return "the io controller is on a v1 hierarchy, which never charges writeback";
@@ -653,11 +675,10 @@ static const char *no_cgwb_reason(const struct result *r, const struct cgroup_se
     if (set->io_on_v2 < 0 || set->memory_on_v2 < 0 || set->mounts_truncated)
         return NULL;
     /* Every file system mounted from the device (or its partitions) lacks it. */
-    const char *dev = r->devs[di].dev->ds.name;
     const char *fs = NULL;
     for (unsigned m = 0; m < set->nmounts; m++) {
-        for (size_t j = 0; j < r->ndevs; j++) {
-            const struct dev_sample *d = r->devs[j].dev;
+        for (size_t j = 0; j < ndevs; j++) {
+            const struct dev_sample *d = &devs[j];
             if (d->ds.major != set->mounts[m].major || d->ds.minor != set->mounts[m].minor)
                 continue;
             if (strcmp(d->bd.disk, dev) != 0 && strcmp(d->ds.name, dev) != 0)
@@ -671,6 +692,23 @@ static const char *no_cgwb_reason(const struct result *r, const struct cgroup_se
         return NULL;
     snprintf(buf, n, "%s does not do cgroup writeback", fs);
     return buf;
+}
+
+bool verdict_sched_reads_request_prio(const char *sched)
+{
+    /* bfq takes the priority from the task's io_context, never from the request. */
+    return !sched || strcmp(sched, "bfq") != 0;
+}
+
+void verdict_cg_prio_text(char *buf, size_t n, const char *comm, int pid, struct ioprio_eff own,
+                          struct ioprio_eff now, const char *dev, const char *sched,
+                          enum cg_prio_policy policy, const char *owner_path)
+{
+    snprintf(buf, n, "%s[%d] %s/%d becomes %s/%d on %s through io.prio.class %s of %s%s", comm, pid,
+             ioprio_class_name(own.cls), own.level, ioprio_class_name(now.cls), now.level, dev,
+             cgroup_prio_name(policy), owner_path,
+             verdict_sched_reads_request_prio(sched)
+                 ? "" : ", but bfq reads the task's own priority, not the request's: no effect there");
 }
 
 static void cg_task_rules(const struct result *r, const struct cgroup_set *set, struct verdicts *v)
@@ -692,18 +730,16 @@ static void cg_task_rules(const struct result *r, const struct cgroup_set *set, 
             const struct blockdev_info *b = &r->devs[di].dev->bd;
             if (owner >= 0) {
                 struct ioprio_eff own = ioprio_effective(t->task->ioprio_raw, t->task->nice, t->task->policy);
-                bool bfq = strcmp(b->scheduler, "bfq") == 0;
-                push_cg(v, W_CG_PRIO_CLASS, (int)di, (int)ti, owner,
-                        "%s[%d] %s/%d becomes %s/%d on %s through io.prio.class %s of %s%s", comm, pid,
-                        ioprio_class_name(own.cls), own.level, ioprio_class_name(t->prio.cls), t->prio.level,
-                        r->devs[di].dev->ds.name, cgroup_prio_name(set->v[owner].settings.prio),
-                        set->v[owner].path,
-                        bfq ? ", but bfq reads the task's own priority, not the request's: no effect there" : "");
+                char text[WARN_TEXT_MAX];
+                verdict_cg_prio_text(text, sizeof(text), comm, pid, own, t->prio, r->devs[di].dev->ds.name,
+                                     b->scheduler, set->v[owner].settings.prio, set->v[owner].path);
+                push_cg(v, W_CG_PRIO_CLASS, (int)di, (int)ti, owner, "%s", text);
             }
             char why[128];
             const char *reason;
             if (set->v[k].parent >= 0 && ((td->buffered >> j) & 1u) && t->io_valid && t->write_bps > 0 &&
-                (reason = no_cgwb_reason(r, set, di, why, sizeof(why))) != NULL)
+                (reason = verdict_cg_writeback_reason(set, s->devs, s->ndevs, r->devs[di].dev->ds.name,
+                                                      why, sizeof(why))) != NULL)
                 push_cg(v, W_CG_WRITEBACK_ROOT, (int)di, (int)ti, k,
                         "%s[%d] in %s writes through the page cache to %s, but its writeback is charged "
                         "to the root cgroup: %s; its cgroup's io limits and weight do not hold for it",

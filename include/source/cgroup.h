@@ -16,11 +16,14 @@
  *   io.weight, io.bfq.weight  "default N" then "MAJ:MIN N" lines
  *   io.cost.qos (root)     "MAJ:MIN enable=0|1 ctrl=auto|user rpct=.. rlat=.. wpct=..
  *                          wlat=.. min=.. max=.."
+ *   io.latency             "MAJ:MIN target=N" (microseconds; blk-iolatency.c)
  *   io.prio.class          one word: no-change promote-to-rt restrict-to-be idle
  *                          (none-to-rt, an old alias of promote-to-rt)
  *   blkio.throttle.{read,write}_{bps,iops}_device (v1)  "MAJ:MIN N" lines
  *   io.pressure            the /proc/pressure format (source/psi.h: psi_parse)
  *
+ * Every reader opens only a regular file and follows no symlink (O_NOFOLLOW, O_NONBLOCK):
+ * a fixture tree or an image given as a root may hold what cgroupfs never does.
  * Every parser is pure: it reads exactly buf[0, len) (no NUL needed), fills *out and
  * returns 0 or -EINVAL; a line it does not understand is skipped, never half-read. Rows of
  * devices beyond CG_DEVS_MAX are dropped and `truncated` says so. Every reader takes a
@@ -149,6 +152,17 @@ int cgroup_costqos_parse(const char *buf, size_t len, struct cg_costqos *out);
 /* 1 enabled, 0 not (a row with enable=0, or no row: io.cost lists devices it was
  * configured for), -1 unknown (the file could not be read: pass err). */
 int cgroup_cost_enabled(const struct cg_costqos *q, int err, unsigned major, unsigned minor);
+
+/* io.latency: the latency target set for a device (blk-iolatency.c: iolatency_prfill_limit). */
+struct cg_latency {
+    unsigned n;
+    bool truncated;
+    struct { unsigned major, minor; uint64_t target_us; } row[CG_DEVS_MAX];
+};
+int cgroup_latency_parse(const char *buf, size_t len, struct cg_latency *out);
+/* Read io.latency of a cgroup directory: 0 or -errno (-ENOENT: the kernel lacks
+ * CONFIG_BLK_CGROUP_IOLATENCY, the io controller is not enabled for it, or the root). */
+int cgroup_latency_read(int dirfd, struct cg_latency *out);
 
 /* io.prio.class (block/blk-ioprio.c: policy_name[]); numbers are the kernel's. */
 enum cg_prio_policy {

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "source/cgroup.h"
+#include "source/ioprio.h"
 #include "source/procs.h"
 #include "source/psi.h"
 
@@ -108,5 +109,9 @@ struct cgroup_rates {
 /* The cgroup whose io.prio.class applies to task ti (its nearest ancestor-or-self with
  * the file), when that policy is not no-change; else -1. */
 int cgroups_prio_owner(const struct cgroup_set *set, size_t ti);
+/* What io.prio.class makes of task ti's effective priority *e (blkcg_set_ioprio runs
+ * after the task's own value is filled in): *e rewritten, with source IOS_CGROUP, and
+ * true when the policy changes it; false and *e untouched otherwise. */
+bool cgroups_prio_effective(const struct cgroup_set *set, size_t ti, struct ioprio_eff *e);
 
 #endif

@@ -74,15 +74,16 @@ static size_t f_write(char *buf, size_t n, const struct col_ctx *c, size_t ti)
     return strlen(buf);
 }
 
-/* "12.5" and, when the kernel counted more waiting than the wall clock allows, "12.5!". */
-static size_t f_pct(char *buf, size_t n, bool valid, double pct, bool over)
+/* "12.5" and, when the kernel counted more waiting than the wall clock allows, "12.5!";
+ * an estimate from sampled thread states (delta_sampled) is "12.5~". */
+static size_t f_pct(char *buf, size_t n, bool valid, double pct, char mark)
 {
     if (!valid || isnan(pct))
         return put_text(buf, n, "-");
     char tmp[330];
     size_t len = fmt_fixed(tmp, sizeof(tmp), pct, 1);
-    if (over && len + 1 < sizeof(tmp)) {
-        tmp[len++] = '!';
+    if (mark && len + 1 < sizeof(tmp)) {
+        tmp[len++] = mark;
         tmp[len] = '\0';
     }
     return put_text(buf, n, tmp);
@@ -91,13 +92,14 @@ static size_t f_pct(char *buf, size_t n, bool valid, double pct, bool over)
 static size_t f_iodly(char *buf, size_t n, const struct col_ctx *c, size_t ti)
 {
     const struct task_rates *t = task(c, ti);
-    return f_pct(buf, n, t->delay_valid, t->io_delay_pct, t->delay_overcount);
+    char mark = t->delay_overcount ? '!' : t->io_delay_source == DELAY_SRC_SAMPLED ? '~' : 0;
+    return f_pct(buf, n, t->delay_valid, t->io_delay_pct, mark);
 }
 
 static size_t f_swap(char *buf, size_t n, const struct col_ctx *c, size_t ti)
 {
     const struct task_rates *t = task(c, ti);
-    return f_pct(buf, n, t->delay_valid, t->swapin_delay_pct, false);
+    return f_pct(buf, n, t->delay_valid, t->swapin_delay_pct, 0);
 }
 
 static size_t f_avgwait(char *buf, size_t n, const struct col_ctx *c, size_t ti)
@@ -224,7 +226,7 @@ const struct column col_table[COL_N] = {
     [COL_WRITE] = { COL_WRITE, "WRITE/s", "WRITE", 7, 0, true, false, f_write, k_write,
         "bytes written towards storage per second (a: total since start)" },
     [COL_IODLY] = { COL_IODLY, "IODLY%", "IODLY", 6, 1, true, true, f_iodly, k_iodly,
-        "time waiting for block I/O, % of the interval; - unknown, ! over-counted" },
+        "time waiting for block I/O, % of the interval; - unknown, ! over-counted, ~ estimated" },
     [COL_SWAP] = { COL_SWAP, "SWAP%", "SWAP", 5, 3, true, true, f_swap, k_swap,
         "time waiting for swap-in, % of the interval; - unknown" },
     [COL_AVGWAIT] = { COL_AVGWAIT, "AVGWAIT", "AVGWAIT", 8, 5, true, false, f_avgwait, k_avgwait,

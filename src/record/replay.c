@@ -801,7 +801,9 @@ static int decode_lens_task(struct dec *d, const struct json_value *o, struct ta
     if (rc)
         return rc;
     r->io_delay_source = !src ? DELAY_SRC_UNKNOWN
-                       : len == 3 && memcmp(src, "bpf", 3) == 0 ? DELAY_SRC_BPF : DELAY_SRC_TASKSTATS;
+                       : len == 3 && memcmp(src, "bpf", 3) == 0 ? DELAY_SRC_BPF
+                       : len == 7 && memcmp(src, "sampled", 7) == 0 ? DELAY_SRC_SAMPLED
+                       : DELAY_SRC_TASKSTATS;
     return 0;
 }
 /* ---- end of the lens's keys ---- */

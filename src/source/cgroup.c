@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -583,19 +584,78 @@ int cgroup_prio_apply(enum cg_prio_policy p, int ioprio)
     }
 }
 
+/* ---- io.latency ---------------------------------------------------------------------- */
+
+int cgroup_latency_parse(const char *buf, size_t len, struct cg_latency *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char *p = buf, *end = buf + len, *ls, *le;
+    while (next_line(&p, end, &ls, &le)) {
+        const char *q = ls, *ts, *te, *v;
+        unsigned maj, min;
+        uint64_t target;
+        if (!next_tok(&q, le, &ts, &te) || tok_majmin(ts, te, &maj, &min))
+            continue;
+        if (!next_tok(&q, le, &ts, &te) || !tok_kv(ts, te, "target", &v) || tok_u64(v, te, &target))
+            continue;
+        if (out->n == CG_DEVS_MAX) {
+            out->truncated = true;
+            continue;
+        }
+        out->row[out->n].major = maj;
+        out->row[out->n].minor = min;
+        out->row[out->n].target_us = target;
+        out->n++;
+    }
+    return 0;
+}
+
 /* ---- readers ------------------------------------------------------------------------ */
+
+/* A cgroup file of dirfd, into buf (NUL-terminated). Only a regular file is read, and a
+ * symlink never followed: a fixture tree or an image given with --sys-root may hold a
+ * FIFO (which would block the read) or a link out of the tree where cgroupfs never does. */
+static ssize_t cg_read_at(int dirfd, const char *name, char *buf, size_t cap)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int e = fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    if (e) {
+        close(fd);
+        return -e;
+    }
+    size_t len = 0;
+    while (len < cap - 1) {
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            e = errno;
+            close(fd);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
 
 void cgroup_settings_read(int dirfd, struct cgroup_settings *out)
 {
     memset(out, 0, sizeof(*out));
     char buf[4096];
-    ssize_t n = read_file_at(dirfd, "io.max", buf, sizeof(buf));
+    ssize_t n = cg_read_at(dirfd, "io.max", buf, sizeof(buf));
     out->iomax_err = n < 0 ? (int)n : cgroup_iomax_parse(buf, (size_t)n, &out->iomax);
-    n = read_file_at(dirfd, "io.weight", buf, sizeof(buf));
+    n = cg_read_at(dirfd, "io.weight", buf, sizeof(buf));
     out->weight_err = n < 0 ? (int)n : cgroup_weight_parse(buf, (size_t)n, &out->weight);
-    n = read_file_at(dirfd, "io.bfq.weight", buf, sizeof(buf));
+    n = cg_read_at(dirfd, "io.bfq.weight", buf, sizeof(buf));
     out->bfq_weight_err = n < 0 ? (int)n : cgroup_weight_parse(buf, (size_t)n, &out->bfq_weight);
-    n = read_file_at(dirfd, "io.prio.class", buf, sizeof(buf));
+    n = cg_read_at(dirfd, "io.prio.class", buf, sizeof(buf));
     out->prio_err = n < 0 ? (int)n : cgroup_prio_parse(buf, (size_t)n, &out->prio);
 }
 
@@ -610,7 +670,7 @@ void cgroup_settings_read_v1(int dirfd, struct cgroup_settings *out)
     };
     char buf[4096];
     for (int f = 0; f < 4; f++) {
-        ssize_t n = read_file_at(dirfd, files[f], buf, sizeof(buf));
+        ssize_t n = cg_read_at(dirfd, files[f], buf, sizeof(buf));
         if (n < 0) {
             out->iomax_err = (int)n;
             return;
@@ -622,7 +682,7 @@ void cgroup_settings_read_v1(int dirfd, struct cgroup_settings *out)
 int cgroup_iostat_read(int dirfd, struct cg_iostat *out)
 {
     char buf[8192];
-    ssize_t n = read_file_at(dirfd, "io.stat", buf, sizeof(buf));
+    ssize_t n = cg_read_at(dirfd, "io.stat", buf, sizeof(buf));
     if (n < 0) {
         memset(out, 0, sizeof(*out));
         return (int)n;
@@ -633,7 +693,7 @@ int cgroup_iostat_read(int dirfd, struct cg_iostat *out)
 void cgroup_pressure_read(int dirfd, struct psi_sample *out)
 {
     char buf[512];
-    ssize_t n = read_file_at(dirfd, "io.pressure", buf, sizeof(buf));
+    ssize_t n = cg_read_at(dirfd, "io.pressure", buf, sizeof(buf));
     if (n < 0) {
         memset(out, 0, sizeof(*out));
         out->err = (int)n;
@@ -645,7 +705,7 @@ void cgroup_pressure_read(int dirfd, struct psi_sample *out)
 int cgroup_costqos_read(int rootfd, struct cg_costqos *out)
 {
     char buf[4096];
-    ssize_t n = read_file_at(rootfd, "io.cost.qos", buf, sizeof(buf));
+    ssize_t n = cg_read_at(rootfd, "io.cost.qos", buf, sizeof(buf));
     if (n < 0) {
         memset(out, 0, sizeof(*out));
         return (int)n;
@@ -656,7 +716,7 @@ int cgroup_costqos_read(int rootfd, struct cg_costqos *out)
 int cgroup_has_controller(int rootfd, const char *name)
 {
     char buf[512];
-    ssize_t n = read_file_at(rootfd, "cgroup.controllers", buf, sizeof(buf));
+    ssize_t n = cg_read_at(rootfd, "cgroup.controllers", buf, sizeof(buf));
     if (n < 0)
         return (int)n;
     const char *q = buf, *end = buf + n, *ts, *te;
@@ -666,4 +726,15 @@ int cgroup_has_controller(int rootfd, const char *name)
         if (tok_is(ts, te, name))
             return 1;
     return 0;
+}
+
+int cgroup_latency_read(int dirfd, struct cg_latency *out)
+{
+    char buf[4096];
+    ssize_t n = cg_read_at(dirfd, "io.latency", buf, sizeof(buf));
+    if (n < 0) {
+        memset(out, 0, sizeof(*out));
+        return (int)n;
+    }
+    return cgroup_latency_parse(buf, (size_t)n, out);
 }

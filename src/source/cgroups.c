@@ -680,3 +680,18 @@ int cgroups_prio_owner(const struct cgroup_set *set, size_t ti)
         return -1;
     return k;
 }
+
+bool cgroups_prio_effective(const struct cgroup_set *set, size_t ti, struct ioprio_eff *e)
+{
+    int k = cgroups_prio_owner(set, ti);
+    if (k < 0)
+        return false;
+    int before = IOPRIO_MAKE(e->cls, e->level);
+    int after = cgroup_prio_apply(set->v[k].settings.prio, before);
+    if (after == before)
+        return false;
+    e->cls = (enum ioprio_class)IOPRIO_CLASS_OF(after);
+    e->level = (int)IOPRIO_LEVEL_OF(after);
+    e->source = IOS_CGROUP;
+    return true;
+}

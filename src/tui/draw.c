@@ -920,7 +920,8 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     fmt_num(aw, 16, t->blkio_avg_ms, 2);
     ln(&l, "read %s/s  write %s/s  cancelled %s/s%s", rb, wb, cb, s->io_err ? "  (io counters unreadable)" : "");
     ln(&l, "block-I/O delay %s%%  swap-in delay %s%%  mean wait %s ms%s", d1, d2, aw,
-       t->delay_overcount ? "  (kernel over-counted: capped)" : "");
+       t->delay_overcount ? "  (kernel over-counted: capped)"
+       : t->io_delay_source == DELAY_SRC_SAMPLED ? "  (estimated from sampled thread states)" : "");
     char devs[128];
     fmt_task_devs(devs, sizeof(devs), r, ti, "?");
     const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);
@@ -1089,6 +1090,8 @@ static void draw_help(struct view *vw, int h, int w)
         "hidden queues; docs/verdicts.md explains each code. '-' is unknown, never 0.",
         "IODLY% comes from delay accounting (taskstats) or, for tasks it does not cover",
         "(started before it was on), from the BPF lens's iowait; --no-bpf turns it off.",
+        "Without either, it is estimated from the threads' state sampled ten times an",
+        "interval (D in an I/O wait), shown with ~ (JSON io_delay_source \"sampled\").",
         "The lens also times each request's stages in the device view (Enter), and l",
         "there shows its latency per I/O priority: the last interval's histogram and a",
         "heat map of the last minutes (Tab: priority; ^ marks a scheduler switch).",

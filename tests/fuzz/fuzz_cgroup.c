@@ -1,6 +1,7 @@
 /* Fuzz the cgroup parsers (source/cgroup.h). The first byte chooses the parser, the rest
  * is the file's text: 0 mountinfo, 1 /proc/PID/cgroup, 2 io.stat, 3 io.max, 4 a v1
- * blkio.throttle file (field from the second byte), 5 io.weight, 6 io.cost.qos,
+ * blkio.throttle file (field from the second byte), 5 io.weight, 6 io.cost.qos and
+ * io.latency (both "MAJ:MIN key=value" lines),
  * 7 io.prio.class, 8 a cgroup path for cgroup_names_of and cgroup_rel_path (a C string:
  * paths come from parsed, NUL-terminated text). */
 #include "fuzz.h"
@@ -105,6 +106,10 @@ static void fuzz_costqos(const char *buf, size_t len)
         int e = cgroup_cost_enabled(&q, 0, q.row[i].major, q.row[i].minor);
         FZ_CHECK(e == 0 || e == 1);
     }
+    struct cg_latency l;
+    memset(&l, 0xa5, sizeof(l));
+    FZ_CHECK(cgroup_latency_parse(buf, len, &l) == 0);
+    FZ_CHECK(l.n <= CG_DEVS_MAX);
 }
 
 static void fuzz_prio(const char *buf, size_t len)

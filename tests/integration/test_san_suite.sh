@@ -65,6 +65,10 @@ run audit-json "0 1 3" "$SIOT" audit --json &&
     jqf . "$TMP/audit-json.out" >/dev/null
 run audit-fixture "0 1 3" "$SIOT" audit --json --root "$ROOT/tests/fixtures/units/root" &&
     jqf . "$TMP/audit-fixture.out" >/dev/null
+# every cgroup verdict of the audit (tests/fixtures/cgroup/audit, test_audit_cgroups)
+run audit-cgroups "1" "$SIOT" audit --json --root "$ROOT/tests/fixtures/units/root" \
+    --proc-root "$ROOT/tests/fixtures/cgroup/audit/proc" --sys-root "$ROOT/tests/fixtures/cgroup/audit/sys" &&
+    jqf '.cgroup_ignored == 7' "$TMP/audit-cgroups.out" >/dev/null
 
 # 4. -p on processes with hostile names (escape sequences, invalid UTF-8, bidi override).
 evil=$(printf 'x\033]0;pwned\007\377\342\200\256gnp.exe\\')

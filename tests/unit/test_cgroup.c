@@ -289,6 +289,51 @@ static void test_costqos(void **state)
     assert_int_equal(q.n, 0);
 }
 
+/* io.latency targets; and every reader refuses what is not a regular file (a FIFO
+ * would block) and does not follow a symlink. */
+static void test_latency_and_safe_reads(void **state)
+{
+    (void)state;
+    struct cg_latency l;
+    assert_int_equal(PARSE(cgroup_latency_parse, "8:0 target=10000\n8:16 target=x\n8:32 lat=5\n253:1 target=250\n", &l), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.row[0].major, 8);
+    assert_int_equal(l.row[0].target_us, 10000);
+    assert_int_equal(l.row[1].major, 253);
+    assert_int_equal(l.row[1].target_us, 250);
+    int d = open_fixture_dir("cgroup/audit/sys/fs/cgroup/kubepods.slice/"
+                             "kubepods-pod8d5ad1c8_64f3_4b1f_9e2a_0c1e4b6a7d21.slice");
+    assert_int_equal(cgroup_latency_read(d, &l), 0);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.row[0].target_us, 10000);
+    close(d);
+
+    char dir[] = "/tmp/test_cgroup.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(d >= 0);
+    assert_int_equal(mkfifoat(d, "io.max", 0600), 0);
+    assert_int_equal(mkfifoat(d, "io.cost.qos", 0600), 0);
+    char outside[] = "/tmp/test_cgroup_out.XXXXXX";
+    int ofd = mkstemp(outside);
+    assert_true(ofd >= 0);
+    assert_int_equal(write(ofd, "default 900\n", 12), 12);
+    close(ofd);
+    assert_int_equal(symlinkat(outside, d, "io.weight"), 0);
+    struct cgroup_settings st;
+    cgroup_settings_read(d, &st);    /* returns: the FIFO is not read */
+    assert_int_equal(st.iomax_err, -EINVAL);
+    assert_int_equal(st.weight_err, -ELOOP);
+    struct cg_costqos q;
+    assert_int_equal(cgroup_costqos_read(d, &q), -EINVAL);
+    unlinkat(d, "io.max", 0);
+    unlinkat(d, "io.cost.qos", 0);
+    unlinkat(d, "io.weight", 0);
+    unlink(outside);
+    close(d);
+    rmdir(dir);
+}
+
 static void test_prio_class(void **state)
 {
     (void)state;
@@ -1014,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_iomax_and_throttle),
         cmocka_unit_test(test_settings_v2),
         cmocka_unit_test(test_costqos),
+        cmocka_unit_test(test_latency_and_safe_reads),
         cmocka_unit_test(test_prio_class),
         cmocka_unit_test(test_names_table),
         cmocka_unit_test(test_model_tree_and_membership),
