@@ -709,19 +709,8 @@ void cgroups_delta(const struct cgroup_set *prev, const struct cgroup_set *cur, 
     /* io.prio.class rewrites each bio's class after the task's own value is filled in
      * (block/blk-ioprio.c: blkcg_set_ioprio, called from bio_set_ioprio): the priority
      * the scheduler sees is the rewritten one, and its origin is the cgroup. */
-    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++) {
-        int k = cgroups_prio_owner(cur, ti);
-        if (k < 0)
-            continue;
-        struct ioprio_eff *e = &r->tasks[ti].prio;
-        int before = IOPRIO_MAKE(e->cls, e->level);
-        int after = cgroup_prio_apply(cur->v[k].settings.prio, before);
-        if (after != before) {
-            e->cls = (enum ioprio_class)IOPRIO_CLASS_OF(after);
-            e->level = (int)IOPRIO_LEVEL_OF(after);
-            e->source = IOS_CGROUP;
-        }
-    }
+    for (size_t ti = 0; ti < r->ntasks && ti < cur->ntasks; ti++)
+        cgroups_prio_effective(cur, ti, &r->tasks[ti].prio);
 }
 
 

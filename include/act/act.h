@@ -170,7 +170,10 @@ struct fsfix_outcome {
     uint64_t blocks_before;          /* st_blocks x 512 when checked */
     uint64_t copied;                 /* bytes copied first (truncate with copy_to) */
     int      append;                 /* the holder's fd has O_APPEND: 1, 0, -1 unknown */
+    int      writes;                 /* ... is open for writing: 1, 0 (reads only), -1 unknown */
     bool     released;               /* signal: the holder's fd no longer holds the file */
+    bool     after_known;            /* the holder's fd still held the file afterwards: */
+    uint64_t size_after, blocks_after;    /* its st_size and st_blocks x 512 then */
     char     msg[320];               /* one line for the operator */
 };
 
@@ -193,5 +196,53 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
 /* Pure: is st the target file, still without a name? */
 struct stat;
 bool fsfix_is_target(const struct stat *st, dev_t dev, ino_t ino);
+
+/* ---- the space actions in a child process ----
+ *
+ * A copy of a large file to a slow disk, a truncate on a filesystem that stalls, and the
+ * seconds fsfix_signal watches the holder's fd would all freeze the screen that waited
+ * for them. So, as with the scheduler switch (sched_start), the screen never runs them
+ * itself: fsfix_start forks a child that runs one and sends the outcome back through a
+ * pipe; the caller polls job->fd. A caller that quits without waiting leaves the child
+ * to finish what was confirmed (the copy, then the truncate) alone. */
+enum fsfix_kind { FSFIX_SIGNAL, FSFIX_TRUNCATE };
+struct fsfix_job {
+    pid_t  pid;                      /* the child; 0 when no job */
+    int    fd;                       /* read end, non-blocking, close-on-exec; -1 when none */
+    double started;                  /* CLOCK_MONOTONIC */
+    enum fsfix_kind kind;
+};
+
+/* Fork the child that runs fsfix_signal(proc_root, t, sig, wait_s) or
+ * fsfix_truncate(proc_root, t, copy_to). Returns 0, or -errno when no child could be
+ * started (then nothing was done). */
+int fsfix_start(struct fsfix_job *job, enum fsfix_kind kind, const char *proc_root,
+                const struct fsfix_target *t, int sig, double wait_s, const char *copy_to);
+
+/* Without blocking: 1 when the child reported (out is its outcome; the job is over, the
+ * child reaped), 0 while it still works, or -errno when it ended without a report
+ * (out->msg says how; what it did is unknown). */
+int fsfix_collect(struct fsfix_job *job, struct fsfix_outcome *out);
+
+/* Stop listening without waiting: the child goes on alone. The job is over. */
+void fsfix_abandon(struct fsfix_job *job);
+
+/* ---- what a signal will do to the holder ---- */
+
+/* Pure: a signal by name ("HUP", "SIGhup", "RTMIN+2") or number; 0 when s names none. */
+int fsfix_sig_parse(const char *s);
+
+/* Pure: what the kernel does with sig when the process has no handler: "terminates it",
+ * "terminates it (and dumps core)", "stops it", "ignores it", "continues it". */
+const char *fsfix_sig_default(int sig);
+
+/* How process pid handles sig, from the SigBlk, SigIgn and SigCgt lines of its status
+ * (the main thread's mask for SigBlk). */
+enum fsfix_disp { FSD_UNKNOWN, FSD_CAUGHT, FSD_IGNORED, FSD_DEFAULT };
+enum fsfix_disp fsfix_sig_disposition(const char *proc_root, pid_t pid, int sig, bool *blocked);
+
+/* Pure: the hexadecimal mask on the line starting with key ("SigCgt:") of a
+ * /proc/PID/status text buf[0, len). Returns 0 or -EINVAL. */
+int fsfix_status_mask(const char *buf, size_t len, const char *key, uint64_t *mask);
 
 #endif

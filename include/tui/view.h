@@ -50,6 +50,10 @@ enum dialog_kind {
     DLG_NONE, DLG_SCHED_MENU, DLG_SCHED_CONFIRM, DLG_UNDO_CONFIRM, DLG_PRIO_CHOOSE,
     DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
     DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/actions.c) */
+    /* space held by a deleted-but-open file: the action, the signal, a typed signal, the
+     * confirmations, a typed copy path, the child at work */
+    DLG_FS_MENU, DLG_FS_SIGNAL_MENU, DLG_FS_SIGNAL_TYPE, DLG_FS_SIGNAL_CONFIRM,
+    DLG_FS_TRUNCATE_CONFIRM, DLG_FS_COPY_PATH, DLG_FS_WAIT,
 };
 #define DLG_LINES 24
 #define DLG_LINE_MAX 256
@@ -100,7 +104,13 @@ struct view {
     char detail_dev[64];             /* MODE_DEVICE: which device */
     size_t cg_sel, cg_top;           /* MODE_CGROUPS: the selected cgroup, the first shown */
     char cg_filter[256];             /* processes of this cgroup (and below) only; "" all */
-    size_t fs_sel, fs_top;           /* MODE_FILESYSTEMS */
+    size_t fs_sel;                   /* MODE_FILESYSTEMS: the selected filesystem */
+    size_t fs_item;                  /* 0: its row; k > 0: the k-th holder of its deleted
+                                      * files, in the order shown (file by file) */
+    size_t fs_top;                   /* the first shown line (rows and holder lines) */
+    struct { pid_t pid; int fd; ino_t ino; } fs_pick;   /* the holder fs_item is: the
+                                      * files are reordered by size each refresh, and the
+                                      * selection follows the holder, not its place */
     pid_t detail_pid;                /* MODE_PROCESS: which task */
     unsigned long long detail_start;
     struct thread_info threads[DETAIL_THREADS_MAX];
@@ -150,5 +160,18 @@ const struct spark *spark_find(const struct view *vw, const char *name);
 void spark_push(struct view *vw, const struct dev_rates *d, double mono, double itv);
 /* After figures of the mark so far. */
 struct dev_figs switch_after(const struct switch_mark *m);
+
+/* The holders of a filesystem's deleted files, one selectable line each (view.fs_item):
+ * how many, and which file and holder item k (1-based) is; false when none is. */
+size_t fs_items(const struct fs_sample *fs);
+bool fs_item_find(const struct fs_sample *fs, size_t item, size_t *file, size_t *holder);
+/* How a holder has the file open: "append, write-only", "no-append, read-write",
+ * "read-only" (a reader: no offset to write on at), "flags unknown". */
+const char *fs_holder_mode(const struct fs_holder *h);
+/* After the selection moved: remember which holder it is on (none on a row). */
+void fs_item_pick(struct view *vw, const struct fs_sample *fs);
+/* Before using fs_item on a new frame: put it back on the remembered holder when that one
+ * is still listed, else keep it in range. */
+void fs_item_sync(struct view *vw, const struct fs_sample *fs);
 
 #endif

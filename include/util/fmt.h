@@ -15,6 +15,8 @@ size_t fmt_int(char buf[24], long long v);
 
 /* Bytes per second the iotop way: 512B, 4.00K, 12.3M ("-" when unknown). */
 void fmt_rate(char *buf, size_t n, double bps);
+/* The same for a rate that may be negative (a filesystem emptying): "-2.7M". */
+void fmt_signed_rate(char *buf, size_t n, double bps);
 
 /* Bytes as "12.3G", binary units like df -h (a size, not a rate). */
 void fmt_size(char *buf, size_t n, double v);

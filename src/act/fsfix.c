@@ -38,16 +38,15 @@ static bool avail_of(const char *mount, uint64_t *out)
     return true;
 }
 
-/* The holder's O_APPEND, from its fdinfo: 1, 0 or -1. */
-static int holder_append(const char *proc_root, pid_t pid, int fd)
+/* The holder's open flags, from its fdinfo: 0 or -1 unknown. */
+static int holder_flags(const char *proc_root, pid_t pid, int fd, unsigned *flags)
 {
     char path[96], buf[256];
     snprintf(path, sizeof(path), "%s/%d/fdinfo/%d", proc_root ? proc_root : "/proc", (int)pid, fd);
     ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof(buf));
-    unsigned flags;
-    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, &flags))
+    if (n <= 0 || fdinfo_parse_flags(buf, (size_t)n, flags))
         return -1;
-    return (flags & O_APPEND) != 0;
+    return 0;
 }
 
 static int fail(struct fsfix_outcome *out, int err, const char *fmt, ...)
@@ -93,14 +92,29 @@ static int check_target(const char *proc_root, const struct fsfix_target *t, str
 static void begin(const char *proc_root, const struct fsfix_target *t, struct fsfix_outcome *out)
 {
     memset(out, 0, sizeof(*out));
-    out->append = holder_append(proc_root, t->pid, t->fd);
+    unsigned flags;
+    bool known = holder_flags(proc_root, t->pid, t->fd, &flags) == 0;
+    out->append = known ? (flags & O_APPEND) != 0 : -1;
+    /* a reader has no offset to write on at: no sparse file comes of it */
+    out->writes = known ? (flags & O_ACCMODE) != O_RDONLY : -1;
 }
 
-static void measure_after(const struct fsfix_target *t, struct fsfix_outcome *out, bool had_before)
+/* The space after, and the file as the holder's fd shows it then (the figure that says
+ * whether the space came back with the size or without it: a sparse file). */
+static void measure_after(const char *proc_root, const struct fsfix_target *t, struct fsfix_outcome *out,
+                          bool had_before)
 {
     out->space_known = had_before && avail_of(t->mount, &out->avail_after);
     if (out->space_known)
         out->freed = (int64_t)out->avail_after - (int64_t)out->avail_before;
+    char path[96];
+    fdpath(path, sizeof(path), proc_root, t->pid, t->fd);
+    struct stat st;
+    out->after_known = stat(path, &st) == 0 && fsfix_is_target(&st, t->dev, t->ino);
+    if (out->after_known) {
+        out->size_after = (uint64_t)st.st_size;
+        out->blocks_after = (uint64_t)st.st_blocks * 512;
+    }
 }
 
 /* Bytes for a message: "12.0 KiB", "40.0 MiB". */
@@ -153,7 +167,16 @@ int fsfix_signal(const char *proc_root, const struct fsfix_target *t, int sig, d
             break;
         sleep_s(0.05);
     }
-    measure_after(t, out, had);
+    /* The fd table changes before the old file's last close has run (the kernel finishes
+     * it on the holder's way back to user space) and before the filesystem has freed its
+     * blocks: the space can lag the release by moments. Give it up to 0.5 s to show. */
+    uint64_t now;
+    for (int k = 0; out->released && had && k < 10; k++) {
+        if (avail_of(t->mount, &now) && now >= out->avail_before + out->blocks_before / 2)
+            break;
+        sleep_s(0.05);
+    }
+    measure_after(proc_root, t, out, had);
     const char *name = sigabbrev_np(sig) ? sigabbrev_np(sig) : "?";
     char hb[32];
     if (!out->released)
@@ -257,7 +280,7 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
         return fail(out, -e, "ftruncate: %s", strerror(e));
     }
     close(fd);
-    measure_after(t, out, had);
+    measure_after(proc_root, t, out, had);
     char copied[PATH_MAX + 64] = "", hb[32];
     if (copy_to && *copy_to)
         snprintf(copied, sizeof(copied), " (copied %s to %s first)", human(hb, (double)out->copied),
@@ -267,7 +290,7 @@ int fsfix_truncate(const char *proc_root, const struct fsfix_target *t, const ch
         snprintf(space, sizeof(space), "; %s came back", human(hb, (double)out->freed));
     snprintf(out->msg, sizeof(out->msg), "truncated fd %d of %d to 0%s%s%s", t->fd, (int)t->pid,
              copied, space,
-             out->append == 0 ? "; it does not append: it writes on at its old offset, the file "
+             out->append == 0 && out->writes != 0 ? "; it does not append: it writes on at its old offset, the file "
                                 "turns sparse at its old size"
                               : "");
     return 0;

@@ -8,17 +8,6 @@
 #include "util/escape.h"
 #include "util/fmt.h"
 
-/* A rate that may be negative (a filesystem emptying). */
-static void fmt_signed_rate(char *buf, size_t n, double bps)
-{
-    if (isnan(bps) || bps >= 0) {
-        fmt_rate(buf, n, bps);
-        return;
-    }
-    buf[0] = '-';
-    fmt_rate(buf + 1, n - 1, -bps);
-}
-
 static void fmt_duration(char *buf, size_t n, double s)
 {
     if (isnan(s))

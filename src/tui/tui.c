@@ -521,6 +521,52 @@ static bool latency_key(struct tui *t, int ch)
     return true;
 }
 
+/* The filesystems view: the selection walks the filesystems and, below the selected
+ * one, each holder of its deleted files; Enter on a holder opens its actions. True when
+ * ch was one of these keys. */
+static bool fs_view_key(struct tui *t, int ch)
+{
+    struct view *vw = &t->vw;
+    const struct result *r = cur_result(t);
+    size_t n = r ? r->nfss : 0;
+    const struct fs_sample *fs = vw->fs_sel < n ? r->fss[vw->fs_sel].fs : NULL;
+    size_t items = fs ? fs_items(fs) : 0;
+    if (fs)
+        fs_item_sync(vw, fs);        /* on the holder picked, wherever this frame lists it */
+    else
+        vw->fs_item = 0;
+    switch (ch) {
+    case KEY_UP: case 'k':
+        if (vw->fs_item > 0)
+            vw->fs_item--;
+        else if (vw->fs_sel > 0)
+            vw->fs_sel--;
+        break;
+    case KEY_DOWN: case 'j':
+        if (vw->fs_item < items)
+            vw->fs_item++;
+        else if (vw->fs_sel + 1 < n)
+            vw->fs_sel++, vw->fs_item = 0;
+        break;
+    case KEY_HOME: vw->fs_sel = vw->fs_item = 0; break;
+    case KEY_END: vw->fs_sel = n ? n - 1 : 0; vw->fs_item = 0; break;
+    case '\n': case '\r': case KEY_ENTER: {
+        size_t file, holder;
+        t->act.r = replaying(t) ? NULL : r;
+        t->act.v = cur_verdicts(t);
+        if (r && vw->fs_sel < n && fs_item_find(r->fss[vw->fs_sel].fs, vw->fs_item, &file, &holder))
+            actions_fs(&t->act, vw->fs_sel, file, holder);
+        else
+            actions_fs(&t->act, SIZE_MAX, 0, 0);    /* says why (read-only, replay) or what to select */
+        return true;
+    }
+    default:
+        return false;
+    }
+    fs_item_pick(vw, vw->fs_sel < n ? r->fss[vw->fs_sel].fs : NULL);
+    return true;
+}
+
 /* Returns 1 to quit, 2 to sample now, 0 otherwise. */
 static int handle_key(struct tui *t, int ch)
 {
@@ -538,6 +584,8 @@ static int handle_key(struct tui *t, int ch)
     if (action_key(t, ch))
         return 0;
     if (replaying(t) && vw->mode == MODE_MAIN && replay_key(t, ch))
+        return 0;
+    if (vw->mode == MODE_FILESYSTEMS && fs_view_key(t, ch))
         return 0;
     if (vw->mode == MODE_CGROUPS || vw->mode == MODE_FILESYSTEMS) {
         const struct result *r = cur_result(t);

@@ -84,6 +84,16 @@ void fmt_rate(char *buf, size_t n, double bps)
     buf[o] = '\0';
 }
 
+void fmt_signed_rate(char *buf, size_t n, double bps)
+{
+    if (isnan(bps) || bps >= 0) {
+        fmt_rate(buf, n, bps);
+        return;
+    }
+    buf[0] = '-';
+    fmt_rate(buf + 1, n - 1, -bps);
+}
+
 const char *source_err_text(int err)
 {
     switch (-err) {

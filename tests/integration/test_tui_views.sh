@@ -55,7 +55,8 @@ mnt=$(df --output=target "$TMP" | tail -n 1)
 row=$(screen | awk -v m="$mnt" '$1 == m { print NR; exit }')
 [ -n "$row" ] || { screen; fail "no row for $mnt"; }
 for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
-wait_for 'deleted .*held.log.*held by sleep\['
+wait_for 'deleted .*held.log \(deleted\)'
+wait_for '^ +held by sleep\[[0-9]+\] fd 3 '
 ok "F: filesystems, and the deleted file on $mnt with its holder"
 T send-keys -t ui q
 wait_for '^EXITED 0'

@@ -335,6 +335,86 @@ static void test_fsfix_live(void **state)
     waitpid(pid, NULL, 0);
 }
 
+/* The screen runs the actions in a child (fsfix_start): the outcome comes back whole,
+ * with the file's figures afterwards; and it reads what a signal will do first. */
+static void test_fsfix_job_live(void **state)
+{
+    (void)state;
+    ino_t ia, ib;
+    dev_t dev;
+    pid_t pid = spawn_deleted_holder(&ia, &ib, &dev);
+    struct fsfix_target t = { .pid = pid, .fd = 3, .dev = dev, .ino = ia,
+                              .start_ticks = start_of(pid), .mount = "/var/tmp" };
+    bool blocked = true;
+    assert_int_equal(fsfix_sig_disposition(NULL, pid, SIGHUP, &blocked), FSD_DEFAULT);
+    assert_false(blocked);
+    struct fsfix_job job;
+    assert_int_equal(fsfix_start(&job, FSFIX_TRUNCATE, NULL, &t, 0, 0, NULL), 0);
+    assert_true(job.pid > 0 && job.fd >= 0);
+    struct fsfix_outcome o;
+    int rc;
+    for (int i = 0; (rc = fsfix_collect(&job, &o)) == 0 && i < 1000; i++)
+        usleep(10000);
+    assert_int_equal(rc, 1);
+    assert_int_equal(job.pid, 0);
+    assert_int_equal(o.err, 0);
+    assert_int_equal(o.size_before, 4096);
+    assert_true(o.after_known);
+    assert_int_equal(o.size_after, 0);
+    assert_int_equal(o.blocks_after, 0);
+    assert_int_equal(o.append, 1);
+    /* A refusal travels back the same way. */
+    t.ino = ib + 1000000;
+    assert_int_equal(fsfix_start(&job, FSFIX_SIGNAL, NULL, &t, SIGHUP, 0.1, NULL), 0);
+    for (int i = 0; (rc = fsfix_collect(&job, &o)) == 0 && i < 1000; i++)
+        usleep(10000);
+    assert_int_equal(rc, 1);
+    assert_int_equal(o.err, -ESTALE);
+    assert_int_equal(kill(pid, 0), 0);             /* nothing was sent */
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+static void test_fsfix_signals(void **state)
+{
+    (void)state;
+    assert_int_equal(fsfix_sig_parse("HUP"), SIGHUP);
+    assert_int_equal(fsfix_sig_parse(" sighup "), SIGHUP);
+    assert_int_equal(fsfix_sig_parse("SIGUSR2"), SIGUSR2);
+    assert_int_equal(fsfix_sig_parse("usr1"), SIGUSR1);
+    assert_int_equal(fsfix_sig_parse("10"), 10);
+    assert_int_equal(fsfix_sig_parse("RTMIN"), SIGRTMIN);
+    assert_int_equal(fsfix_sig_parse("rtmin+2"), SIGRTMIN + 2);
+    assert_int_equal(fsfix_sig_parse("SIGRTMAX-1"), SIGRTMAX - 1);
+    assert_int_equal(fsfix_sig_parse("RTMIN+99"), 0);
+    assert_int_equal(fsfix_sig_parse("RTMIN-1"), 0);
+    assert_int_equal(fsfix_sig_parse("FOO"), 0);
+    assert_int_equal(fsfix_sig_parse(""), 0);
+    assert_int_equal(fsfix_sig_parse("0"), 0);
+    assert_int_equal(fsfix_sig_parse("65"), 0);
+    assert_int_equal(fsfix_sig_parse("1x"), 0);
+    assert_string_equal(fsfix_sig_default(SIGHUP), "terminates it");
+    assert_string_equal(fsfix_sig_default(SIGWINCH), "ignores it");
+    assert_string_equal(fsfix_sig_default(SIGQUIT), "terminates it (and dumps core)");
+    assert_string_equal(fsfix_sig_default(SIGTSTP), "stops it");
+    static const char status[] = "Name:\tbash\nSigQ:\t0/63\nSigPnd:\t0000000000000000\n"
+                                 "SigBlk:\t0000000000010000\nSigIgn:\t0000000000380004\n"
+                                 "SigCgt:\t000000004b813efb\nCapInh:\t0\n";
+    uint64_t m = 0;
+    assert_int_equal(fsfix_status_mask(status, strlen(status), "SigCgt:", &m), 0);
+    assert_true(m == 0x4b813efbULL);
+    assert_int_equal(fsfix_status_mask(status, strlen(status), "SigBlk:", &m), 0);
+    assert_true(m == 0x10000ULL);
+    assert_int_equal(fsfix_status_mask(status, strlen(status), "SigX:", &m), -EINVAL);
+    static const char bad[] = "SigCgt:\t00zz\n";
+    assert_int_equal(fsfix_status_mask(bad, strlen(bad), "SigCgt:", &m), -EINVAL);
+    static const char lng[] = "SigCgt:\t00000000000000000\n";     /* 17 digits */
+    assert_int_equal(fsfix_status_mask(lng, strlen(lng), "SigCgt:", &m), -EINVAL);
+    static const char cut[] = "SigCgt:\t1f";                         /* no newline */
+    assert_int_equal(fsfix_status_mask(cut, strlen(cut), "SigCgt:", &m), 0);
+    assert_true(m == 0x1fULL);
+}
+
 /* ---- delta_fs and the verdicts ------------------------------------------------------------ */
 
 static void fill_hist(struct fs_sample *fs, const uint64_t *used, unsigned n)
@@ -598,6 +678,8 @@ int main(void)
         cmocka_unit_test(test_mounts_read_live),
         cmocka_unit_test(test_fdmap_notes_deleted),
         cmocka_unit_test(test_fsfix_live),
+        cmocka_unit_test(test_fsfix_job_live),
+        cmocka_unit_test(test_fsfix_signals),
         cmocka_unit_test(test_delta_fs_steady),
         cmocka_unit_test(test_fs_verdicts),
         cmocka_unit_test(test_text_section),
