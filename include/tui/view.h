@@ -11,10 +11,12 @@
 #include "delta.h"
 #include "out/columns.h"
 #include "source/procinfo.h"
+#include "tui/latency.h"
 #include "verdict.h"
 
 enum focus { FOCUS_DEVICES, FOCUS_PROCESSES };
-enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS, MODE_CGROUPS, MODE_FILESYSTEMS };
+enum mode { MODE_MAIN, MODE_HELP, MODE_DEVICE, MODE_PROCESS, MODE_CGROUPS, MODE_FILESYSTEMS,
+            MODE_LATENCY };                  /* from MODE_DEVICE (l); Esc goes back there */
 
 #define SPARK_LEN 64
 #define DETAIL_THREADS_MAX 64
@@ -78,6 +80,7 @@ struct switch_mark {
     bool active;
     char disk[64], from[24], to[24];
     double mono;                     /* when it was written */
+    double asked;                    /* when y was pressed: "before" ends here */
     struct dev_figs before;
     double sum_iops, sum_await, sum_aqu, sum_util, sum_secs, await_secs;   /* after, weighted */
     unsigned n_after;
@@ -127,6 +130,11 @@ struct view {
     struct switch_mark mark;
     char udev_rule[DLG_LINE_MAX];    /* for the last switch; shown in the device view */
     char udev_disk[64];
+    /* The latency view (tui/latency.h): per-disk rings fed with every frame, and the
+     * priority it shows (by value: a slot index moves when a priority appears). */
+    struct lat_set lat;
+    unsigned lat_prio;
+    bool lat_prio_set;
 };
 
 /* The rows the panels show, in order; rebuilt after every sample or key. */

@@ -350,6 +350,7 @@ static void sched_finish(struct actions *a, const struct sched_outcome *o)
     str_copy(m->from, o->before.sched, sizeof(m->from));
     str_copy(m->to, o->after.sched, sizeof(m->to));
     m->mono = clock_mono();
+    m->asked = a->job_mono;
     m->before = figs_before(a->vw, disk, a->job_mono, 30.0);
     if (undo) {
         a->have_undo = false;

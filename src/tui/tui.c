@@ -156,6 +156,18 @@ static void push_sparks(struct view *vw, const struct result *r, double mono)
     }
 }
 
+/* Each whole disk's latency per priority, one column a frame (tui/latency.h). Replayed
+ * frames carry their wall time as mono: the time axis is right in a replay too. */
+static void push_latency(struct view *vw, const struct result *r)
+{
+    bool known = r->cur->lens_on && r->interval_s > 0;
+    for (size_t i = 0; i < r->ndevs; i++) {
+        const struct dev_rates *d = &r->devs[i];
+        if (!d->dev->bd.partition)
+            lat_push(&vw->lat, d, r->cur->mono, r->interval_s, known && d->valid);
+    }
+}
+
 /* A new frame is on the screen. */
 static void frame_shown(struct tui *t)
 {
@@ -167,9 +179,11 @@ static void frame_shown(struct tui *t)
         if (t->f->host)
             t->vw.host = t->f->host;
         push_sparks(&t->vw, t->f->res, 0);
+        push_latency(&t->vw, t->f->res);
         return;
     }
     push_sparks(&t->vw, t->f->res, t->f->res->cur->mono);
+    push_latency(&t->vw, t->f->res);
     t->act.r = t->f->res;
     t->act.v = t->f->ver;
     actions_sampled(&t->act);
@@ -202,8 +216,10 @@ static void replay_goto(struct tui *t, size_t i)
         step_failed(t, err);
         return;
     }
-    if (!forward)
+    if (!forward) {
         t->vw.nsparks = 0;
+        lat_clear(&t->vw.lat);
+    }
     frame_shown(t);
 }
 
@@ -404,7 +420,7 @@ static bool replay_key(struct tui *t, int ch)
 static const char *focused_dev(const struct tui *t)
 {
     const struct result *r = cur_result(t);
-    if (t->vw.mode == MODE_DEVICE)
+    if (t->vw.mode == MODE_DEVICE || t->vw.mode == MODE_LATENCY)
         return t->vw.detail_dev;
     if (r && t->vw.mode == MODE_MAIN && t->vw.focus == FOCUS_DEVICES && t->vw.dev_sel < t->rows.ndev)
         return r->devs[t->rows.dev[t->vw.dev_sel]].dev->ds.name;
@@ -437,7 +453,7 @@ static bool action_key(struct tui *t, int ch)
     enum mode m = t->vw.mode;
     switch (ch) {
     case 's':
-        if (m != MODE_MAIN && m != MODE_DEVICE)
+        if (m != MODE_MAIN && m != MODE_DEVICE && m != MODE_LATENCY)
             return false;
         if (!focused_dev(t)[0] && !act_read_only() && !replaying(t)) {
             snprintf(t->vw.message, sizeof(t->vw.message), "s switches a device's scheduler: Tab to the devices, pick one");
@@ -446,7 +462,7 @@ static bool action_key(struct tui *t, int ch)
         actions_sched(a, focused_dev(t));
         return true;
     case 'u':
-        if (m != MODE_MAIN && m != MODE_DEVICE)
+        if (m != MODE_MAIN && m != MODE_DEVICE && m != MODE_LATENCY)
             return false;
         actions_undo(a);
         return true;
@@ -467,6 +483,42 @@ static bool action_key(struct tui *t, int ch)
     default:
         return false;
     }
+}
+
+/* The latency view: l opens it from the device view; Tab and the arrows choose the
+ * priority; Esc (Left, Backspace, h) goes back to the device view. True when ch was one. */
+static bool latency_key(struct tui *t, int ch)
+{
+    struct view *vw = &t->vw;
+    if (vw->mode == MODE_DEVICE) {
+        if (ch != 'l')
+            return false;
+        vw->mode = MODE_LATENCY;
+        return true;
+    }
+    int dir = 0;
+    switch (ch) {
+    case '\t': case KEY_DOWN: case 'j': dir = 1; break;
+    case KEY_BTAB: case KEY_UP: case 'k': dir = -1; break;
+    case 27: case KEY_LEFT: case KEY_BACKSPACE: case 'h':
+        vw->mode = MODE_DEVICE;
+        return true;
+    default: return false;
+    }
+    const struct result *r = cur_result(t);
+    const struct lat_ring *ring = NULL;
+    for (size_t i = 0; r && i < r->ndevs && !ring; i++)
+        if (strcmp(r->devs[i].dev->ds.name, vw->detail_dev) == 0)
+            ring = lat_find(&vw->lat, r->devs[i].dev->bd.disk);
+    if (!ring || ring->nprio == 0)
+        return true;
+    int k = vw->lat_prio_set ? lat_prio_index(ring, vw->lat_prio) : -1;
+    if (k < 0)
+        k = 0;                       /* the view shows the first until one is chosen */
+    k = (k + dir + (int)ring->nprio) % (int)ring->nprio;
+    vw->lat_prio = ring->prio[k].prio;
+    vw->lat_prio_set = true;
+    return true;
 }
 
 /* The filesystems view: the selection walks the filesystems and, below the selected
@@ -556,6 +608,8 @@ static int handle_key(struct tui *t, int ch)
         default: break;
         }
     }
+    if ((vw->mode == MODE_DEVICE || vw->mode == MODE_LATENCY) && latency_key(t, ch))
+        return 0;
     if (vw->mode != MODE_MAIN) {
         /* q quits from every view, as the key bar says (and as in top and htop). */
         if (ch == 'q')
@@ -623,6 +677,11 @@ static void setup_colors(struct view *vw)
     init_pair(5, COLOR_RED, -1);
     init_pair(6, COLOR_CYAN, -1);
     init_pair(7, COLOR_WHITE, -1);
+    /* The latency view's heat map, low to high (draw.c C_HEAT): on top of its shading. */
+    init_pair(16, COLOR_BLUE, -1);
+    init_pair(17, COLOR_GREEN, -1);
+    init_pair(18, COLOR_YELLOW, -1);
+    init_pair(19, COLOR_RED, -1);
 }
 
 int tui_run(struct pipeline *p, const struct tui_opts *o)
@@ -772,6 +831,7 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     rows_free(&t->rows);
     procinfo_close(t->pinfo_src);
     free(t->vw.sparks);
+    lat_clear(&t->vw.lat);
     free(t);
     return status;
 }
