@@ -76,8 +76,9 @@ run_watched() {
     local out=$1; shift
     "$IOT" "$@" >"$out" &
     local pid=$! i
-    # loading takes a moment: wait until the links are there (attach comes last)
-    for i in $(seq 40); do
+    # loading takes a moment (seconds on a loaded machine): wait until the links are
+    # there (attach comes last), up to 15 s
+    for i in $(seq 300); do
         sleep 0.05
         lens_ids "$pid" >"$TMP/ids"
         grep -q '^link:' "$TMP/ids" && break
@@ -116,7 +117,7 @@ ok "no program, link or map left after exit ($(wc -l <"$TMP/ids") objects)"
 # ---- SIGKILL: links die with the process ----
 "$IOT" -b -d 0.5 >/dev/null &
 iot=$!; BG_PIDS+=("$iot")
-for i in $(seq 40); do
+for i in $(seq 300); do
     sleep 0.05
     lens_ids "$iot" >"$TMP/ids"
     grep -q '^link:' "$TMP/ids" && break
