@@ -25,8 +25,9 @@
 #
 # Usage (root): bench/lens.sh [ROUNDS] [SECONDS]    (default 5 runs of 6 s per mode)
 # Environment: IOT (the iotriage binary; default ./iotriage), LENS_DEVICES ("tmpfs lab"),
-# LENS_ENGINES ("psync libaio"), LAB_US (500), LAB_THREADS (4), NO_STATS=1 (skip the
-# statistics runs).
+# LENS_ENGINES ("psync libaio"), LENS_SCHED (the devices' scheduler: none, the fastest;
+# mq-deadline adds the insert event), LAB_US (500), LAB_THREADS (4), NO_STATS=1 (skip
+# the statistics runs), NO_PIPE=1 (skip the context switch runs).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 IOT=${IOT:-$ROOT/iotriage}
@@ -34,6 +35,7 @@ ROUNDS=${1:-5}
 SECS=${2:-6}
 DEVICES=${LENS_DEVICES:-tmpfs lab}
 ENGINES=${LENS_ENGINES:-psync libaio}
+SCHED=${LENS_SCHED:-none}
 [ "$(id -u)" = 0 ] || { echo "bench/lens.sh: needs root" >&2; exit 77; }
 for t in fio losetup jq bpftool; do
     command -v "$t" >/dev/null || { echo "bench/lens.sh: $t missing" >&2; exit 77; }
@@ -166,7 +168,7 @@ pipe_run() {
 }
 
 : >"$DIR/table"
-echo "lens cost: ${SECS}s runs, $ROUNDS per mode alternated, $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "lens cost: $IOT, ${SECS}s runs, $ROUNDS per mode alternated, scheduler $SCHED, $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for d in $DEVICES; do
     case $d in
     tmpfs)
@@ -174,6 +176,8 @@ for d in $DEVICES; do
         mount -t tmpfs -o size=300m iotriage-lensbench "$DIR/mnt" || exit 1
         dd if=/dev/zero of="$DIR/mnt/disk" bs=1M count=256 status=none || exit 1
         LOOP=$(losetup -f --show "$DIR/mnt/disk") || exit 1
+        # A loop device keeps its queue settings across attachments: choose ours.
+        echo "$SCHED" >/sys/block/"${LOOP#/dev/}"/queue/scheduler || exit 1
         PSYNC_JOBS=$NCPU
         bench_dev "$LOOP" tmpfs-loop
         losetup -d "$LOOP"; LOOP=
@@ -182,6 +186,7 @@ for d in $DEVICES; do
     lab)
         . "$ROOT/tests/lab/lab.sh"
         lab_up "${LAB_US:-500}" "${LAB_THREADS:-4}" 64 || { echo "lab disk unavailable (make build/tests/slowfs)" >&2; continue; }
+        echo "$SCHED" >/sys/block/"$LAB_NAME"/queue/scheduler || exit 1
         PSYNC_JOBS=${LAB_THREADS:-4}     # as many readers as the disk serves at once
         bench_dev "$LAB_DEV" "lab-${LAB_US:-500}us"
         lab_down
