@@ -16,8 +16,9 @@
 #include "iotriage.skel.h"
 
 #define CAP_PERFMON_BIT 38
-#define LENS_DEVPRIO_BYTES (8u << 20)
 #define CAP_BPF_BIT     39
+/* The most the per-CPU devprio map may take, all CPUs together (lens_open). */
+#define LENS_DEVPRIO_BYTES (8u << 20)
 
 struct lens_moments {
     __u32 dev;
@@ -125,7 +126,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     } else if (l->ncpus <= 0) {
         rc = l->ncpus < 0 ? l->ncpus : -EINVAL;
     } else {
-        /* The per-CPU devprio map is preallocated: about 1.2 KB a pair on each CPU.
+        /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU.
          * Keep it within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the
          * completions it could not hold in lens_dropped. */
         size_t per = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
@@ -379,9 +380,12 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
     if (got == 0)
         return 0;
     out->dp = calloc((size_t)got, sizeof *out->dp);
-    l->moments = realloc(l->moments, (size_t)got * sizeof *l->moments);
-    if (!out->dp || !l->moments)
+    if (!out->dp)
         return -ENOMEM;
+    struct lens_moments *mm = realloc(l->moments, (size_t)got * sizeof *mm);
+    if (!mm)
+        return -ENOMEM;
+    l->moments = mm;
     size_t stride = (sizeof(struct lens_dp_val) + 7) & ~(size_t)7;
     size_t vsz = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
     const struct lens_dp_key *k = l->keys;

@@ -8,7 +8,11 @@
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
  *  - per (tgid, device): bytes and bios submitted, charged to the submitting task.
- * Per event the work is a few map lookups and updates; nothing is sent to user space.
+ * It runs on every context switch, wakeup and block request of the machine, so the cost
+ * per event is kept small (docs/performance.md: the lens's cost): scheduler events
+ * return on the first test for a task not in iowait; a request's state is one entry of
+ * an array found by index (no hash update per request); counters written at every
+ * completion are per CPU. Nothing is sent to user space.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
