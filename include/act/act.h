@@ -70,6 +70,28 @@ struct sched_outcome {
 int sched_apply(const char *sys_root, const char *disk, const struct sched_state *expect,
                 const char *to, long keep_nr, struct sched_outcome *out);
 
+/* ---- work in a child process (act/child.c) ----
+ * An action that may block on a stuck disk runs in a child that sends back one report (a
+ * struct of at most PIPE_BUF bytes, one atomic write) through a pipe; the caller polls
+ * the read end and never waits. The child ignores SIGINT, SIGQUIT, SIGHUP and SIGPIPE and
+ * has its standard streams on /dev/null: a caller that quits leaves it to finish what
+ * was confirmed. */
+struct act_child {
+    pid_t  pid;                      /* the child; 0 when none */
+    int    fd;                       /* read end, non-blocking, close-on-exec; -1 when none */
+    double started;                  /* CLOCK_MONOTONIC */
+};
+/* Runs in the child: fill report (zeroed, `size` bytes as given to act_child_start). */
+typedef void (*act_child_fn)(void *ctx, void *report);
+/* Fork the child that runs fn(ctx, report) and writes the report back. 0, or -errno
+ * when no child could be started (then nothing was done). */
+int  act_child_start(struct act_child *c, act_child_fn fn, void *ctx, size_t size);
+/* Without blocking: 1 when the report was read (the child reaped, c over), 0 while the
+ * child works, -errno when it ended without a report (how says how; report zeroed). */
+int  act_child_collect(struct act_child *c, void *report, size_t size, char *how, size_t howlen);
+/* Stop listening without waiting: the child goes on alone. */
+void act_child_end(struct act_child *c);
+
 /* ---- the switch in a child process ----
  *
  * Writing queue/scheduler (and nr_requests) freezes the queue: the writer sleeps in D
@@ -80,9 +102,7 @@ int sched_apply(const char *sys_root, const char *disk, const struct sched_state
  * through a pipe. The caller polls job->fd and may quit without waiting: the child then
  * finishes the switch (and its undo on failure) alone, when the requests drain. */
 struct sched_job {
-    pid_t  pid;                      /* the child; 0 when no job */
-    int    fd;                       /* read end, non-blocking, close-on-exec; -1 when none */
-    double started;                  /* CLOCK_MONOTONIC */
+    struct act_child child;          /* child.pid 0 when no job */
     char   disk[BD_NAME_MAX];
     char   to[BD_SCHED_MAX];
 };
@@ -207,9 +227,7 @@ bool fsfix_is_target(const struct stat *st, dev_t dev, ino_t ino);
  * to finish what was confirmed (the copy, then the truncate) alone. */
 enum fsfix_kind { FSFIX_SIGNAL, FSFIX_TRUNCATE };
 struct fsfix_job {
-    pid_t  pid;                      /* the child; 0 when no job */
-    int    fd;                       /* read end, non-blocking, close-on-exec; -1 when none */
-    double started;                  /* CLOCK_MONOTONIC */
+    struct act_child child;          /* child.pid 0 when no job */
     enum fsfix_kind kind;
 };
 

@@ -1,5 +1,5 @@
-/* act/fsjob.c: the space actions (fsfix.c) in a child process, so that a copy to a slow
- * disk or a stalled truncate never freezes the screen; and what a signal will do to the
+/* act/fsjob.c: the space actions (fsfix.c) in a child process (act/child.c), so that a
+ * copy to a slow disk or a stalled truncate never freezes the screen; and what a signal will do to the
  * process it is sent to, for the confirmation that says so. */
 #include "act/act.h"
 
@@ -19,114 +19,54 @@
 
 _Static_assert(sizeof(struct fsfix_outcome) <= PIPE_BUF, "the report must be one atomic pipe write");
 
-/* The child: nothing of the parent's screen or streams may be touched, and a closed
- * terminal must not kill it between the copy and the truncate. */
-static void child_run(int wfd, enum fsfix_kind kind, const char *proc_root, const struct fsfix_target *t,
-                      int sig, double wait_s, const char *copy_to)
+struct fsfix_work {
+    enum fsfix_kind kind;
+    const char *proc_root, *copy_to;
+    const struct fsfix_target *t;
+    int sig;
+    double wait_s;
+};
+
+static void fsfix_work_run(void *ctx, void *report)
 {
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);        /* the parent quit: the report is lost, the work is not */
-    signal(SIGTERM, SIG_DFL);
-    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul >= 0) {
-        dup2(nul, STDIN_FILENO);
-        dup2(nul, STDOUT_FILENO);
-        dup2(nul, STDERR_FILENO);
-        if (nul > STDERR_FILENO)
-            close(nul);
-    }
-    struct fsfix_outcome o;
-    if (kind == FSFIX_SIGNAL)
-        fsfix_signal(proc_root, t, sig, wait_s, &o);
+    const struct fsfix_work *wk = ctx;
+    if (wk->kind == FSFIX_SIGNAL)
+        fsfix_signal(wk->proc_root, wk->t, wk->sig, wk->wait_s, report);
     else
-        fsfix_truncate(proc_root, t, copy_to, &o);
-    ssize_t w;
-    do
-        w = write(wfd, &o, sizeof(o));
-    while (w < 0 && errno == EINTR);
-    _exit(w == (ssize_t)sizeof(o) ? 0 : 1);
+        fsfix_truncate(wk->proc_root, wk->t, wk->copy_to, report);
 }
 
 int fsfix_start(struct fsfix_job *job, enum fsfix_kind kind, const char *proc_root,
                 const struct fsfix_target *t, int sig, double wait_s, const char *copy_to)
 {
     memset(job, 0, sizeof(*job));
-    job->fd = -1;
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -errno;
-    fflush(NULL);                    /* nothing buffered is written twice */
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(p[0]);
-        close(p[1]);
-        return -e;
-    }
-    if (pid == 0) {
-        close(p[0]);
-        child_run(p[1], kind, proc_root, t, sig, wait_s, copy_to);
-    }
-    close(p[1]);
-    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-    job->pid = pid;
-    job->fd = p[0];
-    job->started = clock_mono();
+    struct fsfix_work wk = { kind, proc_root, copy_to, t, sig, wait_s };
+    int rc = act_child_start(&job->child, fsfix_work_run, &wk, sizeof(struct fsfix_outcome));
+    if (rc < 0)
+        return rc;
     job->kind = kind;
     return 0;
 }
 
-static void job_end(struct fsfix_job *job)
-{
-    if (job->fd >= 0)
-        close(job->fd);
-    job->fd = -1;
-    job->pid = 0;
-}
-
 int fsfix_collect(struct fsfix_job *job, struct fsfix_outcome *out)
 {
-    if (job->pid <= 0 || job->fd < 0)
-        return -ECHILD;
-    ssize_t n;
-    do
-        n = read(job->fd, out, sizeof(*out));
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-    int e = n < 0 ? errno : 0;
-    /* The report is the child's last act before _exit: this wait is over at once. */
-    int st = 0;
-    pid_t w;
-    do
-        w = waitpid(job->pid, &st, 0);
-    while (w < 0 && errno == EINTR);
-    if (n == (ssize_t)sizeof(*out)) {
-        out->msg[sizeof(out->msg) - 1] = '\0';
-        job_end(job);
-        return 1;
-    }
+    pid_t pid = job->child.pid;
     char how[64];
-    if (n < 0)
-        snprintf(how, sizeof(how), "reading its report failed: %s", strerror(e));
-    else if (w == job->pid && WIFSIGNALED(st))
-        snprintf(how, sizeof(how), "it was killed by signal %d", WTERMSIG(st));
-    else
-        snprintf(how, sizeof(how), "it ended without a report");
-    memset(out, 0, sizeof(*out));
+    int rc = act_child_collect(&job->child, out, sizeof(*out), how, sizeof(how));
+    if (rc == 1)
+        out->msg[sizeof(out->msg) - 1] = '\0';
+    if (rc >= 0 || pid <= 0)
+        return rc;
     out->err = -ECHILD;
     out->append = out->writes = -1;
     snprintf(out->msg, sizeof(out->msg), "the process that %s (pid %d) failed: %s; what it did is unknown",
-             job->kind == FSFIX_SIGNAL ? "sends the signal" : "truncates", (int)job->pid, how);
-    job_end(job);
-    return e ? -e : -ECHILD;
+             job->kind == FSFIX_SIGNAL ? "sends the signal" : "truncates", (int)pid, how);
+    return rc;
 }
 
 void fsfix_abandon(struct fsfix_job *job)
 {
-    job_end(job);
+    act_child_end(&job->child);
 }
 
 /* ---- signals ---- */

@@ -167,120 +167,55 @@ int sched_apply(const char *sys_root, const char *disk, const struct sched_state
     return 0;
 }
 
-/* ---- the switch in a child process ---- */
+/* ---- the switch in a child process (act/child.c) ---- */
 
-/* The child: nothing of the parent's screen or streams may be touched, and a closed
- * terminal must not kill it between the scheduler write and the nr_requests write (or
- * the undo of the first). */
-static void child_run(int wfd, const char *sys_root, const char *disk, const struct sched_state *expect,
-                      const char *to, long keep_nr)
-{
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);        /* the parent quit: the report is lost, the work is not */
-    signal(SIGTERM, SIG_DFL);
-    /* not holding the terminal or a pipe open after the parent is gone */
-    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul >= 0) {
-        dup2(nul, STDIN_FILENO);
-        dup2(nul, STDOUT_FILENO);
-        dup2(nul, STDERR_FILENO);
-        if (nul > STDERR_FILENO)
-            close(nul);
-    }
-    struct sched_outcome o;
-    sched_apply(sys_root, disk, expect, to, keep_nr, &o);
-    /* one write below PIPE_BUF: the parent reads all of it or nothing */
-    ssize_t w;
-    do
-        w = write(wfd, &o, sizeof(o));
-    while (w < 0 && errno == EINTR);
-    _exit(w == (ssize_t)sizeof(o) ? 0 : 1);
-}
+struct sched_work {
+    const char *sys_root, *disk, *to;
+    const struct sched_state *expect;
+    long keep_nr;
+};
 
 _Static_assert(sizeof(struct sched_outcome) <= PIPE_BUF, "the report must be one atomic pipe write");
+
+static void sched_work_run(void *ctx, void *report)
+{
+    const struct sched_work *wk = ctx;
+    sched_apply(wk->sys_root, wk->disk, wk->expect, wk->to, wk->keep_nr, report);
+}
 
 int sched_start(struct sched_job *job, const char *sys_root, const char *disk, const struct sched_state *expect,
                 const char *to, long keep_nr)
 {
     memset(job, 0, sizeof(*job));
-    job->fd = -1;
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -errno;
-    fflush(NULL);                    /* nothing buffered is written twice */
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(p[0]);
-        close(p[1]);
-        return -e;
-    }
-    if (pid == 0) {
-        close(p[0]);
-        child_run(p[1], sys_root, disk, expect, to, keep_nr);
-    }
-    close(p[1]);
-    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-    job->pid = pid;
-    job->fd = p[0];
-    job->started = clock_mono();
+    struct sched_work wk = { sys_root, disk, to, expect, keep_nr };
+    int rc = act_child_start(&job->child, sched_work_run, &wk, sizeof(struct sched_outcome));
+    if (rc < 0)
+        return rc;
     str_copy(job->disk, disk, sizeof(job->disk));
     str_copy(job->to, to, sizeof(job->to));
     return 0;
 }
 
-static void job_end(struct sched_job *job)
-{
-    if (job->fd >= 0)
-        close(job->fd);
-    job->fd = -1;
-    job->pid = 0;
-}
-
 int sched_collect(struct sched_job *job, const char *sys_root, struct sched_outcome *out)
 {
-    if (job->pid <= 0 || job->fd < 0)
-        return -ECHILD;
-    ssize_t n;
-    do
-        n = read(job->fd, out, sizeof(*out));
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-    int e = n < 0 ? errno : 0;
-    /* The report is the child's last act before _exit: this wait is over at once. */
-    int st = 0;
-    pid_t w;
-    do
-        w = waitpid(job->pid, &st, 0);
-    while (w < 0 && errno == EINTR);
-    if (n == (ssize_t)sizeof(*out)) {
-        out->msg[sizeof(out->msg) - 1] = '\0';
-        job_end(job);
-        return 1;
-    }
+    pid_t pid = job->child.pid;
     char how[64];
-    if (n < 0)
-        snprintf(how, sizeof(how), "reading its report failed: %s", strerror(e));
-    else if (w == job->pid && WIFSIGNALED(st))
-        snprintf(how, sizeof(how), "it was killed by signal %d", WTERMSIG(st));
-    else
-        snprintf(how, sizeof(how), "it ended without a report");
-    memset(out, 0, sizeof(*out));
+    int rc = act_child_collect(&job->child, out, sizeof(*out), how, sizeof(how));
+    if (rc == 1)
+        out->msg[sizeof(out->msg) - 1] = '\0';
+    if (rc >= 0 || pid <= 0)
+        return rc;
     out->err = -ECHILD;
     sched_read(sys_root, job->disk, &out->after);
     snprintf(out->msg, sizeof(out->msg), "%s: the process switching to %s (pid %d) failed: %s; now %s, nr_requests %ld",
-             job->disk, job->to, (int)job->pid, how, out->after.sched[0] ? out->after.sched : "?",
+             job->disk, job->to, (int)pid, how, out->after.sched[0] ? out->after.sched : "?",
              out->after.nr_requests);
-    job_end(job);
-    return e ? -e : -ECHILD;
+    return rc;
 }
 
 void sched_abandon(struct sched_job *job)
 {
-    job_end(job);
+    act_child_end(&job->child);
 }
 
 double sched_stalled_s(const struct sched_interval *hist, size_t n)

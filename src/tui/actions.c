@@ -83,15 +83,15 @@ static void clock_text(char *buf, size_t n, double wall)
 static const char *refusal(const struct actions *a)
 {
     static char busy[160];
-    if (a->job.pid > 0) {
+    if (a->job.child.pid > 0) {
         /* one change at a time: the next one would queue behind the frozen device anyway */
         snprintf(busy, sizeof(busy), "the switch of %s to %s still waits for its device: one change at a time",
                  a->job.disk, a->job.to);
         return busy;
     }
-    if (a->fs_job.pid > 0) {
+    if (a->fs_job.child.pid > 0) {
         snprintf(busy, sizeof(busy), "%s is still under way (process %d): one change at a time",
-                 a->fs_job.kind == FSFIX_SIGNAL ? "the signal" : "the truncate", (int)a->fs_job.pid);
+                 a->fs_job.kind == FSFIX_SIGNAL ? "the signal" : "the truncate", (int)a->fs_job.child.pid);
         return busy;
     }
     if (act_read_only())
@@ -399,7 +399,7 @@ static void wait_dialog(struct actions *a)
     dlg_line(g, "Waiting %.1f s for %s request%s in flight on %s to complete.", clock_mono() - a->job_mono, nb,
              n == 1 ? "" : "s", j->disk);
     dlg_line(g, "The kernel changes the scheduler only once every request in flight has completed, and");
-    dlg_line(g, "holds new I/O to %s until then. The write runs in process %d, not in iotriage:", j->disk, (int)j->pid);
+    dlg_line(g, "holds new I/O to %s until then. The write runs in process %d, not in iotriage:", j->disk, (int)j->child.pid);
     dlg_line(g, "the screen goes on, and q quits without waiting (that process then finishes alone).");
     dlg_keys(g, "q quit   Esc hide (the result opens when the switch is done)");
 }
@@ -423,7 +423,7 @@ static void sched_do(struct actions *a, bool keep, bool undo)
     /* A device that is not stuck switches in milliseconds: its result opens at once,
      * with no waiting dialog flashing past. The wait is poll(2), never the write. */
     wait_dialog(a);                  /* replaces the confirmation (drawn only if still waiting) */
-    struct pollfd p = { .fd = a->job.fd, .events = POLLIN };
+    struct pollfd p = { .fd = a->job.child.fd, .events = POLLIN };
     if (poll(&p, 1, 200) > 0)
         actions_poll(a);
 }
@@ -431,7 +431,7 @@ static void sched_do(struct actions *a, bool keep, bool undo)
 int actions_wait_fd(const struct actions *a)
 {
     /* one change at a time (refusal): at most one of the two is under way */
-    return a->job.pid > 0 ? a->job.fd : a->fs_job.pid > 0 ? a->fs_job.fd : -1;
+    return a->job.child.pid > 0 ? a->job.child.fd : a->fs_job.child.pid > 0 ? a->fs_job.child.fd : -1;
 }
 
 static void fs_finish(struct actions *a, const struct fsfix_outcome *o);
@@ -452,9 +452,9 @@ static bool fs_poll(struct actions *a)
 
 bool actions_poll(struct actions *a)
 {
-    if (a->fs_job.pid > 0)
+    if (a->fs_job.child.pid > 0)
         return fs_poll(a);
-    if (a->job.pid <= 0)
+    if (a->job.child.pid <= 0)
         return false;
     struct sched_outcome o;
     int rc = sched_collect(&a->job, a->sys_root, &o);
@@ -708,15 +708,15 @@ bool actions_quit(struct actions *a)
 
 void actions_exit_note(struct actions *a, FILE *f)
 {
-    if (a->job.pid > 0) {
+    if (a->job.child.pid > 0) {
         fprintf(f, "iotriage: the switch of %s to %s was still waiting for the device's requests to complete; "
                    "process %d finishes it alone (see /sys/block/%s/queue/scheduler)\n",
-                a->job.disk, a->job.to, (int)a->job.pid, a->job.disk);
+                a->job.disk, a->job.to, (int)a->job.child.pid, a->job.disk);
         sched_abandon(&a->job);
     }
-    if (a->fs_job.pid > 0) {
+    if (a->fs_job.child.pid > 0) {
         fprintf(f, "iotriage: %s was still under way; process %d finishes it alone\n", a->fs_job_what,
-                (int)a->fs_job.pid);
+                (int)a->fs_job.child.pid);
         fsfix_abandon(&a->fs_job);
     }
     if (a->da_turned_on && delayacct_get(a->proc_root) == 1)
@@ -1063,7 +1063,7 @@ static void fs_wait_dialog(struct actions *a)
     dlg_open(a, DLG_FS_WAIT, a->fs_job_what);
     struct dialog *g = &a->vw->dlg;
     dlg_line(g, "For %.1f s. It runs in process %d, not in iotriage: the screen goes on, and q quits", 
-             clock_mono() - a->fs_job.started, (int)a->fs_job.pid);
+             clock_mono() - a->fs_job.child.started, (int)a->fs_job.child.pid);
     dlg_line(g, "without waiting (that process then finishes what was confirmed alone).");
     dlg_keys(g, "q quit   Esc hide (the result opens when it is done)");
 }
@@ -1092,7 +1092,7 @@ static void fs_do(struct actions *a, enum fsfix_kind kind)
     }
     fs_wait_dialog(a);
     /* A quick action shows its result at once; the wait is poll(2), never the work. */
-    struct pollfd p = { .fd = a->fs_job.fd, .events = POLLIN };
+    struct pollfd p = { .fd = a->fs_job.child.fd, .events = POLLIN };
     if (poll(&p, 1, kind == FSFIX_SIGNAL ? 400 : 200) > 0)
         actions_poll(a);
 }

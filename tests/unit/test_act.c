@@ -222,15 +222,15 @@ static void test_job_reports(void **state)
     seen.nr_requests = 32;           /* stale: the child writes nothing and says why */
     struct sched_job j;
     assert_int_equal(sched_start(&j, root, "sdz", &seen, "bfq", 0), 0);
-    assert_true(j.pid > 0 && j.fd >= 0);
-    struct pollfd p = { .fd = j.fd, .events = POLLIN };
+    assert_true(j.child.pid > 0 && j.child.fd >= 0);
+    struct pollfd p = { .fd = j.child.fd, .events = POLLIN };
     assert_int_equal(poll(&p, 1, 10000), 1);
     struct sched_outcome o;
     assert_int_equal(sched_collect(&j, root, &o), 1);
     assert_int_equal(o.err, -ESTALE);
     assert_non_null(strstr(o.msg, "nothing written"));
-    assert_int_equal(j.pid, 0);
-    assert_int_equal(j.fd, -1);
+    assert_int_equal(j.child.pid, 0);
+    assert_int_equal(j.child.fd, -1);
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);   /* reaped: no zombie left */
 }
 
@@ -251,24 +251,24 @@ static void test_job_stuck(void **state)
         assert_int_equal(sched_collect(&j, root, &o), 0);
         usleep(20000);
     }
-    pid_t child = j.pid;
+    pid_t child = j.child.pid;
     assert_int_equal(kill(child, SIGKILL), 0);
     unlink(p);
     put("class/block/sdz/queue/scheduler", "[none] mq-deadline bfq\n");
-    struct pollfd pf = { .fd = j.fd, .events = POLLIN };
+    struct pollfd pf = { .fd = j.child.fd, .events = POLLIN };
     assert_int_equal(poll(&pf, 1, 10000), 1);       /* end of file: the child is gone */
     assert_int_equal(sched_collect(&j, root, &o), -ECHILD);
     assert_int_equal(o.err, -ECHILD);
     assert_non_null(strstr(o.msg, "killed by signal 9"));
     assert_non_null(strstr(o.msg, "now none"));
-    assert_int_equal(j.fd, -1);
+    assert_int_equal(j.child.fd, -1);
     /* abandoning a job that still runs returns at once and leaves the child alone */
     unlink(p);
     assert_int_equal(mkfifo(p, 0600), 0);
     assert_int_equal(sched_start(&j, root, "sdz", NULL, "bfq", 0), 0);
-    child = j.pid;
+    child = j.child.pid;
     sched_abandon(&j);
-    assert_int_equal(j.fd, -1);
+    assert_int_equal(j.child.fd, -1);
     assert_int_equal(kill(child, 0), 0);             /* still there, blocked on its write */
     kill(child, SIGKILL);
     assert_int_equal(waitpid(child, NULL, 0), child);

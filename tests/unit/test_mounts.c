@@ -350,13 +350,13 @@ static void test_fsfix_job_live(void **state)
     assert_false(blocked);
     struct fsfix_job job;
     assert_int_equal(fsfix_start(&job, FSFIX_TRUNCATE, NULL, &t, 0, 0, NULL), 0);
-    assert_true(job.pid > 0 && job.fd >= 0);
+    assert_true(job.child.pid > 0 && job.child.fd >= 0);
     struct fsfix_outcome o;
     int rc;
     for (int i = 0; (rc = fsfix_collect(&job, &o)) == 0 && i < 1000; i++)
         usleep(10000);
     assert_int_equal(rc, 1);
-    assert_int_equal(job.pid, 0);
+    assert_int_equal(job.child.pid, 0);
     assert_int_equal(o.err, 0);
     assert_int_equal(o.size_before, 4096);
     assert_true(o.after_known);
