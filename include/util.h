@@ -22,6 +22,14 @@ void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/* Format one line of error into err (errlen bytes), when err is not NULL: the "char *err,
+ * size_t errlen" convention of every function that says why it failed. */
+void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Read fd from where it is to its end (or until buf is full) into buf, NUL-terminated; fd
+ * stays open. Returns the bytes read (at most cap-1) or -errno. */
+ssize_t read_fd_into(int fd, char *buf, size_t cap);
+
 /* Read a whole (small) file relative to dirfd into buf, NUL-terminated. Returns the number
  * of bytes read (at most cap-1) or -errno. One open, one read loop, one close. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap);

@@ -49,19 +49,6 @@ struct replay {
 
 /* ---- open: read and index -------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Read fd to the end, refusing more than REPLAY_FILE_MAX bytes. Not from st_size alone:
  * a pipe or /dev/stdin has none, and a file may grow while we read. */
 static int read_all(int fd, char **out, size_t *len)
@@ -138,20 +125,20 @@ int replay_open(struct replay **out, const char *path, char *err, size_t errlen)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = -errno;
-        set_err(err, errlen, "%s: %s", path, strerror(-e));
+        err_set(err, errlen, "%s: %s", path, strerror(-e));
         return e;
     }
     struct replay *r = xcalloc(1, sizeof(*r));
     int rc = read_all(fd, &r->buf, &r->len);
     close(fd);
     if (rc == -EFBIG)
-        set_err(err, errlen, "%s: over the %llu MiB a replay reads", path, REPLAY_FILE_MAX >> 20);
+        err_set(err, errlen, "%s: over the %llu MiB a replay reads", path, REPLAY_FILE_MAX >> 20);
     else if (rc < 0)
-        set_err(err, errlen, "%s: %s", path, strerror(-rc));
+        err_set(err, errlen, "%s: %s", path, strerror(-rc));
     if (rc == 0) {
         index_lines(r);
         if (r->n == 0) {
-            set_err(err, errlen, "%s: no samples (%s)", path,
+            err_set(err, errlen, "%s: no samples (%s)", path,
                     r->len ? "only blank lines" : "the file is empty");
             rc = -EINVAL;
         }
@@ -196,7 +183,7 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
         if (isfinite(to) && !isnan(l.ts) && l.ts > to)
             break;
         if (r->len + l.len + 1 > REPLAY_FILE_MAX) {
-            set_err(err, errlen, "%s: over the %llu MiB a replay reads: give --from and --to", path,
+            err_set(err, errlen, "%s: over the %llu MiB a replay reads: give --from and --to", path,
                     REPLAY_FILE_MAX >> 20);
             store_close_reader(sr);
             replay_close(r);
@@ -221,10 +208,10 @@ indexed:
     if (isfinite(at) && !at_found && r->n)
         r->start = r->n - 1;         /* after the last sample: show the last */
     if (r->n == 0) {
-        set_err(err, errlen, "%s: no samples%s%s", path, isfinite(from) || isfinite(to) ? " in that window" : "",
+        err_set(err, errlen, "%s: no samples%s%s", path, isfinite(from) || isfinite(to) ? " in that window" : "",
                 r->damage ? " (and a damage: see above)" : "");
         if (r->damage && errlen > 0)
-            set_err(err, errlen, "%s: no samples in that window; %s", path, r->damage);
+            err_set(err, errlen, "%s: no samples in that window; %s", path, r->damage);
         replay_close(r);
         return -ENOENT;
     }
@@ -287,7 +274,7 @@ static int dfail(struct dec *d, const char *key, const char *fmt, ...)
     va_end(ap);
     const char *dot = d->atlen && key ? "." : "";
     bool where = d->atlen || key;
-    set_err(d->err, d->errlen, "%s:%zu: %s%s%s%s%s", d->r->path, d->line, d->at, dot,
+    err_set(d->err, d->errlen, "%s:%zu: %s%s%s%s%s", d->r->path, d->line, d->at, dot,
             key ? key : "", where ? ": " : "", msg);
     return -EINVAL;
 }
@@ -821,7 +808,7 @@ static int decode_version(struct dec *d, const struct json_value *root, struct r
     if (st != JSON_OK)
         return status_fail(d, "version", v, st, "an integer");
     if (ver > IOTRIAGE_JSON_VERSION) {
-        set_err(d->err, d->errlen, "%s:%zu: sample from the future: format version %" PRId64
+        err_set(d->err, d->errlen, "%s:%zu: sample from the future: format version %" PRId64
                 ", this iotriage reads up to version %d (replay it with a newer iotriage)",
                 d->r->path, d->line, ver, IOTRIAGE_JSON_VERSION);
         return -EPROTO;
@@ -1730,7 +1717,7 @@ static int parse_line(struct dec *d, const struct line_ref *l, struct json_doc *
     if (rc == 0)
         return 0;
     bool cut = l == &d->r->lines[d->r->n - 1] && d->r->last_cut;
-    set_err(d->err, d->errlen, "%s:%zu: %s at column %zu: %s%s", d->r->path, d->line,
+    err_set(d->err, d->errlen, "%s:%zu: %s at column %zu: %s%s", d->r->path, d->line,
             rc == -E2BIG ? "over a limit" : "not JSON", jerr.offset + 1, jerr.msg,
             cut ? " (the last line has no newline: the recording was cut short?)" : "");
     return -EINVAL;
@@ -1739,7 +1726,7 @@ static int parse_line(struct dec *d, const struct line_ref *l, struct json_doc *
 int replay_load(struct replay *r, size_t i, struct replay_frame *f, char *err, size_t errlen)
 {
     if (i >= r->n) {
-        set_err(err, errlen, "%s: no sample %zu (the file has %zu)", r->path, i + 1, r->n);
+        err_set(err, errlen, "%s: no sample %zu (the file has %zu)", r->path, i + 1, r->n);
         return -ERANGE;
     }
     struct dec d = { .r = r, .line = r->lines[i].lineno, .err = err, .errlen = errlen };

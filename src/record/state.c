@@ -19,18 +19,6 @@
 
 #define STATE_MAGIC "iotriage-baselines 1"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 const char *state_default_path(char *buf, size_t len)
 {
     const char *env = getenv("IOTRIAGE_STATE_FILE");
@@ -122,12 +110,12 @@ int state_parse(const char *buf, size_t len, struct state_entry *out, size_t max
                 char *err, size_t errlen)
 {
     if (len > STATE_FILE_MAX) {
-        seterr(err, errlen, "larger than %d bytes", STATE_FILE_MAX);
+        err_set(err, errlen, "larger than %d bytes", STATE_FILE_MAX);
         return -EINVAL;
     }
     size_t ml = strlen(STATE_MAGIC);
     if (len < ml + 1 || memcmp(buf, STATE_MAGIC, ml) != 0 || buf[ml] != '\n') {
-        seterr(err, errlen, "not an iotriage baselines file (first line)");
+        err_set(err, errlen, "not an iotriage baselines file (first line)");
         return -EINVAL;
     }
     size_t pos = ml + 1, line = 1;
@@ -137,7 +125,7 @@ int state_parse(const char *buf, size_t len, struct state_entry *out, size_t max
         const char *l = buf + pos;
         const char *nl = memchr(l, '\n', len - pos);
         if (!nl) {
-            seterr(err, errlen, "line %zu: no end of line", line);
+            err_set(err, errlen, "line %zu: no end of line", line);
             return -EINVAL;
         }
         size_t ll = (size_t)(nl - l);
@@ -157,11 +145,11 @@ int state_parse(const char *buf, size_t len, struct state_entry *out, size_t max
         if (nf != 6 || i <= ll || !name_ok(f[0], fl[0]) || !uint_ok(f[1], fl[1], UINT32_MAX, &maj) ||
             !uint_ok(f[2], fl[2], UINT32_MAX, &min) || !ident_ok(f[3], fl[3]) ||
             !num_ok(f[4], fl[4], 1e-6, 1e7, &e.quiet_await) || !num_ok(f[5], fl[5], 0, 1e11, &e.saved)) {
-            seterr(err, errlen, "line %zu: not NAME MAJOR MINOR IDENT QUIET_MS SAVED", line);
+            err_set(err, errlen, "line %zu: not NAME MAJOR MINOR IDENT QUIET_MS SAVED", line);
             return -EINVAL;
         }
         if ((size_t)n >= max || n >= STATE_ENTRIES_MAX) {
-            seterr(err, errlen, "more than %zu devices", max < STATE_ENTRIES_MAX ? max : (size_t)STATE_ENTRIES_MAX);
+            err_set(err, errlen, "more than %zu devices", max < STATE_ENTRIES_MAX ? max : (size_t)STATE_ENTRIES_MAX);
             return -EINVAL;
         }
         memcpy(e.name, f[0], fl[0]);
@@ -186,13 +174,13 @@ int state_read(const char *path, struct state_entry **out, size_t *n, char *err,
         if (errno == ENOENT)
             return 0;
         int e = errno;
-        seterr(err, errlen, "%s: %s", path, strerror(e));
+        err_set(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STATE_FILE_MAX) {
         close(fd);
-        seterr(err, errlen, "%s: not a regular file of at most %d bytes", path, STATE_FILE_MAX);
+        err_set(err, errlen, "%s: not a regular file of at most %d bytes", path, STATE_FILE_MAX);
         return -EINVAL;
     }
     char *buf = xmalloc(STATE_FILE_MAX + 1);
@@ -208,7 +196,7 @@ int state_read(const char *path, struct state_entry **out, size_t *n, char *err,
     free(buf);
     if (k < 0) {
         free(v);
-        seterr(err, errlen, "%s: %s", path, why);
+        err_set(err, errlen, "%s: %s", path, why);
         return k;
     }
     *out = v;
@@ -245,12 +233,12 @@ int state_write(const char *path, const struct state_entry *v, size_t n, char *e
         n = STATE_ENTRIES_MAX;
     int rc = make_parent(path, geteuid() == 0 ? 0750 : 0700);
     if (rc < 0) {
-        seterr(err, errlen, "%s: cannot make its directory: %s", path, strerror(-rc));
+        err_set(err, errlen, "%s: cannot make its directory: %s", path, strerror(-rc));
         return rc;
     }
     char tmp[4200];
     if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof(tmp)) {
-        seterr(err, errlen, "%s: path too long", path);
+        err_set(err, errlen, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
     /* A new file, never one found there (a link planted under that name): a leftover of
@@ -260,7 +248,7 @@ int state_write(const char *path, const struct state_entry *v, size_t n, char *e
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         int e = errno;
-        seterr(err, errlen, "%s: %s", tmp, strerror(e));
+        err_set(err, errlen, "%s: %s", tmp, strerror(e));
         return -e;
     }
     FILE *f = fdopen(fd, "w");
@@ -268,7 +256,7 @@ int state_write(const char *path, const struct state_entry *v, size_t n, char *e
         int e = errno;
         close(fd);
         unlink(tmp);
-        seterr(err, errlen, "%s: %s", tmp, strerror(e));
+        err_set(err, errlen, "%s: %s", tmp, strerror(e));
         return -e;
     }
     fprintf(f, "%s\n", STATE_MAGIC);
@@ -284,7 +272,7 @@ int state_write(const char *path, const struct state_entry *v, size_t n, char *e
         e = errno;
     if (e) {
         unlink(tmp);
-        seterr(err, errlen, "%s: %s", path, strerror(e));
+        err_set(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     return 0;

@@ -30,18 +30,6 @@
 #define FRAME_RAW_MAX    (4u << 20)   /* line bytes before append flushes by itself */
 #define RETAIN_EVERY_S   60.0
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static bool is_full(int e)
 {
     return e == ENOSPC || e == EDQUOT;
@@ -154,7 +142,7 @@ static int compress_into(struct store_writer *w, const void *src, size_t len,
         size_t left = ZSTD_compressStream2(w->cctx, &out, &in, op);
         w->blen += out.pos;
         if (ZSTD_isError(left)) {
-            seterr(err, errlen, "%s: zstd: %s", w->dir, ZSTD_getErrorName(left));
+            err_set(err, errlen, "%s: zstd: %s", w->dir, ZSTD_getErrorName(left));
             return -EIO;
         }
         if (op == ZSTD_e_continue ? in.pos == in.size : left == 0)
@@ -172,7 +160,7 @@ static int pause_full(struct store_writer *w, int e, double wall, char *err, siz
         return -EAGAIN;
     w->paused = true;
     w->pause_err = -e;
-    seterr(err, errlen, "%s/%s: %s: %s; recording paused, retrying every %g s", w->dir,
+    err_set(err, errlen, "%s/%s: %s: %s; recording paused, retrying every %g s", w->dir,
            w->name[0] ? w->name : "", what, strerror(e), w->o.retry_s);
     return -e;
 }
@@ -193,7 +181,7 @@ static int write_frame(struct store_writer *w, double wall, char *err, size_t er
                 w->size += done;     /* left torn: the reader skips it, the next frame follows */
             if (is_full(e))
                 return pause_full(w, e, wall, err, errlen, "write");
-            seterr(err, errlen, "%s/%s: write: %s; %zu bytes of samples lost", w->dir,
+            err_set(err, errlen, "%s/%s: write: %s; %zu bytes of samples lost", w->dir,
                    w->name, strerror(e), w->blen);
             w->blen = 0;
             w->frame_ended = false;
@@ -263,7 +251,7 @@ static int open_hour(struct store_writer *w, double wall, char *err, size_t errl
 {
     char name[32];
     if (store_file_name(name, sizeof(name), wall) < 0) {
-        seterr(err, errlen, "%s: sample time %.3f out of range", w->dir, wall);
+        err_set(err, errlen, "%s: sample time %.3f out of range", w->dir, wall);
         return -ERANGE;
     }
     /* O_NOFOLLOW: a symlink planted under our name is refused, never written through. */
@@ -276,14 +264,14 @@ static int open_hour(struct store_writer *w, double wall, char *err, size_t errl
             w->name[0] = '\0';
             return rc;
         }
-        seterr(err, errlen, "%s/%s: %s", w->dir, name, strerror(e));
+        err_set(err, errlen, "%s/%s: %s", w->dir, name, strerror(e));
         w->name[0] = '\0';
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        seterr(err, errlen, "%s/%s: not a regular file", w->dir, name);
+        err_set(err, errlen, "%s/%s: not a regular file", w->dir, name);
         return -EEXIST;
     }
     w->fd = fd;
@@ -299,13 +287,13 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     *out = NULL;
     if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
         int e = errno;
-        seterr(err, errlen, "%s: mkdir: %s", dir, strerror(e));
+        err_set(err, errlen, "%s: mkdir: %s", dir, strerror(e));
         return -e;
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
         int e = errno;
-        seterr(err, errlen, "%s: %s", dir, strerror(e));
+        err_set(err, errlen, "%s: %s", dir, strerror(e));
         return -e;
     }
     /* One writer per directory: two would append to the same hour, and one's undo of a
@@ -315,10 +303,10 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
         int e = errno;
         close(dfd);
         if (e == EWOULDBLOCK) {
-            seterr(err, errlen, "%s: another recorder writes to this directory", dir);
+            err_set(err, errlen, "%s: another recorder writes to this directory", dir);
             return -EBUSY;
         }
-        seterr(err, errlen, "%s: flock: %s", dir, strerror(e));
+        err_set(err, errlen, "%s: flock: %s", dir, strerror(e));
         return -e;
     }
     struct store_writer *w = xcalloc(1, sizeof(*w));
@@ -329,7 +317,7 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
         w->o.level = 3;
     if (w->o.level > 19) {
         /* The ultra levels trade a lot of memory for a little ratio; nothing to gain here. */
-        seterr(err, errlen, "zstd level %d: at most 19", w->o.level);
+        err_set(err, errlen, "zstd level %d: at most 19", w->o.level);
         close(dfd);
         free(w->dir);
         free(w);
@@ -348,7 +336,7 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     size_t r1 = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->o.level);
     size_t r2 = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
     if (ZSTD_isError(r1) || ZSTD_isError(r2)) {
-        seterr(err, errlen, "zstd level %d: %s", w->o.level,
+        err_set(err, errlen, "zstd level %d: %s", w->o.level,
                ZSTD_getErrorName(ZSTD_isError(r1) ? r1 : r2));
         store_close(w, NULL, 0);
         return -EINVAL;
@@ -359,7 +347,7 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     DIR *d = opendir_at(dfd, ".");
     if (!d) {
         int e = errno;
-        seterr(err, errlen, "%s: %s", dir, strerror(e));
+        err_set(err, errlen, "%s: %s", dir, strerror(e));
         store_close(w, NULL, 0);
         return -e;
     }
@@ -405,15 +393,15 @@ int store_append(struct store_writer *w, double wall, const char *line, size_t l
     if (len && line[len - 1] == '\n')
         len--;
     if (len == 0 || memchr(line, '\n', len)) {
-        seterr(err, errlen, "%s: a sample must be one non-empty line", w->dir);
+        err_set(err, errlen, "%s: a sample must be one non-empty line", w->dir);
         return -EINVAL;
     }
     if (len > STORE_LINE_MAX) {
-        seterr(err, errlen, "%s: a sample of %zu bytes is over %u", w->dir, len, STORE_LINE_MAX);
+        err_set(err, errlen, "%s: a sample of %zu bytes is over %u", w->dir, len, STORE_LINE_MAX);
         return -E2BIG;
     }
     if (!isfinite(wall) || wall < 0) {
-        seterr(err, errlen, "%s: sample time is not a time", w->dir);
+        err_set(err, errlen, "%s: sample time is not a time", w->dir);
         return -ERANGE;
     }
     int rc = try_resume(w, wall, err, errlen, false);
@@ -494,12 +482,12 @@ int store_close(struct store_writer *w, char *err, size_t errlen)
         rc = flush_frame(w, w->newest > 0 ? w->newest : clock_wall(), err, errlen);
         if (rc == -EAGAIN || (rc < 0 && w->frame_ended)) {
             rc = w->pause_err ? w->pause_err : -ENOSPC;
-            seterr(err, errlen, "%s/%s: %s: %zu bytes of samples kept in memory are lost",
+            err_set(err, errlen, "%s/%s: %s: %zu bytes of samples kept in memory are lost",
                    w->dir, w->name, strerror(-rc), w->blen);
         }
         if (rc == 0 && fdatasync(w->fd) < 0) {
             rc = -errno;
-            seterr(err, errlen, "%s/%s: fdatasync: %s", w->dir, w->name, strerror(-rc));
+            err_set(err, errlen, "%s/%s: fdatasync: %s", w->dir, w->name, strerror(-rc));
         }
         close(w->fd);
     }
@@ -568,7 +556,7 @@ static int retain(struct store_writer *w, double now, char *err, size_t errlen)
     size_t n;
     int rc = list_own(w->dirfd, &f, &n);
     if (rc < 0) {
-        seterr(err, errlen, "%s: %s", w->dir, strerror(-rc));
+        err_set(err, errlen, "%s: %s", w->dir, strerror(-rc));
         return rc;
     }
     uint64_t total = 0;
@@ -647,18 +635,18 @@ static int read_all(const char *path, unsigned char **out, size_t *len, char *er
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        seterr(err, errlen, "%s: %s", path, strerror(e));
+        err_set(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        seterr(err, errlen, "%s: not a regular file", path);
+        err_set(err, errlen, "%s: not a regular file", path);
         return -EINVAL;
     }
     if ((uint64_t)st.st_size > STORE_FILE_MAX) {
         close(fd);
-        seterr(err, errlen, "%s: larger than %llu bytes", path, (unsigned long long)STORE_FILE_MAX);
+        err_set(err, errlen, "%s: larger than %llu bytes", path, (unsigned long long)STORE_FILE_MAX);
         return -EFBIG;
     }
     /* Read to the end, not to st_size: the file may be growing (the recorder's hour). */
@@ -678,7 +666,7 @@ static int read_all(const char *path, unsigned char **out, size_t *len, char *er
             int e = errno;
             free(b);
             close(fd);
-            seterr(err, errlen, "%s: read: %s", path, strerror(e));
+            err_set(err, errlen, "%s: read: %s", path, strerror(e));
             return -e;
         }
         if (k == 0)
@@ -718,7 +706,7 @@ static int load_next_file(struct store_reader *r, char *err, size_t errlen)
 static int damage(struct store_reader *r, uint64_t off, const char *what, char *err, size_t errlen)
 {
     r->st.damages++;
-    seterr(err, errlen, "%s: damaged at byte %llu: %s", r->files[r->cur_file],
+    err_set(err, errlen, "%s: damaged at byte %llu: %s", r->files[r->cur_file],
            (unsigned long long)off, what);
     return -EBADMSG;
 }
@@ -876,7 +864,7 @@ int store_next(struct store_reader *r, struct store_line *l, char *err, size_t e
     if (r->pend_rc) {
         int rc = r->pend_rc;
         r->pend_rc = 0;
-        seterr(err, errlen, "%s", r->pend_err);
+        err_set(err, errlen, "%s", r->pend_err);
         return rc;
     }
     if (r->have_line) {
@@ -923,7 +911,7 @@ int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, s
     r->have_line = false;
     r->pend_rc = 0;
     if (pos->file >= r->nfiles) {
-        seterr(err, errlen, "no file %zu in the recording", pos->file);
+        err_set(err, errlen, "no file %zu in the recording", pos->file);
         return -ERANGE;
     }
     if (!r->loaded || r->cur_file != pos->file) {
@@ -935,7 +923,7 @@ int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, s
     }
     if (r->zst) {
         if (pos->frame >= r->flen) {
-            seterr(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
+            err_set(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
                    (unsigned long long)pos->frame);
             return -ERANGE;
         }
@@ -945,7 +933,7 @@ int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, s
             if (rc < 0)
                 return rc;
             if (rc == 0) {
-                seterr(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
+                err_set(err, errlen, "%s: no frame at byte %llu", r->files[pos->file],
                        (unsigned long long)pos->frame);
                 return -ERANGE;
             }
@@ -955,7 +943,7 @@ int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, s
         r->llen = r->flen;
     }
     if (pos->line >= r->llen) {
-        seterr(err, errlen, "%s: no line at %zu", r->files[pos->file], pos->line);
+        err_set(err, errlen, "%s: no line at %zu", r->files[pos->file], pos->line);
         return -ERANGE;
     }
     r->loff = pos->line;
@@ -973,7 +961,7 @@ int store_open_reader(struct store_reader **out, const char *path, char *err, si
     struct stat st;
     if (stat(path, &st) < 0) {
         int e = errno;
-        seterr(err, errlen, "%s: %s", path, strerror(e));
+        err_set(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     struct store_reader *r = xcalloc(1, sizeof(*r));
@@ -985,7 +973,7 @@ int store_open_reader(struct store_reader **out, const char *path, char *err, si
             if (dfd >= 0)
                 close(dfd);
             free(r);
-            seterr(err, errlen, "%s: %s", path, strerror(e));
+            err_set(err, errlen, "%s: %s", path, strerror(e));
             return -e;
         }
         size_t cap = 0;

@@ -622,27 +622,9 @@ static ssize_t cg_read_at(int dirfd, const char *name, char *buf, size_t cap)
         return -errno;
     struct stat st;
     int e = fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
-    if (e) {
-        close(fd);
-        return -e;
-    }
-    size_t len = 0;
-    while (len < cap - 1) {
-        ssize_t r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
+    ssize_t n = e ? -e : read_fd_into(fd, buf, cap);
     close(fd);
-    buf[len] = '\0';
-    return (ssize_t)len;
+    return n;
 }
 
 void cgroup_settings_read(int dirfd, struct cgroup_settings *out)

@@ -32,6 +32,8 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include "util.h"
+
 /* ---------------------------------------------------------------------------------------------
  * Layout of the fields we read.
  *
@@ -265,18 +267,6 @@ struct raw_sink {
     bool    got;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static int nlerr_to_errno(int nlerr)
 {
     switch (nlerr < 0 ? -nlerr : nlerr) {
@@ -361,26 +351,26 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
     *out = NULL;
     src = calloc(1, sizeof *src);
     if (src == NULL) {
-        set_err(err, errlen, "taskstats: out of memory");
+        err_set(err, errlen, "taskstats: out of memory");
         return -ENOMEM;
     }
     src->fd = -1;
     src->rbuf = malloc(RBUF_LEN);
     if (src->rbuf == NULL || taskstats_set_batch(src, TASKSTATS_BATCH_DEFAULT) < 0) {
         taskstats_close(src);
-        set_err(err, errlen, "taskstats: out of memory");
+        err_set(err, errlen, "taskstats: out of memory");
         return -ENOMEM;
     }
     src->sk = nl_socket_alloc();
     if (src->sk == NULL) {
         taskstats_close(src);
-        set_err(err, errlen, "taskstats: out of memory for a netlink socket");
+        err_set(err, errlen, "taskstats: out of memory for a netlink socket");
         return -ENOMEM;
     }
     rc = genl_connect(src->sk);
     if (rc < 0) {
         int e = nlerr_to_errno(rc);
-        set_err(err, errlen, "taskstats: cannot open a generic netlink socket: %s",
+        err_set(err, errlen, "taskstats: cannot open a generic netlink socket: %s",
                 nl_geterror(rc));
         taskstats_close(src);
         return -e;
@@ -397,13 +387,13 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
         src->sk = nl_socket_alloc();
         rc = src->sk ? genl_connect(src->sk) : -NLE_NOMEM;
         if (rc < 0) {
-            set_err(err, errlen, "taskstats: cannot open a generic netlink socket: %s", nl_geterror(rc));
+            err_set(err, errlen, "taskstats: cannot open a generic netlink socket: %s", nl_geterror(rc));
             taskstats_close(src);
             return -nlerr_to_errno(rc);
         }
         int ctl = genl_ctrl_resolve(src->sk, "nlctrl");
         if (ctl < 0) {
-            set_err(err, errlen, "taskstats: generic netlink lookups fail (even of nlctrl: %s)",
+            err_set(err, errlen, "taskstats: generic netlink lookups fail (even of nlctrl: %s)",
                     nl_geterror(ctl));
             taskstats_close(src);
             return -EIO;
@@ -413,16 +403,16 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
     if (rc < 0) {
         int e = nlerr_to_errno(rc);
         if (e == ENOENT)
-            set_err(err, errlen, "taskstats: family " TASKSTATS_GENL_NAME
+            err_set(err, errlen, "taskstats: family " TASKSTATS_GENL_NAME
                     " not found (kernel without CONFIG_TASKSTATS)");
         else
-            set_err(err, errlen, "taskstats: cannot resolve family " TASKSTATS_GENL_NAME ": %s",
+            err_set(err, errlen, "taskstats: cannot resolve family " TASKSTATS_GENL_NAME ": %s",
                     nl_geterror(rc));
         taskstats_close(src);
         return -e;
     }
     if (rc == 0 || rc > UINT16_MAX) {
-        set_err(err, errlen, "taskstats: family " TASKSTATS_GENL_NAME " resolved to id %d", rc);
+        err_set(err, errlen, "taskstats: family " TASKSTATS_GENL_NAME " resolved to id %d", rc);
         taskstats_close(src);
         return -EPROTO;
     }
@@ -430,7 +420,7 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
     src->fd = nl_socket_get_fd(src->sk);
     rc = taskstats_set_rcvbuf(src, TS_RCVBUF_DEFAULT);
     if (rc < 0) {
-        set_err(err, errlen, "taskstats: cannot size the socket buffers: %s", strerror(-rc));
+        err_set(err, errlen, "taskstats: cannot size the socket buffers: %s", strerror(-rc));
         taskstats_close(src);
         return rc;
     }
@@ -589,7 +579,7 @@ static int run_batch(struct taskstats_src *src, const pid_t *ids, size_t k, bool
         if (errno == EINTR)
             continue;
         int e = errno;
-        set_err(err, errlen, "taskstats: sending %zu requests failed: %s", k, strerror(e));
+        err_set(err, errlen, "taskstats: sending %zu requests failed: %s", k, strerror(e));
         return -e;
     }
     src->c.requests += k;
@@ -599,7 +589,7 @@ static int run_batch(struct taskstats_src *src, const pid_t *ids, size_t k, bool
         ssize_t r = recv_one(src, dropped, &skip);
 
         if (r < 0) {
-            set_err(err, errlen, "taskstats: receiving replies failed: %s", strerror((int)-r));
+            err_set(err, errlen, "taskstats: receiving replies failed: %s", strerror((int)-r));
             return (int)r;
         }
         if (r == 0) {
@@ -679,12 +669,12 @@ static int run_batch(struct taskstats_src *src, const pid_t *ids, size_t k, bool
 
     *answered = k - outstanding;
     if (fatal == -EPERM || fatal == -EACCES) {
-        set_err(err, errlen, "taskstats: permission denied: TASKSTATS_CMD_GET needs CAP_NET_ADMIN "
+        err_set(err, errlen, "taskstats: permission denied: TASKSTATS_CMD_GET needs CAP_NET_ADMIN "
                 "in the initial user namespace (run as root)");
         return -EPERM;
     }
     if (fatal != 0) {
-        set_err(err, errlen, "taskstats: the kernel refused the request for %s %d: %s",
+        err_set(err, errlen, "taskstats: the kernel refused the request for %s %d: %s",
                 tgid ? "tgid" : "pid", (int)fatal_id, strerror(-fatal));
         return fatal;
     }
@@ -708,7 +698,7 @@ static int query_core(struct taskstats_src *src, const pid_t *ids, size_t n, boo
     }
     rc = drain(src);
     if (rc < 0) {
-        set_err(err, errlen, "taskstats: reading the socket failed: %s", strerror(-rc));
+        err_set(err, errlen, "taskstats: reading the socket failed: %s", strerror(-rc));
         goto out;
     }
 
@@ -748,7 +738,7 @@ static int query_core(struct taskstats_src *src, const pid_t *ids, size_t n, boo
         src->c.resent += pending;
         if (pending == before && ++stalled >= MAX_STALLED_PASSES) {
             rc = dropped_pass ? -ENOBUFS : -ETIMEDOUT;
-            set_err(err, errlen, "taskstats: %zu of %zu requests got no reply after %d tries "
+            err_set(err, errlen, "taskstats: %zu of %zu requests got no reply after %d tries "
                     "(%s)", pending, n, MAX_STALLED_PASSES + 1,
                     dropped_pass ? "replies dropped: ENOBUFS" : "no answer");
             goto out;
@@ -771,7 +761,7 @@ int taskstats_query(struct taskstats_src *src, const pid_t *ids, size_t n, bool 
                     struct delay_sample *out, char *err, size_t errlen)
 {
     if (src == NULL || (n > 0 && (ids == NULL || out == NULL))) {
-        set_err(err, errlen, "taskstats: invalid arguments");
+        err_set(err, errlen, "taskstats: invalid arguments");
         return -EINVAL;
     }
     return query_core(src, ids, n, tgid, out, NULL, err, errlen);
@@ -785,7 +775,7 @@ int taskstats_fetch_raw(struct taskstats_src *src, pid_t id, bool tgid, void *bu
     int rc;
 
     if (src == NULL || len == NULL || (buf == NULL && cap > 0)) {
-        set_err(err, errlen, "taskstats: invalid arguments");
+        err_set(err, errlen, "taskstats: invalid arguments");
         return -EINVAL;
     }
     *len = 0;
@@ -794,13 +784,13 @@ int taskstats_fetch_raw(struct taskstats_src *src, pid_t id, bool tgid, void *bu
         return rc;
     if (!sink.got) {
         rc = s.error < 0 ? s.error : -EIO;
-        set_err(err, errlen, "taskstats: no stats for %s %d: %s", tgid ? "tgid" : "pid",
+        err_set(err, errlen, "taskstats: no stats for %s %d: %s", tgid ? "tgid" : "pid",
                 (int)id, strerror(-rc));
         return rc;
     }
     *len = sink.len;
     if (sink.len > cap) {
-        set_err(err, errlen, "taskstats: stats payload of %zu bytes does not fit in %zu",
+        err_set(err, errlen, "taskstats: stats payload of %zu bytes does not fit in %zu",
                 sink.len, cap);
         return -EMSGSIZE;
     }

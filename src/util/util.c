@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,36 @@ char *xstrndup(const char *s, size_t n)
     return d ? d : oom(n + 1);
 }
 
+void err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+ssize_t read_fd_into(int fd, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    size_t len = 0;
+    while (len < cap - 1) {
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap)
 {
     if (cap == 0)
@@ -60,23 +91,9 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap)
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return -errno;
-    size_t len = 0;
-    while (len < cap - 1) {
-        ssize_t r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
+    ssize_t n = read_fd_into(fd, buf, cap);
     close(fd);
-    buf[len] = '\0';
-    return (ssize_t)len;
+    return n;
 }
 
 ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit)
