@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench/firstframe.sh: how long after its start a monitor's screen shows the process
+# table, at N idle processes (bench/spawn.c), for iotriage (with the BPF lens and with
+# --no-bpf), iotop-c and htop, each on a 200x50 terminal in a tmux server of its own.
+#
+# Method. The pane runs `bash -c 'echo $EPOCHREALTIME >START; exec PROGRAM'`: the start
+# is taken right before the exec, so the shell's own start is not counted. The screen is
+# read with `tmux capture-pane` in a loop; the first frame is the first capture that holds
+# a header line with PID (TID: iotop-c) and USER followed by at least 3 rows that begin
+# with a number.
+# Its time is taken when that capture returned: an upper bound, late by at most one poll
+# period (printed: the mean time between two captures, a few ms). The programs run in
+# turn within one population (A B C D, A B C D, ...), ROUNDS rounds; the median is
+# printed, with the smallest and the largest. Each run is ended as soon as its frame is
+# seen.
+#
+# Usage: bench/firstframe.sh [--sizes "1000 10000"] [--rounds 5] [--programs LIST]
+#        [--smoke]   (root, tmux; about a minute at the defaults)
+# LIST: any of iotriage iotriage-nobpf iotop-c htop (those not installed are left out).
+# IOTRIAGE=PATH measures another binary. The table goes to stdout and to
+# $BENCH_OUT/firstframe.txt (build/bench/results by default), every run to firstframe.tsv.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/${BUILD:-build}/bench
+IOT=${IOTRIAGE:-$ROOT/iotriage}
+SIZES="1000 10000" ROUNDS=5 PROGRAMS="iotriage iotriage-nobpf iotop-c htop" TIMEOUT=30
+while [ $# -gt 0 ]; do
+    case $1 in
+    --sizes) SIZES=$2; shift ;;
+    --rounds) ROUNDS=$2; shift ;;
+    --programs) PROGRAMS=$2; shift ;;
+    --smoke) SIZES=50 ROUNDS=1 TIMEOUT=20 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "firstframe.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+die() { echo "firstframe.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "firstframe.sh: needs root" >&2; exit 77; }
+command -v tmux >/dev/null || { echo "firstframe.sh: tmux not installed" >&2; exit 77; }
+for b in "$IOT" "$BIN/spawn"; do [ -x "$b" ] || die "$b missing (make bench builds it)"; done
+RES=${BENCH_OUT:-$ROOT/${BUILD:-build}/bench/results}
+mkdir -p "$RES" || die "cannot make $RES"
+
+OUT=$(mktemp -d /tmp/iotriage-firstframe.XXXXXX)
+SOCK=iotriage-firstframe-$$
+SPAWN_PID=
+cleanup() {
+    tmux -L "$SOCK" kill-server 2>/dev/null
+    [ -n "$SPAWN_PID" ] && { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; }
+    rm -rf "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+export IOTRIAGE_RECORD_DIR=          # no baselines from a recorder: the same work every run
+
+spawn_up() {
+    "$BIN/spawn" "$@" >"$OUT/spawn" &
+    SPAWN_PID=$!
+    local i
+    for i in $(seq 1 1200); do
+        grep -q '^ready' "$OUT/spawn" && return 0
+        kill -0 "$SPAWN_PID" 2>/dev/null || die "spawn exited"
+        sleep 0.1
+    done
+    die "spawn never ready"
+}
+spawn_down() { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; SPAWN_PID=; }
+
+command_of() {
+    case $1 in
+    iotriage) echo "$IOT" ;;
+    iotriage-nobpf) echo "$IOT --no-bpf" ;;
+    iotop-c) command -v iotop-c >/dev/null && echo "iotop-c -P" ;;
+    htop) command -v htop >/dev/null && echo "htop" ;;
+    esac
+}
+
+# The capture holds the process table: a PID/USER header and 3 numbered rows under it.
+table_shown() {
+    awk '/(PID|TID)/ && /USER/ { h = 1; next } h && /^ *[0-9]+ / { n++ } END { exit !(n >= 3) }'
+}
+
+# first_frame PROGRAM: prints "ms polls" (ms from the exec to the capture that showed the
+# table; the number of captures taken), or "NA 0" when none did within TIMEOUT.
+first_frame() {
+    local cmd=$1 start now t0 polls=0 found=0
+    rm -f "$OUT/start"
+    tmux -L "$SOCK" kill-server 2>/dev/null
+    TERM=xterm-256color tmux -L "$SOCK" new-session -d -s ui -x 200 -y 50 \
+        "bash -c 'echo \$EPOCHREALTIME >$OUT/start; exec $cmd'"
+    t0=$EPOCHREALTIME
+    while :; do
+        polls=$((polls + 1))
+        if tmux -L "$SOCK" capture-pane -p -t ui 2>/dev/null | table_shown; then
+            now=$EPOCHREALTIME
+            found=1
+            break
+        fi
+        now=$EPOCHREALTIME
+        awk -v a="$t0" -v b="$now" -v t="$TIMEOUT" 'BEGIN { exit !(b - a > t) }' && break
+    done
+    tmux -L "$SOCK" kill-server 2>/dev/null
+    start=$(cat "$OUT/start" 2>/dev/null)
+    if [ "$found" = 1 ] && [ -n "$start" ]; then
+        awk -v a="$start" -v b="$now" -v p="$polls" -v t0="$t0" \
+            'BEGIN { printf "%.1f %d %.2f\n", (b - a) * 1000, p, (b - t0) * 1000 / p }'
+    else
+        echo "NA $polls 0"
+    fi
+}
+
+echo "population	tasks	program	round	ms	polls	poll_ms" >"$RES/firstframe.tsv"
+for n in $SIZES; do
+    spawn_up "$n"
+    tasks=$(ls /proc | grep -c '^[0-9]')
+    for r in $(seq 1 "$ROUNDS"); do
+        for prog in $PROGRAMS; do
+            cmd=$(command_of "$prog")
+            [ -n "$cmd" ] || continue
+            read -r ms polls pms < <(first_frame "$cmd")
+            printf 'procs-%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$tasks" "$prog" "$r" "$ms" "$polls" "$pms" \
+                >>"$RES/firstframe.tsv"
+        done
+    done
+    spawn_down
+done
+
+awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3; if (!(k in seen)) { seen[k] = 1; order[++no] = k }
+                     if ($5 != "NA") { v[k, ++c[k]] = $5 + 0; pm[k] += $7; } else na[k]++ }
+    function median(k,   i, j, t, m, a) {
+        m = c[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        lo = a[1]; hi = a[m]
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
+    END {
+        printf "time from start to the first frame with the process table (ms; median, min, max)\n"
+        printf "%-12s %6s %-15s %8s %8s %8s %5s %7s\n", "population", "tasks", "program", "median", "min", "max", "runs", "poll ms"
+        for (i = 1; i <= no; i++) {
+            k = order[i]; split(k, f, "\t")
+            if (!c[k]) { printf "%-12s %6s %-15s %8s %8s %8s %5d %7s\n", f[1], f[2], f[3], "NA", "", "", 0, ""; continue }
+            md = median(k)
+            printf "%-12s %6s %-15s %8.1f %8.1f %8.1f %5d %7.2f\n", f[1], f[2], f[3], md, lo, hi, c[k], pm[k] / c[k]
+        }
+    }' "$RES/firstframe.tsv" | tee "$RES/firstframe.txt"
