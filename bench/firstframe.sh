@@ -5,7 +5,9 @@
 #
 # Method. The pane runs `bash -c 'echo $EPOCHREALTIME >START; exec PROGRAM'`: the start
 # is taken right before the exec, so the shell's own start is not counted. The screen is
-# read with `tmux capture-pane` in a loop; the first frame is the first capture that holds
+# read with `capture-pane` in a loop, sent through one tmux control-mode client (no fork
+# per poll: a few ms a poll on a loaded machine instead of 100-200 ms with a tmux client
+# and a grep per poll); the first frame is the first capture that holds
 # a header line with PID (TID: iotop-c) and USER followed by at least 3 rows that begin
 # with a number.
 # Its time is taken when that capture returned: an upper bound, late by at most one poll
@@ -16,8 +18,9 @@
 #
 # Usage: bench/firstframe.sh [--sizes "1000 10000"] [--rounds 5] [--programs LIST]
 #        [--smoke]   (root, tmux; about a minute at the defaults)
-# LIST: any of iotriage iotriage-nobpf iotop-c htop (those not installed are left out).
-# IOTRIAGE=PATH measures another binary. The table goes to stdout and to
+# LIST: any of iotriage iotriage-nobpf iotop-c htop (those not installed are left out),
+# and base base-nobpf: the binary IOTRIAGE_BASE=PATH, for an A/B interleaved with the
+# others. IOTRIAGE=PATH measures another binary. The table goes to stdout and to
 # $BENCH_OUT/firstframe.txt (build/bench/results by default), every run to firstframe.tsv.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,36 +74,66 @@ command_of() {
     case $1 in
     iotriage) echo "$IOT" ;;
     iotriage-nobpf) echo "$IOT --no-bpf" ;;
+    base) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE" ;;
+    base-nobpf) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE --no-bpf" ;;
     iotop-c) command -v iotop-c >/dev/null && echo "iotop-c -P" ;;
     htop) command -v htop >/dev/null && echo "htop" ;;
     esac
 }
 
-# The capture holds the process table: a PID/USER header and 3 numbered rows under it.
-table_shown() {
-    awk '/(PID|TID)/ && /USER/ { h = 1; next } h && /^ *[0-9]+ / { n++ } END { exit !(n >= 3) }'
+# shown LINES...: the capture holds the process table, a header with PID (TID) and USER
+# and 3 numbered rows under it. Pure bash: no fork per poll.
+shown() {
+    local l h=0 n=0
+    for l in "$@"; do
+        if [ $h = 0 ]; then
+            [[ $l =~ (PID|TID) && $l =~ USER ]] && h=1
+        elif [[ $l =~ ^\ *[0-9]+\  ]]; then
+            n=$((n + 1))
+            [ $n -ge 3 ] && return 0
+        fi
+    done
+    return 1
 }
 
-# first_frame PROGRAM: prints "ms polls" (ms from the exec to the capture that showed the
-# table; the number of captures taken), or "NA 0" when none did within TIMEOUT.
+# first_frame PROGRAM: prints "ms polls poll_ms": ms from the exec to the capture that
+# showed the table, the captures taken, the mean time between two; "NA" when none did
+# within TIMEOUT. The captures go through one control-mode client (tmux -C, pane output
+# not sent to it), so a poll forks nothing.
 first_frame() {
-    local cmd=$1 start now t0 polls=0 found=0
+    local cmd=$1 start now t0 polls=0 found=0 line
+    local -a cap
     rm -f "$OUT/start"
     tmux -L "$SOCK" kill-server 2>/dev/null
+    # The pane waits for a line on its fifo, so that the poller is attached first.
+    rm -f "$OUT/go"; mkfifo "$OUT/go"
     TERM=xterm-256color tmux -L "$SOCK" new-session -d -s ui -x 200 -y 50 \
-        "bash -c 'echo \$EPOCHREALTIME >$OUT/start; exec $cmd'"
+        "bash -c 'read -r _ <$OUT/go; echo \$EPOCHREALTIME >$OUT/start; exec $cmd'"
+    coproc TM { tmux -L "$SOCK" -C attach -t ui -f no-output,read-only 2>/dev/null; }
+    echo go >"$OUT/go"
     t0=$EPOCHREALTIME
     while :; do
         polls=$((polls + 1))
-        if tmux -L "$SOCK" capture-pane -p -t ui 2>/dev/null | table_shown; then
-            now=$EPOCHREALTIME
+        echo "capture-pane -p -t ui" >&"${TM[1]}"
+        cap=()
+        while IFS= read -r -t 5 line <&"${TM[0]}"; do
+            line=${line%$'\r'}
+            case $line in
+            %begin*) cap=() ;;
+            %end*|%error*) break ;;
+            %*) ;;
+            *) cap+=("$line") ;;
+            esac
+        done
+        now=$EPOCHREALTIME
+        if shown "${cap[@]}"; then
             found=1
             break
         fi
-        now=$EPOCHREALTIME
-        awk -v a="$t0" -v b="$now" -v t="$TIMEOUT" 'BEGIN { exit !(b - a > t) }' && break
+        (( ${now%.*} - ${t0%.*} > TIMEOUT )) && break
     done
     tmux -L "$SOCK" kill-server 2>/dev/null
+    wait "$TM_PID" 2>/dev/null
     start=$(cat "$OUT/start" 2>/dev/null)
     if [ "$found" = 1 ] && [ -n "$start" ]; then
         awk -v a="$start" -v b="$now" -v p="$polls" -v t0="$t0" \

@@ -133,13 +133,16 @@ static bool first_frame(const struct result *r, const struct view *vw)
     return r && r->interval_s <= 0 && !vw->replay_total;
 }
 
-/* A process-table cell that needs an interval; READ and WRITE as totals since the task
- * started do not. */
-static bool pending_cell(const struct result *r, const struct view *vw, enum col_id id)
+/* A process-table cell that needs an interval (READ and WRITE as totals since the task
+ * started do not), or DEV before the first scan of a process's open files (snapshot.c:
+ * scan_deferred; the set is not known and no error says why). */
+static bool pending_cell(const struct result *r, const struct view *vw, enum col_id id, size_t ti)
 {
     if (!first_frame(r, vw))
         return false;
     switch (id) {
+    case COL_DEV:
+        return r->cur->tdevs && !r->cur->tdevs[ti].known && !r->cur->tdevs[ti].err;
     case COL_READ:
     case COL_WRITE:
         return !vw->accumulated;
@@ -450,7 +453,7 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
                 continue;
             /* Cells come escaped from the formatters: put as they are. */
             char cell[COL_CELL_MAX];
-            if (pending_cell(r, vw, col->id))
+            if (pending_cell(r, vw, col->id, ti))
                 snprintf(cell, sizeof(cell), PENDING);
             else
                 col->format(cell, sizeof(cell), &cc, ti);
