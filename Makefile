@@ -208,6 +208,7 @@ bench: iotriage $(BENCH_BINS)
 	bench/record.sh
 	$(MAKE) bench-lens
 	bench/threadview.sh
+	bench/firstframe.sh
 
 # The always-on recorder's CPU and disk a day at 1,000 processes (bench/record.sh, about
 # 3 minutes) and the BPF lens's cost per I/O and per context switch on a loop device over
@@ -224,6 +225,13 @@ bench-lens: iotriage $(BUILD)/bench/bpfstats
 .PHONY: bench-threads
 bench-threads: iotriage $(BENCH_BINS)
 	bench/threadview.sh
+
+# Time from start to the first frame with the process table, against iotop-c and htop,
+# at 1,000 and 10,000 idle processes (bench/firstframe.sh; a few minutes, tmux and root;
+# part of `make bench`).
+.PHONY: bench-firstframe
+bench-firstframe: iotriage $(BENCH_BINS)
+	bench/firstframe.sh
 
 # What the screen adds on top of sampling: batch, live screen and replay at 1,000
 # processes (bench/draw.sh; about 40 s, needs tmux and root).
