@@ -13,7 +13,10 @@
 # Its time is taken when that capture returned: an upper bound, late by at most one poll
 # period (printed: the mean time between two captures, a few ms). The programs run in
 # turn within one population (A B C D, A B C D, ...), ROUNDS rounds; the median is
-# printed, with the smallest and the largest. Each run is ended as soon as its frame is
+# printed, with the smallest and the largest, and the median of the program's own CPU
+# time up to that capture (/proc/PID/task/*/schedstat: what the first frame cost it,
+# whatever the load of the machine made it wait; read when the capture returned, so
+# it may hold a little work after the frame). Each run is ended as soon as its frame is
 # seen.
 #
 # Usage: bench/firstframe.sh [--sizes "1000 10000"] [--rounds 5] [--programs LIST]
@@ -96,12 +99,23 @@ shown() {
     return 1
 }
 
-# first_frame PROGRAM: prints "ms polls poll_ms": ms from the exec to the capture that
-# showed the table, the captures taken, the mean time between two; "NA" when none did
+# task_cpu_ms PID: the CPU time the process has run, every thread (schedstat, in ns),
+# read without a fork.
+task_cpu_ms() {
+    local f ns total=0
+    for f in /proc/"$1"/task/*/schedstat; do
+        read -r ns _ <"$f" 2>/dev/null && total=$((total + ns))
+    done
+    echo $((total / 1000)) | awk '{ printf "%.1f", $1 / 1000 }'
+}
+
+# first_frame PROGRAM: prints "ms polls poll_ms cpu_ms": ms from the exec to the capture
+# that showed the table, the captures taken, the mean time between two, the program's CPU
+# time when that capture returned (schedstat); "NA" when none did
 # within TIMEOUT. The captures go through one control-mode client (tmux -C, pane output
 # not sent to it), so a poll forks nothing.
 first_frame() {
-    local cmd=$1 start now t0 polls=0 found=0 line
+    local cmd=$1 start now t0 polls=0 found=0 line ppid cpu=NA
     local -a cap
     rm -f "$OUT/start"
     tmux -L "$SOCK" kill-server 2>/dev/null
@@ -110,6 +124,7 @@ first_frame() {
     TERM=xterm-256color tmux -L "$SOCK" new-session -d -s ui -x 200 -y 50 \
         "bash -c 'read -r _ <$OUT/go; echo \$EPOCHREALTIME >$OUT/start; exec $cmd'"
     coproc TM { tmux -L "$SOCK" -C attach -t ui -f no-output,read-only 2>/dev/null; }
+    ppid=$(tmux -L "$SOCK" display -p -t ui '#{pane_pid}')
     echo go >"$OUT/go"
     t0=$EPOCHREALTIME
     while :; do
@@ -128,6 +143,7 @@ first_frame() {
         now=$EPOCHREALTIME
         if shown "${cap[@]}"; then
             found=1
+            cpu=$(task_cpu_ms "$ppid")
             break
         fi
         (( ${now%.*} - ${t0%.*} > TIMEOUT )) && break
@@ -136,14 +152,14 @@ first_frame() {
     wait "$TM_PID" 2>/dev/null
     start=$(cat "$OUT/start" 2>/dev/null)
     if [ "$found" = 1 ] && [ -n "$start" ]; then
-        awk -v a="$start" -v b="$now" -v p="$polls" -v t0="$t0" \
-            'BEGIN { printf "%.1f %d %.2f\n", (b - a) * 1000, p, (b - t0) * 1000 / p }'
+        awk -v a="$start" -v b="$now" -v p="$polls" -v t0="$t0" -v c="$cpu" \
+            'BEGIN { printf "%.1f %d %.2f %s\n", (b - a) * 1000, p, (b - t0) * 1000 / p, c }'
     else
-        echo "NA $polls 0"
+        echo "NA $polls 0 NA"
     fi
 }
 
-echo "population	tasks	program	round	ms	polls	poll_ms" >"$RES/firstframe.tsv"
+echo "population	tasks	program	round	ms	polls	poll_ms	cpu_ms" >"$RES/firstframe.tsv"
 for n in $SIZES; do
     spawn_up "$n"
     tasks=$(ls /proc | grep -c '^[0-9]')
@@ -151,8 +167,8 @@ for n in $SIZES; do
         for prog in $PROGRAMS; do
             cmd=$(command_of "$prog")
             [ -n "$cmd" ] || continue
-            read -r ms polls pms < <(first_frame "$cmd")
-            printf 'procs-%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$tasks" "$prog" "$r" "$ms" "$polls" "$pms" \
+            read -r ms polls pms cpu < <(first_frame "$cmd")
+            printf 'procs-%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$tasks" "$prog" "$r" "$ms" "$polls" "$pms" "$cpu" \
                 >>"$RES/firstframe.tsv"
         done
     done
@@ -160,7 +176,12 @@ for n in $SIZES; do
 done
 
 awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3; if (!(k in seen)) { seen[k] = 1; order[++no] = k }
-                     if ($5 != "NA") { v[k, ++c[k]] = $5 + 0; pm[k] += $7; } else na[k]++ }
+                     if ($5 != "NA") { v[k, ++c[k]] = $5 + 0; u[k, c[k]] = $8 + 0; pm[k] += $7; } else na[k]++ }
+    function cmedian(k,   i, j, t, m, a) {
+        m = c[k]; for (i = 1; i <= m; i++) a[i] = u[k, i]
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
     function median(k,   i, j, t, m, a) {
         m = c[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
         for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -169,11 +190,11 @@ awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3; if (!(k in seen)) { seen[k] = 1; or
     }
     END {
         printf "time from start to the first frame with the process table (ms; median, min, max)\n"
-        printf "%-12s %6s %-15s %8s %8s %8s %5s %7s\n", "population", "tasks", "program", "median", "min", "max", "runs", "poll ms"
+        printf "%-12s %6s %-15s %8s %8s %8s %5s %7s %8s\n", "population", "tasks", "program", "median", "min", "max", "runs", "poll ms", "CPU ms"
         for (i = 1; i <= no; i++) {
             k = order[i]; split(k, f, "\t")
             if (!c[k]) { printf "%-12s %6s %-15s %8s %8s %8s %5d %7s\n", f[1], f[2], f[3], "NA", "", "", 0, ""; continue }
             md = median(k)
-            printf "%-12s %6s %-15s %8.1f %8.1f %8.1f %5d %7.2f\n", f[1], f[2], f[3], md, lo, hi, c[k], pm[k] / c[k]
+            printf "%-12s %6s %-15s %8.1f %8.1f %8.1f %5d %7.2f %8.1f\n", f[1], f[2], f[3], md, lo, hi, c[k], pm[k] / c[k], cmedian(k)
         }
     }' "$RES/firstframe.tsv" | tee "$RES/firstframe.txt"
