@@ -124,6 +124,7 @@ first_frame() {
     TERM=xterm-256color tmux -L "$SOCK" new-session -d -s ui -x 200 -y 50 \
         "bash -c 'read -r _ <$OUT/go; echo \$EPOCHREALTIME >$OUT/start; exec $cmd'"
     coproc TM { tmux -L "$SOCK" -C attach -t ui -f no-output,read-only 2>/dev/null; }
+    local tm_pid=$TM_PID
     ppid=$(tmux -L "$SOCK" display -p -t ui '#{pane_pid}')
     echo go >"$OUT/go"
     t0=$EPOCHREALTIME
@@ -149,9 +150,11 @@ first_frame() {
         (( ${now%.*} - ${t0%.*} > TIMEOUT )) && break
     done
     tmux -L "$SOCK" kill-server 2>/dev/null
-    wait "$TM_PID" 2>/dev/null
+    wait "$tm_pid" 2>/dev/null
     start=$(cat "$OUT/start" 2>/dev/null)
-    if [ "$found" = 1 ] && [ -n "$start" ]; then
+    # A start not before the frame's capture would be a broken run (a reply read late
+    # after a stall), not a fast one: NA.
+    if [ "$found" = 1 ] && [ -n "$start" ] && awk -v a="$start" -v b="$now" 'BEGIN { exit !(b > a) }'; then
         awk -v a="$start" -v b="$now" -v p="$polls" -v t0="$t0" -v c="$cpu" \
             'BEGIN { printf "%.1f %d %.2f %s\n", (b - a) * 1000, p, (b - t0) * 1000 / p, c }'
     else
