@@ -4,20 +4,22 @@
 #
 # Populations: 0, 1,000, 10,000 and 30,000 idle processes and 100 processes x 100 threads
 # (threads mode, -P), each with bench/spawn's two readers and two writers. The runs are
-# bench/run.sh's (--programs "iotriage iotriage-nobpf"), so its method holds: the two
-# programs alternate within a population, CPU is user + sys from wait4. Steady is
+# bench/run.sh's (--programs "iotriage iotriage-nobpf iotop-c"), so its method holds: the
+# programs alternate within a population, CPU is user + sys from wait4; its table (whole
+# runs, x iotop-c) is kept in DIR/run.txt. iotop-c is in the table, not in the plot. Steady is
 # (CPU of the R-refresh run - CPU of the 1-refresh run) / (R - 1): one more refresh once
 # running, start-up left out. The per-idle-task slope is the least-squares line through
 # the process populations (the threads one is its own point: a thread is a task too).
 #
 # Usage: bench/growth.sh [--sizes "0 1000 10000 30000"] [--threads 100x100] [-n R]
-#                        [--reps K] [--out DIR] [--plot-only]
+#                        [--reps K] [--out DIR] [--programs LIST] [--plot-only]
 #   --plot-only  only make the table and the plot again from DIR/runs.tsv
 # Writes DIR/growth.tsv, DIR/growth.txt and DIR/growth.svg (DIR: build/bench/growth).
 # Needs root (bench/run.sh) and gnuplot (gnuplot-nox); about 15 minutes at the defaults.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZES="0 1000 10000 30000" THREADS=100x100 R=10 REPS=2 PLOT_ONLY=0
+PROGRAMS="iotriage iotriage-nobpf iotop-c"
 OUT=$ROOT/${BUILD:-build}/bench/growth
 while [ $# -gt 0 ]; do
     case $1 in
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     -n) R=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --out) OUT=$2; shift ;;
+    --programs) PROGRAMS=$2; shift ;;
     --plot-only) PLOT_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "growth.sh: unknown argument $1" >&2; exit 2 ;;
@@ -38,7 +41,7 @@ mkdir -p "$OUT" || die "cannot make $OUT"
 
 if [ "$PLOT_ONLY" = 0 ]; then
     "$ROOT/bench/run.sh" --sizes "$SIZES" --threads "$THREADS" -n "$R" --reps "$REPS" \
-        --programs "iotriage iotriage-nobpf" --no-callgrind --no-cold --out "$OUT" >"$OUT/run.txt"
+        --programs "$PROGRAMS" --no-callgrind --no-cold --out "$OUT" >"$OUT/run.txt"
     rc=$?
     [ "$rc" = 0 ] || { cat "$OUT/run.txt"; exit "$rc"; }
 fi
