@@ -4,7 +4,8 @@
 # (the header, a marker sleeper's row with its PID, USER, PRIO and COMMAND), its rates and
 # delays shown pending ("..", never 0), the devices' scheduler and nr_requests already
 # there with their figures pending; then, after the first interval, the same row with real
-# figures and nothing pending anywhere on the screen. Asserts the order of events, not a
+# figures and nothing pending anywhere on the screen; and the first JSON sample has the
+# sleeper's device set (scanned by the second snapshot, not left pending). Asserts the order of events, not a
 # time: the screen is polled every 50 ms; on a machine so loaded that the pending frame
 # came and went between two polls, the bytes the program wrote to the terminal
 # (pipe-pane) are the witness instead: the PSI line's "some ..% full ..%" is drawn by the
@@ -67,6 +68,14 @@ fi
 printf '%s\n' "$seen_real" | grep -Eq '^vda .*\.\.' && fail "vda still pending after the first interval"
 printf '%s\n' "$seen_real" | grep -Eq '^PSI .*\.\.%' && fail "PSI still pending after the first interval"
 ok "after the first interval: $(printf '%s\n' "$seen_real" | grep -E -- "$real_row" | cut -c1-90)"
+
+# The first sample leaves out the fd scans of processes that never moved a byte to or
+# from a disk (the sleepers); the first printed JSON sample (the second snapshot) has
+# scanned them: devices is an array, not null.
+"$IOT" --json -n 1 -d 0.2 -p "$marker" >"$TMP/first.json" || fail "--json run failed"
+jq -e --argjson p "$marker" '.processes[] | select(.pid == $p) | .devices | type == "array"' \
+    "$TMP/first.json" >/dev/null || { cat "$TMP/first.json" | head -c 2000; fail "the first JSON sample has no device set for the sleeper"; }
+ok "first JSON sample: the sleeper's devices are known ($(jq -c --argjson p "$marker" '.processes[] | select(.pid == $p) | .devices' "$TMP/first.json"))"
 
 T send-keys -t ui q
 wait_for '^EXITED 0' 10
