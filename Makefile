@@ -208,8 +208,6 @@ bench: iotriage $(BENCH_BINS)
 	bench/record.sh
 	$(MAKE) bench-lens
 	bench/threadview.sh
-	bench/firstframe.sh
-	BENCH_NO_BUILD=1 bench/growth.sh
 
 # The always-on recorder's CPU and disk a day at 1,000 processes (bench/record.sh, about
 # 3 minutes) and the BPF lens's cost per I/O and per context switch on a loop device over
@@ -226,20 +224,6 @@ bench-lens: iotriage $(BUILD)/bench/bpfstats
 .PHONY: bench-threads
 bench-threads: iotriage $(BENCH_BINS)
 	bench/threadview.sh
-
-# Time from start to the first frame with the process table, against iotop-c and htop,
-# at 1,000 and 10,000 idle processes (bench/firstframe.sh; a few minutes, tmux and root;
-# part of `make bench`).
-.PHONY: bench-firstframe
-bench-firstframe: iotriage $(BENCH_BINS)
-	bench/firstframe.sh
-
-# Steady CPU per refresh against 0, 1,000, 10,000, 30,000 processes and 100 x 100
-# threads, with and without the BPF lens: a table and build/bench/growth/growth.svg
-# (bench/growth.sh, gnuplot; about 15 minutes, root; part of `make bench`).
-.PHONY: bench-growth
-bench-growth: iotriage $(BENCH_BINS)
-	BENCH_NO_BUILD=1 bench/growth.sh
 
 # What the screen adds on top of sampling: batch, live screen and replay at 1,000
 # processes (bench/draw.sh; about 40 s, needs tmux and root).

@@ -40,7 +40,9 @@ command -v gnuplot >/dev/null || { echo "growth.sh: gnuplot not installed (scrip
 mkdir -p "$OUT" || die "cannot make $OUT"
 
 if [ "$PLOT_ONLY" = 0 ]; then
-    "$ROOT/bench/run.sh" --sizes "$SIZES" --threads "$THREADS" -n "$R" --reps "$REPS" \
+    extra=()        # run.sh's own cgroup-lens figure is not part of this
+    "$ROOT/bench/run.sh" --help | grep -q -- --no-cgcost && extra+=(--no-cgcost)
+    "$ROOT/bench/run.sh" "${extra[@]}" --sizes "$SIZES" --threads "$THREADS" -n "$R" --reps "$REPS" \
         --programs "$PROGRAMS" --no-callgrind --no-cold --out "$OUT" >"$OUT/run.txt"
     rc=$?
     [ "$rc" = 0 ] || { cat "$OUT/run.txt"; exit "$rc"; }
