@@ -53,6 +53,7 @@ SOCK=iotriage-firstframe-$$
 SPAWN_PID=
 cleanup() {
     tmux -L "$SOCK" kill-server 2>/dev/null
+    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"     # kill-server leaves the socket file
     [ -n "$SPAWN_PID" ] && { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; }
     rm -rf "$OUT"
 }
