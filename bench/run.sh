@@ -256,6 +256,7 @@ cmdline() { # cmdline PROGRAM MODE R DELAY
     [ "$2" = threads ] && t=-P
     case $1 in
     iotriage)   echo "$IOT -b $t -n $3 -d $4" ;;
+    iotriage-nobpf) echo "$IOT -b --no-bpf $t -n $3 -d $4" ;;   # also a program: no BPF lens
     iotop-c)    if [ "$2" = threads ]; then echo "$IOTOPC -b -n $3 -d $d_int"
                 else echo "$IOTOPC -b -P -n $3 -d $d_int"; fi ;;
     floor)      echo "$BIN/floor -b $t -n $3 -d $4" ;;
@@ -289,7 +290,7 @@ run_one() { # run_one SCENARIO TASKS PROGRAM MODE R DELAY KIND
 check_output() { # check_output PROGRAM FILE R
     local n
     case $1 in
-    iotriage) n=$(grep -c '^iotriage - ' "$2")
+    iotriage*) n=$(grep -c '^iotriage - ' "$2")
               grep -q 'spawn' "$2" || die "iotriage did not list the spawned processes ($2)" ;;
     iotop-c)  n=$(grep -c 'Total DISK READ' "$2")
               grep -q 'spawn' "$2" || die "iotop-c did not list the spawned processes ($2)" ;;

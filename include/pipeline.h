@@ -94,6 +94,9 @@ int  pipeline_step(struct pipeline *p, char *err, size_t errlen);
  * the sinks like any frame. The next pipeline_step() measures from the same snapshot.
  * Returns 1, or -errno with err when a sink failed; 0 when not live or not just opened. */
 int  pipeline_first(struct pipeline *p, char *err, size_t errlen);
+/* The same frame for the screen alone: no sink is called, so a recording or --json still
+ * starts with a whole interval. Returns 1, or 0 when not live or not just opened. */
+int  pipeline_preview(struct pipeline *p);
 /* The error pipeline_step() just returned came from a sink (a write that failed), not
  * from a recorded sample that did not decode. */
 bool pipeline_sink_failed(const struct pipeline *p);

@@ -467,11 +467,12 @@ int pipeline_seek(struct pipeline *p, size_t i, char *err, size_t errlen)
     return 0;
 }
 
-int pipeline_first(struct pipeline *p, char *err, size_t errlen)
+/* The frame of the one snapshot there is (pipeline_first); false when there is none to
+ * make (a recording, or a frame made already from this snapshot). */
+static bool first_frame(struct pipeline *p)
 {
-    p->sink_failed = false;
     if (p->rp || !p->have_snap || p->have_result)
-        return 0;
+        return false;
     delta_compute(NULL, &p->snaps[p->cur], &p->hist, &p->res);
     verdict_compute(&p->res, &p->ver);
     p->have_result = true;
@@ -479,8 +480,21 @@ int pipeline_first(struct pipeline *p, char *err, size_t errlen)
         .snap = &p->snaps[p->cur], .res = &p->res, .ver = &p->ver, .host = p->host,
     };
     p->have_frame = true;
+    return true;
+}
+
+int pipeline_first(struct pipeline *p, char *err, size_t errlen)
+{
+    p->sink_failed = false;
+    if (!first_frame(p))
+        return 0;
     int rc = emit(p, err, errlen);
     return rc < 0 ? rc : 1;
+}
+
+int pipeline_preview(struct pipeline *p)
+{
+    return first_frame(p) ? 1 : 0;
 }
 
 bool pipeline_sink_failed(const struct pipeline *p)

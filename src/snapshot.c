@@ -37,6 +37,7 @@ struct sampler {
     size_t nfst;
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
     char lens_msg[160];
+    unsigned long takes;             /* snapshots taken: the first one scans no fds */
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -484,6 +485,21 @@ static const struct group_sig *group_find(const struct group_sig *g, size_t n, p
     return &g[h];
 }
 
+/* The first snapshot leaves out the scans of the processes that never moved a byte to or
+ * from a disk (read, write and cancelled bytes all 0 in their io file: most idle ones):
+ * the scans are about a quarter of that snapshot (docs/performance.md), which the first
+ * screen waits for, and such a process has no rate or verdict yet for its devices to
+ * matter to. Their set is pending: not known and no error, so unknown in every output
+ * ("..": on the first screen); the next snapshot scans them (fdmap has no answer for
+ * them yet). In threads mode a thread's counters say nothing of its siblings': no
+ * scan is left out there. */
+static bool scan_deferred(const struct sampler *s, const struct snapshot *out,
+                          const struct task_sample *t)
+{
+    return s->takes == 0 && !out->threads && t->io_err == 0 && t->io.read_bytes == 0 &&
+           t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0;
+}
+
 /* Which devices each process does I/O to, from its open files (source/fdmap.h). */
 static void take_task_devs(struct sampler *s, struct snapshot *out)
 {
@@ -500,6 +516,10 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
         td->known = true;
         if (t->kthread)
             continue;             /* no files of its own: an empty set, at no cost */
+        if (scan_deferred(s, out, t)) {
+            td->known = false;
+            continue;
+        }
         bool known = t->io_err == 0;
         uint64_t sig = known ? io_sig(t) : 0;
         if (groups) {
@@ -682,7 +702,7 @@ static void take_deleted(struct sampler *s, struct snapshot *out)
     for (size_t i = 0; complete && out->tdevs && i < out->ntasks; i++)
         complete = out->tdevs[i].err != -EACCES && out->tdevs[i].err != -EPERM;
     for (size_t i = 0; i < out->nfss; i++) {
-        out->fss[i].deleted_known = true;
+        out->fss[i].deleted_known = s->takes > 0;       /* scans left out: scan_deferred */
         out->fss[i].deleted_complete = complete;
     }
     if (n == 0)
@@ -856,6 +876,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     }
     hidden_note(s, out);
     take_filesystems(s, out);
+    s->takes++;
 }
 
 void snapshot_free(struct snapshot *snap)

@@ -122,6 +122,42 @@ static void keep_in_view(size_t *sel, size_t *top, size_t n, int visible)
         *top = *sel - (size_t)(visible - 1);
 }
 
+/* ---- the first frame ---- */
+
+/* What a figure that needs an interval shows on the first frame, made from one snapshot
+ * before the first interval ended: neither a number nor "-" (unknown), but "not yet". */
+#define PENDING ".."
+
+/* The live frame of one snapshot (pipeline_preview): every rate is still to come. A
+ * recording's frames always span an interval. */
+static bool first_frame(const struct result *r, const struct view *vw)
+{
+    return r && r->interval_s <= 0 && !vw->replay_total;
+}
+
+/* A process-table cell that needs an interval (READ and WRITE as totals since the task
+ * started do not), or DEV before the first scan of a process's open files (snapshot.c:
+ * scan_deferred; the set is not known and no error says why). */
+static bool pending_cell(const struct result *r, const struct view *vw, enum col_id id, size_t ti)
+{
+    if (!first_frame(r, vw))
+        return false;
+    switch (id) {
+    case COL_DEV:
+        return r->cur->tdevs && !r->cur->tdevs[ti].known && !r->cur->tdevs[ti].err;
+    case COL_READ:
+    case COL_WRITE:
+        return !vw->accumulated;
+    case COL_IODLY:
+    case COL_SWAP:
+    case COL_AVGWAIT:
+    case COL_ROLE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* ---- header and PSI ---- */
 
 static void draw_header(const struct result *r, struct view *vw, int w)
@@ -214,6 +250,10 @@ static void draw_psi(const struct result *r, const struct view *vw, int y, int w
         char some[16], full[16];
         fmt_num(some, sizeof(some), p->some_pct, 1);
         fmt_num(full, sizeof(full), p->full_pct, 1);
+        if (first_frame(r, vw)) {
+            snprintf(some, sizeof(some), PENDING);
+            snprintf(full, sizeof(full), PENDING);
+        }
         bool hot = !isnan(p->some_pct) && p->some_pct >= 20;
         if (hot)
             attrset(color(vw, C_WARN, A_BOLD));
@@ -298,6 +338,8 @@ static void draw_devices(const struct result *r, const struct rows *rows, struct
         fmt_num(cell[9], 72, d->aqu_sz, 2);
         fmt_num(cell[10], 72, d->util, 0);
         snprintf(cell[11], 72, "%s", d->saturated < 0 ? "-" : d->saturated ? "SAT" : "");
+        for (int i = 3; i < NDEVCOLS && first_frame(r, vw); i++)
+            snprintf(cell[i], 72, PENDING);
         bool sel = vw->focus == FOCUS_DEVICES && ri == vw->dev_sel && vw->mode == MODE_MAIN;
         attr_t a = d->saturated == 1 ? color(vw, C_SAT, A_BOLD) : A_NORMAL;
         attrset(a | (sel ? A_REVERSE : 0));
@@ -413,7 +455,10 @@ static void draw_processes(const struct result *r, const struct verdicts *v, con
                 continue;
             /* Cells come escaped from the formatters: put as they are. */
             char cell[COL_CELL_MAX];
-            col->format(cell, sizeof(cell), &cc, ti);
+            if (pending_cell(r, vw, col->id, ti))
+                snprintf(cell, sizeof(cell), PENDING);
+            else
+                col->format(cell, sizeof(cell), &cc, ti);
             if (col->width)
                 x += putf(y, x, w - x, col->right ? "%*.*s " : "%-*.*s ", col->width, col->width, cell);
             else
@@ -1089,6 +1134,7 @@ static void draw_help(struct view *vw, int h, int w)
         "",
         "Banner: labels the device's scheduler ignores, full queues (a lottery),",
         "hidden queues; docs/verdicts.md explains each code. '-' is unknown, never 0.",
+        "'..' is pending: the first screen comes before the first interval ends.",
         "IODLY% comes from delay accounting (taskstats) or, for tasks it does not cover",
         "(started before it was on), from the BPF lens's iowait; --no-bpf turns it off.",
         "Without either, it is estimated from the threads' state sampled ten times an",

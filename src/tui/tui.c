@@ -223,6 +223,20 @@ static void replay_goto(struct tui *t, size_t i)
     frame_shown(t);
 }
 
+/* Live, right after the pipeline opened: the frame of its one snapshot, at once, so that
+ * the table is on the screen before the first interval ends. Its rates are drawn pending
+ * (draw.c); it adds nothing to the sparklines, which hold intervals. */
+static void first_screen(struct tui *t)
+{
+    if (pipeline_preview(t->p) != 1)
+        return;
+    t->f = pipeline_frame(t->p);
+    if (!t->f)
+        return;
+    t->act.r = t->f->res;
+    t->act.v = t->f->ver;
+}
+
 static void sample(struct tui *t)
 {
     char err[320] = "";
@@ -727,10 +741,12 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     curs_set(0);
     setup_colors(&t->vw);
 
-    /* Live, the pipeline took the first snapshot and the first frame needs a second one;
-     * a replay has its first frame at once. */
+    /* Live, the pipeline took the first snapshot: what it can tell is drawn at once, the
+     * rates with the second one; a replay has its first frame at once. */
     if (replaying(t))
         sample(t);
+    else
+        first_screen(t);
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
     int status = 0;
     bool dirty = true;
@@ -789,6 +805,7 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
             if (pipeline_set_threads(t->p, !t->opts.threads, err, sizeof(err)) == 0) {
                 t->opts.threads = !t->opts.threads;
                 t->f = NULL;
+                first_screen(t);
                 t->vw.proc_sel = t->vw.proc_top = 0;
                 next = clock_mono() + 0.5;
             } else {

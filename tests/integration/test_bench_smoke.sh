@@ -42,3 +42,18 @@ printf '%s\n' "$rows" | awk '
 # 2 populations x 4 programs x (1 round + 1 one-refresh run)
 [ "$(awk -F'\t' 'NR > 1' "$out/runs.tsv" | wc -l)" = 16 ] || { echo "FAIL: runs.tsv has not 16 runs" >&2; exit 1; }
 echo "ok: bench smoke table well-formed, every program ran"
+
+# bench/firstframe.sh --smoke: every installed program's screen showed its process table
+# (a time in every row, no NA), the table printed. Nothing about how long it took.
+BENCH_OUT="$out/ff" bench/firstframe.sh --smoke >"$out/ff.stdout" 2>"$out/ff.stderr"
+rc=$?
+cat "$out/ff.stderr" "$out/ff.stdout"
+[ "$rc" = 77 ] && { echo "skipped: firstframe: $(tail -n 1 "$out/ff.stderr")" >&2; exit 77; }
+[ "$rc" = 0 ] || { echo "FAIL: bench/firstframe.sh --smoke exited $rc" >&2; exit 1; }
+ffrows=$(grep -E '^procs-50 ' "$out/ff.stdout")
+for p in iotriage iotriage-nobpf; do
+    printf '%s\n' "$ffrows" | awk -v p="$p" '$3 == p && $4 ~ /^[0-9]+(\.[0-9]+)?$/ { f = 1 } END { exit !f }' ||
+        { echo "FAIL: firstframe: no first frame for $p" >&2; exit 1; }
+done
+printf '%s\n' "$ffrows" | grep -q ' NA ' && { echo "FAIL: firstframe: a program never showed its table" >&2; exit 1; }
+echo "ok: first-frame smoke: $(printf '%s\n' "$ffrows" | wc -l) programs showed their table"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The first screen comes before the first interval ends: `iotriage -d 5` in a tmux server
+# of its own. Must hold, in this order: a full process table drawn from the first sample
+# (the header, a marker sleeper's row with its PID, USER, PRIO and COMMAND), its rates and
+# delays shown pending ("..", never 0), the devices' scheduler and nr_requests already
+# there with their figures pending; then, after the first interval, the same row with real
+# figures and nothing pending anywhere on the screen; and the first JSON sample has the
+# sleeper's device set (scanned by the second snapshot, not left pending). Asserts the order of events, not a
+# time: the screen is polled every 50 ms; on a machine so loaded that the pending frame
+# came and went between two polls, the bytes the program wrote to the terminal
+# (pipe-pane) are the witness instead: the PSI line's "some ..% full ..%" is drawn by the
+# first frame only.
+. "$(dirname "$0")/lib.sh"
+SOCK=iotriage-first-$$
+. "$(dirname "$0")/lib_tmux.sh"
+trap 'it_kill_bg; it_cleanup' EXIT
+
+# Three sleepers, the table limited to them (-p) so that their rows are on the screen
+# whatever else the machine runs.
+pids=()
+for _ in 1 2 3; do
+    bg bash -c 'exec -a iotriage-first-marker sleep 300'; pids+=("-p" "$BG")
+done
+marker=$BG
+sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler 2>/dev/null)
+[ -n "$sched" ] || sched='[a-z-]+'
+stream=$TMP/terminal-output
+
+# The program starts on Enter, once the pane's output is piped to the witness file.
+T new-session -d -s ui -x 200 -y 50 "read go; $IOT -d 5 ${pids[*]}; echo EXITED \$?; sleep 60"
+T pipe-pane -t ui "cat >> $stream"
+T send-keys -t ui Enter
+
+pending_row="^ +$marker +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ +\.\. +\.\. +\.\. +\.\. +\.\. +\.\. .*iotriage-first-marker"
+real_row="^ +$marker +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ +[0-9][0-9.]*[BKMGT]? +[0-9][0-9.]*[BKMGT]? +([0-9][0-9.]*!?|-) .*iotriage-first-marker"
+seen_pending=""
+seen_real=""
+for _ in $(seq 1 400); do                      # 20 s: the start under load, then 1 s
+    s=$(screen)
+    if [ -z "$seen_pending" ] && printf '%s\n' "$s" | grep -Eq -- "$pending_row"; then
+        seen_pending="$s"
+    fi
+    if printf '%s\n' "$s" | grep -Eq -- "$real_row"; then
+        seen_real="$s"
+        break
+    fi
+    sleep 0.05
+done
+[ -n "$seen_real" ] || { screen; fail "the marker's row never showed real figures"; }
+
+if [ -n "$seen_pending" ]; then
+    printf '%s\n' "$seen_pending" | grep -Eq '^ +PID USER +PRIO' || fail "pending frame without the table header"
+    printf '%s\n' "$seen_pending" | grep -Eq "^vda +$sched +[0-9]+ +\.\. +\.\. " \
+        || { printf '%s\n' "$seen_pending"; fail "pending frame: vda's scheduler, nr_requests or pending figures missing"; }
+    printf '%s\n' "$seen_pending" | grep -Eq '^PSI io some \.\.% full \.\.% \(10s [0-9.]+ ' \
+        || { printf '%s\n' "$seen_pending"; fail "pending frame: PSI line not pending with its averages"; }
+    rows=$(printf '%s\n' "$seen_pending" | grep -cE '^ +[0-9]+ +[a-z0-9_?-]+ +[a-z]+/[0-9].*iotriage-first-marker')
+    [ "$rows" -eq 3 ] || fail "pending frame has $rows of the 3 process rows"
+    ok "first frame: $rows process rows, rates pending: $(printf '%s\n' "$seen_pending" | grep -E -- "$pending_row" | cut -c1-90)"
+else
+    # Missed between two polls: the terminal's bytes must hold the pending mark and the
+    # table header, and only the first frame draws "..".
+    grep -aq 'PID USER' "$stream" || fail "no table header in the terminal output"
+    grep -aq 'some \.\.% full \.\.%' "$stream" || fail "the first frame never drew pending figures (none in the terminal output)"
+    ok "first frame seen in the terminal output only (the machine is loaded): pending marks present"
+fi
+
+printf '%s\n' "$seen_real" | grep -Eq '^vda .*\.\.' && fail "vda still pending after the first interval"
+printf '%s\n' "$seen_real" | grep -Eq '^PSI .*\.\.%' && fail "PSI still pending after the first interval"
+ok "after the first interval: $(printf '%s\n' "$seen_real" | grep -E -- "$real_row" | cut -c1-90)"
+
+# The first sample leaves out the fd scans of processes that never moved a byte to or
+# from a disk (the sleepers); the first printed JSON sample (the second snapshot) has
+# scanned them: devices is an array, not null.
+"$IOT" --json -n 1 -d 0.2 -p "$marker" >"$TMP/first.json" || fail "--json run failed"
+jq -e --argjson p "$marker" '.processes[] | select(.pid == $p) | .devices | type == "array"' \
+    "$TMP/first.json" >/dev/null || { cat "$TMP/first.json" | head -c 2000; fail "the first JSON sample has no device set for the sleeper"; }
+ok "first JSON sample: the sleeper's devices are known ($(jq -c --argjson p "$marker" '.processes[] | select(.pid == $p) | .devices' "$TMP/first.json"))"
+
+T send-keys -t ui q
+wait_for '^EXITED 0' 10
+ok "quit with status 0"
