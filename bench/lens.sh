@@ -1,128 +1,226 @@
 #!/usr/bin/env bash
 # What the BPF lens costs per I/O and per context switch (issue #13; docs/performance.md).
 #
-# On the fastest block device this machine can make, a loop device over a file in tmpfs,
-# fio runs a 4 KiB random read load at full rate, alternately with iotriage running
-# (`iotriage -b`, so the lens is loaded) and with `iotriage -b --no-bpf`, ROUNDS times
-# each. Per run: IOPS, context switches per second, and the CPU the whole machine spent
-# per I/O (from /proc/stat, all CPUs, user+system+irq+softirq), so the lens's share is
-# the difference between the two modes. The iotriage process's own refresh cost is in
-# both modes and cancels out. On a shared machine that difference drowns in the noise, so
-# one more run, `stats`, holds the kernel's BPF statistics on (BPF_ENABLE_STATS, held by
-# build/bench/bpfstats only for that run) and reads the run time of each of the lens's
-# programs: the lens's own CPU per I/O and per context switch. That run's IOPS are not
-# comparable: timing every program run costs far more than the programs (seen: -35 %).
+# Devices: the fastest block device this machine can make, a loop device over a file in
+# tmpfs (made and removed here), and the lab disk (tests/lab/lab.sh: a loop device over
+# slowfs, LAB_US microseconds a request, LAB_THREADS at once). On each, fio runs 4 KiB
+# random direct reads at the device's full rate with each engine (psync: one synchronous
+# reader per CPU, a context switch per I/O, the lens's worst case; libaio: iodepth 32),
+# beside `iotriage -b` (the lens loaded: "on") or `iotriage -b --no-bpf` ("off"). The
+# iotriage process's own refresh is in both and cancels out. Off and on alternate
+# (off on on off ...), ROUNDS runs each, and the medians are compared: the machine is
+# shared and its load moves during a run. Per run: IOPS and the CPU the whole machine
+# spent per I/O (/proc/stat, all CPUs, user+system+irq+softirq+steal).
 #
-# Usage (root): bench/lens.sh [ROUNDS] [SECONDS] [ENGINE]
-#   ROUNDS   runs per mode (default 3), SECONDS per run (default 8),
-#   ENGINE   psync (one synchronous reader per CPU: a context switch per I/O, the
-#            lens's worst case) or libaio (iodepth 32; default psync)
+# Per context switch: `perf bench sched pipe` pinned to one CPU (two tasks ping-pong
+# through a pipe, two switches and two wakeups a round trip, none in iowait: the
+# path every switch of the machine takes), on and off alternated; the difference of the
+# medians over the switches counted in /proc/stat.
+#
+# Then, once per device and engine, a run with the kernel's BPF statistics held on
+# (build/bench/bpfstats, only for that run) reads the run time of each of the lens's
+# programs: the lens's own CPU per I/O and per switch, whatever else the machine does.
+# Those runs' IOPS do not count (timing every program run costs much more than the
+# programs themselves).
+#
+# Usage (root): bench/lens.sh [ROUNDS] [SECONDS]    (default 5 runs of 6 s per mode)
+# Environment: IOT (the iotriage binary; default ./iotriage), LENS_DEVICES ("tmpfs lab"),
+# LENS_ENGINES ("psync libaio"), LENS_SCHED (the devices' scheduler: none, the fastest;
+# mq-deadline adds the insert event), LAB_US (500), LAB_THREADS (4), NO_STATS=1 (skip
+# the statistics runs), NO_PIPE=1 (skip the context switch runs).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-IOT=$ROOT/iotriage
-ROUNDS=${1:-3}
-SECS=${2:-8}
-ENGINE=${3:-psync}
+IOT=${IOT:-$ROOT/iotriage}
+ROUNDS=${1:-5}
+SECS=${2:-6}
+DEVICES=${LENS_DEVICES:-tmpfs lab}
+ENGINES=${LENS_ENGINES:-psync libaio}
+SCHED=${LENS_SCHED:-none}
 [ "$(id -u)" = 0 ] || { echo "bench/lens.sh: needs root" >&2; exit 77; }
-for t in fio losetup jq; do
+for t in fio losetup jq bpftool; do
     command -v "$t" >/dev/null || { echo "bench/lens.sh: $t missing" >&2; exit 77; }
 done
 [ -x "$IOT" ] || { echo "bench/lens.sh: build ./iotriage first" >&2; exit 1; }
+STATS=$ROOT/build/bench/bpfstats
+[ -x "$STATS" ] || { echo "bench/lens.sh: make build/bench/bpfstats first" >&2; exit 1; }
 
 DIR=$(mktemp -d /tmp/iotriage-lensbench.XXXXXX)
 LOOP=
 IOTPID=
 STATSPID=
-STATS=$ROOT/build/bench/bpfstats
-[ -x "$STATS" ] || { echo "bench/lens.sh: make build/bench/bpfstats first" >&2; exit 1; }
 cleanup() {
     [ -n "$IOTPID" ] && kill "$IOTPID" 2>/dev/null && wait "$IOTPID" 2>/dev/null
     [ -n "$STATSPID" ] && kill "$STATSPID" 2>/dev/null && wait "$STATSPID" 2>/dev/null
     [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-    mountpoint -q "$DIR" && umount "$DIR"
-    rmdir "$DIR" 2>/dev/null
+    mountpoint -q "$DIR/mnt" 2>/dev/null && umount "$DIR/mnt"
+    rm -rf "$DIR"
 }
+# Set before lab_up: lab.sh runs this EXIT trap first, then its own lab_down.
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-mount -t tmpfs -o size=300m iotriage-lensbench "$DIR" || exit 1
-dd if=/dev/zero of="$DIR/disk" bs=1M count=256 status=none || exit 1
-LOOP=$(losetup -f --show "$DIR/disk") || exit 1
-NAME=${LOOP#/dev/}
 NCPU=$(nproc)
-if [ "$ENGINE" = libaio ]; then
-    FIO_ARGS=(--ioengine=libaio --iodepth=32 --numjobs=1)
-else
-    FIO_ARGS=(--ioengine=psync --numjobs="$NCPU")
-fi
+HZ=$(getconf CLK_TCK)
 
-# cpu_ticks: busy ticks of all CPUs (user nice system irq softirq steal)
 cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# prog_stats PID: "name run_time_ns run_cnt" of each BPF program process PID holds
+# iot_start MODE: iotriage beside the load, the lens loaded (on) or not (off)
+iot_start() {
+    if [ "$1" = off ]; then
+        "$IOT" -b -d 1 --no-bpf >/dev/null 2>&1 &
+    else
+        "$IOT" -b -d 1 >/dev/null 2>&1 &
+    fi
+    IOTPID=$!
+    local i
+    # until the lens is attached (or a second has passed with --no-bpf)
+    for i in $(seq 100); do
+        sleep 0.05
+        [ "$1" = off ] && [ "$i" -ge 20 ] && break
+        grep -qs '^link_id:' /proc/"$IOTPID"/fdinfo/* && break
+    done
+}
+iot_stop() { kill "$IOTPID"; wait "$IOTPID" 2>/dev/null; IOTPID=; }
+
+# prog_stats: "name run_time_ns run_cnt" of each BPF program iotriage holds
 prog_stats() {
     local id
-    # a program's id is in its own fd's fdinfo and in its link's: each once
-    for id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un); do
+    for id in $(cat /proc/"$IOTPID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un); do
         bpftool -j prog show id "$id" 2>/dev/null |
             jq -r '"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
     done | sort
 }
-
-# run MODE: one fio run beside iotriage in that mode; prints "MODE iops ctxsw/s us/io"
-run() {
-    local mode=$1
-    if [ "$mode" != nobpf ]; then
-        "$IOT" -b -d 1 >/dev/null 2>&1 &
-    else
-        "$IOT" -b -d 1 --no-bpf >/dev/null 2>&1 &
-    fi
-    IOTPID=$!
-    sleep 1                     # the lens is loaded and attached
-    local t0 c0 x0 t1 c1 x1
-    if [ "$mode" = stats ]; then
-        "$STATS" >/dev/null &
-        STATSPID=$!
-        sleep 0.2
-        prog_stats "$IOTPID" >"$DIR/p0"
-    fi
-    t0=$(date +%s.%N); c0=$(cpu_ticks); x0=$(ctxt)
-    fio --name=lensbench --filename="$LOOP" "${FIO_ARGS[@]}" --bs=4k --rw=randread \
-        --time_based --runtime="$SECS" --group_reporting --output-format=json \
-        --output="$DIR/fio.json" >/dev/null 2>&1
-    t1=$(date +%s.%N); c1=$(cpu_ticks); x1=$(ctxt)
-    if [ "$mode" = stats ]; then
-        prog_stats "$IOTPID" >"$DIR/p1"
-        kill "$STATSPID"; wait "$STATSPID" 2>/dev/null; STATSPID=
-        # per program: ns per event over the run; per I/O and per context switch
-        join "$DIR/p0" "$DIR/p1" | awk -v ios="$(jq '.jobs[0].read.total_ios' "$DIR/fio.json")" \
-            -v cs="$(( $(ctxt) - x0 ))" '
-            { t = $4 - $2; n = $5 - $3; if (n > 0) printf "  %-16s %9d runs %7.0f ns each\n", $1, n, t / n
-              if ($1 ~ /^lens_(switch|wakeup)/) sched += t; else if ($1 != "lens_exit") blk += t }
-            END { printf "  lens in the kernel: %.2f us per I/O (block events), %.0f ns per context switch (sched events)\n",
-                         blk / 1000 / ios, sched / cs }' >&2
-    fi
-    kill "$IOTPID"; wait "$IOTPID" 2>/dev/null; IOTPID=
-    local iops hz
-    iops=$(jq '.jobs[0].read.iops' "$DIR/fio.json")
-    hz=$(getconf CLK_TCK)
-    awk -v m="$mode" -v iops="$iops" -v s="$SECS" -v dt="$(echo "$t1 - $t0" | bc)" \
-        -v c="$((c1 - c0))" -v x="$((x1 - x0))" -v hz="$hz" \
-        'BEGIN { printf "%-6s %10.0f IOPS %10.0f ctxsw/s %8.2f us CPU/IO\n", m, iops, x / dt,
-                 c / hz * 1e6 / (iops * s) }'
+stats_on() { "$STATS" >/dev/null & STATSPID=$!; sleep 0.2; prog_stats >"$DIR/p0"; }
+# stats_off SWITCHES LABEL: per program, ns a run. A request runs bio_queue, getrq,
+# (insert, with a scheduler), issue and complete once each: the sum of their means is
+# the lens's time per request (the counts are machine-wide: other devices' requests
+# are in them too). The scheduler programs' time over the switches counted in
+# /proc/stat is the lens's time per context switch.
+stats_off() {
+    prog_stats >"$DIR/p1"
+    kill "$STATSPID"; wait "$STATSPID" 2>/dev/null; STATSPID=
+    join "$DIR/p0" "$DIR/p1" | awk -v cs="$1" -v label="$2" '
+        { t = $4 - $2; n = $5 - $3; if (n <= 0) next
+          printf "    %-18s %10d runs %6.0f ns each\n", $1, n, t / n
+          each[$1] = t / n; runs[$1] = n
+          if ($1 ~ /^lens_(switch|wakeup)/) sched += t }
+        END {
+          rq = each["lens_bio_queue"] + each["lens_getrq"] + each["lens_rq_issue"] + each["lens_rq_complete"]
+          if (runs["lens_rq_insert"] * 2 >= runs["lens_rq_issue"]) rq += each["lens_rq_insert"]
+          printf "  %s: lens programs %.0f ns per request, %.0f ns per context switch\n",
+                 label, rq, (cs > 0 ? sched / cs : 0) }'
 }
 
-echo "loop device $NAME over tmpfs, fio 4k randread ${FIO_ARGS[*]}, ${SECS}s x $ROUNDS per mode, $NCPU CPUs"
-for _ in $(seq "$ROUNDS"); do
-    run nobpf
-    run lens
-done | tee "$DIR/runs"
-run stats
-awk '$1 != "stats" { n[$1]++; iops[$1] += $2; cs[$1] += $4; cpu[$1] += $6 }
-     END {
-       for (m in n) printf "mean %-6s %10.0f IOPS %10.0f ctxsw/s %8.2f us CPU/IO\n", m, iops[m]/n[m], cs[m]/n[m], cpu[m]/n[m]
-       if (n["lens"] && n["nobpf"]) {
-         d = (iops["lens"]/n["lens"]) / (iops["nobpf"]/n["nobpf"]) * 100 - 100
-         printf "lens: IOPS %+.1f %%, CPU per I/O %+.2f us\n", d, cpu["lens"]/n["lens"] - cpu["nobpf"]/n["nobpf"]
-       }
-     }' "$DIR/runs"
+# fio_run DEV ENGINE MODE: one run; prints "MODE IOPS NS_CPU_PER_IO"
+fio_run() {
+    local dev=$1 engine=$2 mode=$3 args
+    if [ "$engine" = libaio ]; then
+        args=(--ioengine=libaio --iodepth=32 --numjobs=1)
+    else
+        args=(--ioengine=psync --numjobs="$PSYNC_JOBS")
+    fi
+    [ "$mode" = stats ] && iot_start on || iot_start "$mode"
+    [ "$mode" = stats ] && stats_on
+    local c0 x0 c1 x1
+    c0=$(cpu_ticks); x0=$(ctxt)
+    fio --name=lensbench --filename="$dev" "${args[@]}" --direct=1 --bs=4k --rw=randread \
+        --time_based --runtime="$SECS" --group_reporting --output-format=json \
+        --output="$DIR/fio.json" >/dev/null 2>&1
+    c1=$(cpu_ticks); x1=$(ctxt)
+    local ios iops
+    ios=$(jq '.jobs[0].read.total_ios' "$DIR/fio.json")
+    iops=$(jq '.jobs[0].read.iops' "$DIR/fio.json")
+    [ "$mode" = stats ] && stats_off "$((x1 - x0))" "$DEVNAME $engine" >&2
+    iot_stop
+    awk -v m="$mode" -v iops="$iops" -v ios="$ios" -v c="$((c1 - c0))" -v hz="$HZ" \
+        'BEGIN { printf "%s %.0f %.0f\n", m, iops, (ios > 0 ? c / hz * 1e9 / ios : 0) }'
+}
+
+# bench_dev DEV NAME: every engine, off and on alternated; one table row each
+bench_dev() {
+    local dev=$1 engine r m
+    DEVNAME=$2
+    for engine in $ENGINES; do
+        : >"$DIR/runs"
+        for r in $(seq "$ROUNDS"); do
+            # off on, then on off: a drift in the machine's load hits both modes alike
+            if [ $((r % 2)) = 1 ]; then set -- off on; else set -- on off; fi
+            for m in "$@"; do fio_run "$dev" "$engine" "$m" >>"$DIR/runs"; done
+        done
+        [ -n "${NO_STATS:-}" ] || fio_run "$dev" "$engine" stats >/dev/null
+        local off_iops on_iops off_cpu on_cpu spread
+        off_iops=$(awk '$1 == "off" { print $2 }' "$DIR/runs" | median)
+        on_iops=$(awk '$1 == "on" { print $2 }' "$DIR/runs" | median)
+        off_cpu=$(awk '$1 == "off" { print $3 }' "$DIR/runs" | median)
+        on_cpu=$(awk '$1 == "on" { print $3 }' "$DIR/runs" | median)
+        spread=$(awk '$1 == "off" { if (!n++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
+                      END { printf "%.0f-%.0f", lo, hi }' "$DIR/runs")
+        printf '%-12s %-7s %9.0f %9.0f %+7.1f %%  %8.0f %8.0f  %s\n' "$DEVNAME" "$engine" \
+            "$off_iops" "$on_iops" "$(echo "($on_iops / $off_iops - 1) * 100" | bc -l)" \
+            "$off_cpu" "$on_cpu" "$spread" >>"$DIR/table"
+    done
+}
+
+# pipe_run MODE: "MODE ns_per_round_trip switches_per_round_trip"
+pipe_run() {
+    local loops=50000 x0 x1 us
+    [ "$1" = stats ] && iot_start on || iot_start "$1"
+    [ "$1" = stats ] && stats_on
+    x0=$(ctxt)
+    us=$(taskset -c 0 perf bench sched pipe -l "$loops" 2>/dev/null | awk '/usecs\/op/ { print $1 }')
+    x1=$(ctxt)
+    [ "$1" = stats ] && stats_off "$((x1 - x0))" "pipe ping-pong" >&2
+    iot_stop
+    awk -v m="$1" -v us="$us" -v x="$((x1 - x0))" -v l="$loops" \
+        'BEGIN { printf "%s %.1f %.2f\n", m, us * 1000, x / l }'
+}
+
+: >"$DIR/table"
+echo "lens cost: $IOT, ${SECS}s runs, $ROUNDS per mode alternated, scheduler $SCHED, $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for d in $DEVICES; do
+    case $d in
+    tmpfs)
+        mkdir "$DIR/mnt"
+        mount -t tmpfs -o size=300m iotriage-lensbench "$DIR/mnt" || exit 1
+        dd if=/dev/zero of="$DIR/mnt/disk" bs=1M count=256 status=none || exit 1
+        LOOP=$(losetup -f --show "$DIR/mnt/disk") || exit 1
+        # A loop device keeps its queue settings across attachments: choose ours.
+        echo "$SCHED" >/sys/block/"${LOOP#/dev/}"/queue/scheduler || exit 1
+        PSYNC_JOBS=$NCPU
+        bench_dev "$LOOP" tmpfs-loop
+        losetup -d "$LOOP"; LOOP=
+        umount "$DIR/mnt"
+        ;;
+    lab)
+        . "$ROOT/tests/lab/lab.sh"
+        lab_up "${LAB_US:-500}" "${LAB_THREADS:-4}" 64 || { echo "lab disk unavailable (make build/tests/slowfs)" >&2; continue; }
+        echo "$SCHED" >/sys/block/"$LAB_NAME"/queue/scheduler || exit 1
+        PSYNC_JOBS=${LAB_THREADS:-4}     # as many readers as the disk serves at once
+        bench_dev "$LAB_DEV" "lab-${LAB_US:-500}us"
+        lab_down
+        ;;
+    esac
+done
+
+if [ -z "${NO_PIPE:-}" ] && command -v perf >/dev/null && command -v taskset >/dev/null; then
+    : >"$DIR/pipe"
+    for r in $(seq "$ROUNDS"); do
+        if [ $((r % 2)) = 1 ]; then set -- off on; else set -- on off; fi
+        for m in "$@"; do pipe_run "$m" >>"$DIR/pipe"; done
+    done
+    [ -n "${NO_STATS:-}" ] || pipe_run stats >/dev/null
+fi
+
+echo
+echo "device       engine   IOPS off   IOPS on  change   CPU/IO off  on (ns)  off runs (IOPS)"
+cat "$DIR/table"
+if [ -s "$DIR/pipe" ]; then
+    off=$(awk '$1 == "off" { print $2 }' "$DIR/pipe" | median)
+    on=$(awk '$1 == "on" { print $2 }' "$DIR/pipe" | median)
+    sw=$(awk '$1 == "off" { print $3 }' "$DIR/pipe" | median)
+    awk -v off="$off" -v on="$on" -v sw="$sw" 'BEGIN {
+        printf "context switch (pipe ping-pong on one CPU, %.2f switches a round trip): %.0f ns off, %.0f ns on a round trip: %+.0f ns per switch\n",
+               sw, off, on, (on - off) / sw }'
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -29,3 +29,5 @@ $(BUILD)/src/source/lens.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 $(BUILD)/bench/bpfstats: bench/bpfstats.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libbpf)
+# bench/lens.sh also measures on the lab disk (tests/lab/lab.sh), which needs slowfs.
+bench-lens: $(BUILD)/tests/slowfs

@@ -20,16 +20,18 @@
 /* Map sizes: bounded, whatever the number of requests ever made. */
 #define LENS_MAX_TASKS  16384   /* threads with a wait recorded (LRU) */
 #define LENS_MAX_PROCS  8192    /* thread groups (LRU) */
-#define LENS_MAX_BIOS   16384   /* bios submitted, not yet turned into a request (LRU) */
-#define LENS_MAX_RQS    16384   /* requests in flight (LRU) */
-#define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs */
+#define LENS_RQ_SETS_LOG 13     /* requests in flight: 2^13 sets of 2 ways (see lens_rq_set) */
+#define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
+#define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs; fewer on many CPUs (lens.c) */
 #define LENS_MAX_DEVS   256
 #define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU); filled only with lens_submits */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u64 wait_ns;              /* time blocked with in_iowait set, finished waits */
     __u64 waits;                /* finished waits */
-    __u64 start_ns;             /* a wait in progress began here; 0: none */
+    __u64 start_ns;             /* a wait in progress began here; 0: none. Threads only: a
+                                 * group's open waits are its threads' (the reader adds
+                                 * them), so a switch touches one map, not two */
     __u32 tgid;
     __u32 pad;
 };
@@ -45,8 +47,14 @@ struct lens_dp_key {
     __u32 prio;                 /* class << 13 | level (hint bits dropped) */
 };
 
+/* Per CPU (the map is a per-CPU hash: the completion, which fills it, adds to its own
+ * CPU's copy without atomic operations or shared cache lines; the reader sums the CPUs). */
 struct lens_dp_val {
     struct lens_stage st[LENS_NSTAGES];
+    /* Moments of (depth at issue d, device time y in us) over completed requests issued
+     * after the device's first_done_ns, when the depth count is whole: the reader sums
+     * them over the device's priorities and regresses y on d. */
+    __u64 n, sd, sdd, sy, sdy;
 };
 
 struct lens_dev_val {           /* key: __u32 dev */
@@ -54,9 +62,6 @@ struct lens_dev_val {           /* key: __u32 dev */
     __u64 first_done_ns;        /* first completion of a request seen issued; 0: none yet */
     __u64 issued;               /* requests seen issued */
     __u64 depth_sum;            /* sum over them of the depth at issue (itself included) */
-    /* Moments of (depth at issue d, device time y in us) over completed requests issued
-     * after first_done_ns, when the depth count is whole: the reader regresses y on d. */
-    __u64 n, sd, sdd, sy, sdy;
     __u64 untracked;            /* completions of requests issued before the lens */
     /* Requests inserted into the scheduler and issued from it, by priority class (0 none,
      * 1 rt, 2 be, 3 idle): the difference is what the scheduler holds now. */
@@ -76,20 +81,34 @@ struct lens_submit_val {
     __u64 bios;
 };
 
-struct lens_rq {                /* key: request address */
+/* One entry per request in flight, from its first bio's submission to its completion,
+ * claimed once and written in place after. Key: the address of the request's first bio
+ * (rq->bio), which stays its first bio from submission to completion except after a
+ * front merge (the entry is then found by following rq->bio->bi_next); a request
+ * without a bio (a flush) is keyed by its own address. Bios and requests are distinct
+ * objects: the two kinds of key never collide.
+ *
+ * The entries live in an array used as a 2-way set-associative cache (the set: a hash of
+ * the key), not in a hash map: a lookup is an index computation, without a lock or a
+ * helper call, and the memory is fixed whatever the number of requests ever made. A
+ * request that finds both ways of its set taken evicts the entry with the older last
+ * event (a request whose end was missed, typically); an evicted request in flight is
+ * taken out of its device's depth and scheduler counts and counted in lens_dropped. */
+struct lens_rq {
+    __u64 key;                  /* 0: the way is free */
     __u64 queue_ns;             /* its first bio submitted; 0: unknown */
     __u64 getrq_ns;             /* request allocated; 0: unknown */
     __u64 insert_ns;            /* inserted into the scheduler; 0: never */
     __u64 issue_ns;             /* issued; 0: not yet */
+    __u64 last_ns;              /* its last event, for choosing what to evict */
     __u32 dev;
     __u32 prio;
     __u32 depth;                /* in flight at issue, itself included */
     __u32 depth_whole;          /* 1: the device's depth count was whole at issue */
 };
 
-struct lens_bio {               /* key: bio address */
-    __u64 queue_ns;
-    __u64 getrq_ns;
+struct lens_rq_set {            /* key: __u32 set index */
+    struct lens_rq way[2];
 };
 
 #endif

@@ -17,13 +17,25 @@
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT     39
+/* The most the per-CPU devprio map may take, all CPUs together (lens_open). */
+#define LENS_DEVPRIO_BYTES (8u << 20)
+
+struct lens_moments {
+    __u32 dev;
+    __u64 n, sd, sdd, sy, sdy;
+};
 
 struct lens {
     struct iotriage_bpf *skel;
     double since;
+    int ncpus;                   /* possible CPUs: the copies of a per-CPU map's value */
     /* Scratch for batch lookups, sized for each map's max_entries once. */
     void  *keys, *vals;
     size_t keys_sz, vals_sz;
+    /* The depth moments of each (device, priority) pair of the last read, for summing
+     * per device. */
+    struct lens_moments *moments;
+    size_t nmoments;
 };
 
 static double mono_now(void)
@@ -38,6 +50,13 @@ static uint64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A per-CPU map's value as user space reads it: one copy per possible CPU, each rounded
+ * up to 8 bytes. */
+static size_t lens_percpu_size(size_t vsz, int ncpus)
+{
+    return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
 }
 
 /* libbpf prints its reasons; keep the last error line to pass on instead of printing
@@ -101,9 +120,22 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     const char *step = "open";
     struct iotriage_bpf *skel = iotriage_bpf__open();
     l->skel = skel;
+    l->ncpus = libbpf_num_possible_cpus();
     if (!skel) {
         rc = errno ? -errno : -ENOMEM;
+    } else if (l->ncpus <= 0) {
+        rc = l->ncpus < 0 ? l->ncpus : -EINVAL;
     } else {
+        /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU.
+         * Keep it within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the
+         * completions it could not hold in lens_dropped. */
+        size_t per = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
+        size_t n = LENS_DEVPRIO_BYTES / per;
+        if (n > LENS_MAX_DEVPRIO)
+            n = LENS_MAX_DEVPRIO;
+        if (n < 32)
+            n = 32;
+        bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
         step = "load";
         rc = iotriage_bpf__load(skel);
         if (rc == 0) {
@@ -132,6 +164,7 @@ void lens_close(struct lens *l)
     iotriage_bpf__destroy(l->skel);
     free(l->keys);
     free(l->vals);
+    free(l->moments);
     free(l);
 }
 
@@ -180,6 +213,8 @@ static long dump_map(struct lens *l, const struct bpf_map *map)
 {
     int fd = bpf_map__fd(map);
     size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+    if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH)
+        vsz = lens_percpu_size(vsz, l->ncpus);
     size_t max = bpf_map__max_entries(map);
     if (l->keys_sz < ksz * max) {
         void *p = realloc(l->keys, ksz * max);
@@ -242,8 +277,24 @@ static int cmp_wait(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A thread's wait in progress, to be added to its group's row. */
+struct open_wait {
+    pid_t    tgid;
+    uint64_t ns;
+};
+
+static int cmp_open(const void *a, const void *b)
+{
+    pid_t x = ((const struct open_wait *)a)->tgid, y = ((const struct open_wait *)b)->tgid;
+    return (x > y) - (x < y);
+}
+
+/* Rows of a wait map, sorted by id. A wait still open counts up to now: a task blocked
+ * for the whole interval must not read as not waiting. With opens (the threads' map),
+ * the open waits are also listed there by group, sorted (*nopen of them). */
 static int read_waits(struct lens *l, const struct bpf_map *map, uint64_t now,
-                      struct lens_wait_row **rows, size_t *n, bool *full)
+                      struct lens_wait_row **rows, size_t *n, bool *full,
+                      struct open_wait **opens, size_t *nopen)
 {
     long got = dump_map(l, map);
     if (got < 0)
@@ -252,8 +303,13 @@ static int read_waits(struct lens *l, const struct bpf_map *map, uint64_t now,
     if (got == 0)
         return 0;
     struct lens_wait_row *v = calloc((size_t)got, sizeof *v);
-    if (!v)
+    struct open_wait *o = opens ? calloc((size_t)got, sizeof *o) : NULL;
+    if (!v || (opens && !o)) {
+        free(v);
+        free(o);
         return -ENOMEM;
+    }
+    size_t no = 0;
     const __u32 *keys = l->keys;
     const struct lens_wait *vals = l->vals;
     for (long i = 0; i < got; i++) {
@@ -261,15 +317,142 @@ static int read_waits(struct lens *l, const struct bpf_map *map, uint64_t now,
         v[i].tgid = (pid_t)vals[i].tgid;
         v[i].wait_ns = vals[i].wait_ns;
         v[i].waits = vals[i].waits;
-        /* A wait still open counts up to now: a task blocked for the whole interval
-         * must not read as not waiting. */
         uint64_t start = vals[i].start_ns;
-        if (start && now > start)
+        if (start && now > start) {
             v[i].wait_ns += now - start;
+            if (o)
+                o[no++] = (struct open_wait){ .tgid = v[i].tgid, .ns = now - start };
+        }
     }
     qsort(v, (size_t)got, sizeof *v, cmp_wait);
     *rows = v;
     *n = (size_t)got;
+    if (opens) {
+        qsort(o, no, sizeof *o, cmp_open);
+        *opens = o;
+        *nopen = no;
+    }
+    return 0;
+}
+
+/* A group's figure is the sum of its threads' waits: the program adds each finished wait
+ * to the group's row, and here the threads' open waits are added too (a group whose
+ * threads have only waits in progress gets a row of its own, with no finished wait). */
+static int add_open_waits(struct lens_reading *out, const struct open_wait *o, size_t no)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < no; i++)
+        if ((i == 0 || o[i].tgid != o[i - 1].tgid) &&
+            !lens_wait_find(out->tgids, out->ntgids, o[i].tgid))
+            extra++;
+    if (extra) {
+        struct lens_wait_row *p = realloc(out->tgids, (out->ntgids + extra) * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        out->tgids = p;
+    }
+    size_t n = out->ntgids;          /* the sorted rows searched below */
+    for (size_t i = 0; i < no; i++) {
+        const struct lens_wait_row *f = lens_wait_find(out->tgids, n, o[i].tgid);
+        struct lens_wait_row *g = f ? out->tgids + (f - out->tgids) : NULL;
+        if (!g) {
+            if (i > 0 && o[i].tgid == o[i - 1].tgid)
+                g = &out->tgids[out->ntgids - 1];
+            else {
+                g = &out->tgids[out->ntgids++];
+                *g = (struct lens_wait_row){ .id = o[i].tgid, .tgid = o[i].tgid };
+            }
+        }
+        g->wait_ns += o[i].ns;
+    }
+    if (out->ntgids > n)
+        qsort(out->tgids, out->ntgids, sizeof *out->tgids, cmp_wait);
+    return 0;
+}
+
+/* The (device, priority) pairs, each summed over the CPUs' copies. */
+static int read_devprio(struct lens *l, struct lens_reading *out)
+{
+    const struct bpf_map *map = l->skel->maps.devprio;
+    long got = dump_map(l, map);
+    if (got < 0)
+        return (int)got;
+    if (got == 0)
+        return 0;
+    out->dp = calloc((size_t)got, sizeof *out->dp);
+    if (!out->dp)
+        return -ENOMEM;
+    struct lens_moments *mm = realloc(l->moments, (size_t)got * sizeof *mm);
+    if (!mm)
+        return -ENOMEM;
+    l->moments = mm;
+    size_t stride = (sizeof(struct lens_dp_val) + 7) & ~(size_t)7;
+    size_t vsz = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
+    const struct lens_dp_key *k = l->keys;
+    for (long i = 0; i < got; i++) {
+        struct lens_devprio *d = &out->dp[i];
+        struct lens_moments *m = &l->moments[i];
+        memset(m, 0, sizeof *m);
+        d->major = k[i].dev >> 20;
+        d->minor = k[i].dev & 0xfffff;
+        d->prio = k[i].prio;
+        m->dev = k[i].dev;
+        for (int c = 0; c < l->ncpus; c++) {
+            const struct lens_dp_val *v =
+                (const void *)((const char *)l->vals + (size_t)i * vsz + (size_t)c * stride);
+            for (int st = 0; st < LENS_NSTAGES; st++) {
+                d->st[st].count += v->st[st].count;
+                d->st[st].sum_ns += v->st[st].sum_ns;
+                for (int b = 0; b < LENS_HIST; b++)
+                    d->st[st].hist[b] += v->st[st].hist[b];
+            }
+            m->n += v->n;
+            m->sd += v->sd;
+            m->sdd += v->sdd;
+            m->sy += v->sy;
+            m->sdy += v->sdy;
+        }
+    }
+    out->ndp = (size_t)got;
+    l->nmoments = (size_t)got;
+    return 0;
+}
+
+/* The devices; their depth moments are the sums over their priorities (read_devprio). */
+static int read_devs(struct lens *l, struct lens_reading *out)
+{
+    long got = dump_map(l, l->skel->maps.devs);
+    if (got < 0)
+        return (int)got;
+    if (got == 0)
+        return 0;
+    if (!(out->devs = calloc((size_t)got, sizeof *out->devs)))
+        return -ENOMEM;
+    const __u32 *k = l->keys;
+    const struct lens_dev_val *v = l->vals;
+    for (long i = 0; i < got; i++) {
+        struct lens_devstat *d = &out->devs[i];
+        d->major = k[i] >> 20;
+        d->minor = k[i] & 0xfffff;
+        d->inflight = v[i].inflight;
+        d->issued = v[i].issued;
+        d->depth_sum = v[i].depth_sum;
+        d->untracked = v[i].untracked;
+        memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
+        memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);
+        d->min_dev_ns = v[i].min_dev_ns;
+        for (size_t j = 0; j < l->nmoments; j++) {
+            const struct lens_moments *m = &l->moments[j];
+            if (m->dev != k[i])
+                continue;
+            d->n += m->n;
+            d->sd += m->sd;
+            d->sdd += m->sdd;
+            d->sy += m->sy;
+            d->sdy += m->sdy;
+        }
+    }
+    out->ndevs = (size_t)got;
     return 0;
 }
 
@@ -278,63 +461,23 @@ int lens_read(struct lens *l, struct lens_reading *out)
     memset(out, 0, sizeof *out);
     out->since = l->since;
     out->mono = mono_now();
+    l->nmoments = 0;
     uint64_t now = mono_ns();
     struct iotriage_bpf *s = l->skel;
-    int rc = read_waits(l, s->maps.waits_tid, now, &out->tids, &out->ntids, &out->tids_full);
+    struct open_wait *opens = NULL;
+    size_t nopen = 0;
+    int rc = read_waits(l, s->maps.waits_tid, now, &out->tids, &out->ntids, &out->tids_full,
+                        &opens, &nopen);
     if (rc == 0)
-        rc = read_waits(l, s->maps.waits_tgid, now, &out->tgids, &out->ntgids, &out->tgids_full);
-    if (rc == 0) {
-        long got = dump_map(l, s->maps.devprio);
-        if (got < 0)
-            rc = (int)got;
-        else if (got > 0 && !(out->dp = calloc((size_t)got, sizeof *out->dp)))
-            rc = -ENOMEM;
-        else {
-            const struct lens_dp_key *k = l->keys;
-            const struct lens_dp_val *v = l->vals;
-            for (long i = 0; i < got; i++) {
-                struct lens_devprio *d = &out->dp[i];
-                d->major = k[i].dev >> 20;
-                d->minor = k[i].dev & 0xfffff;
-                d->prio = k[i].prio;
-                for (int st = 0; st < LENS_NSTAGES; st++) {
-                    d->st[st].count = v[i].st[st].count;
-                    d->st[st].sum_ns = v[i].st[st].sum_ns;
-                    memcpy(d->st[st].hist, v[i].st[st].hist, sizeof d->st[st].hist);
-                }
-            }
-            out->ndp = (size_t)got;
-        }
-    }
-    if (rc == 0) {
-        long got = dump_map(l, s->maps.devs);
-        if (got < 0)
-            rc = (int)got;
-        else if (got > 0 && !(out->devs = calloc((size_t)got, sizeof *out->devs)))
-            rc = -ENOMEM;
-        else {
-            const __u32 *k = l->keys;
-            const struct lens_dev_val *v = l->vals;
-            for (long i = 0; i < got; i++) {
-                struct lens_devstat *d = &out->devs[i];
-                d->major = k[i] >> 20;
-                d->minor = k[i] & 0xfffff;
-                d->inflight = v[i].inflight;
-                d->issued = v[i].issued;
-                d->depth_sum = v[i].depth_sum;
-                d->n = v[i].n;
-                d->sd = v[i].sd;
-                d->sdd = v[i].sdd;
-                d->sy = v[i].sy;
-                d->sdy = v[i].sdy;
-                d->untracked = v[i].untracked;
-                memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
-                memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);
-                d->min_dev_ns = v[i].min_dev_ns;
-            }
-            out->ndevs = (size_t)got;
-        }
-    }
+        rc = read_waits(l, s->maps.waits_tgid, now, &out->tgids, &out->ntgids,
+                        &out->tgids_full, NULL, NULL);
+    if (rc == 0)
+        rc = add_open_waits(out, opens, nopen);
+    free(opens);
+    if (rc == 0)
+        rc = read_devprio(l, out);
+    if (rc == 0)
+        rc = read_devs(l, out);
     if (rc == 0) {
         long got = dump_map(l, s->maps.submits);
         if (got < 0)

@@ -8,7 +8,11 @@
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
  *  - per (tgid, device): bytes and bios submitted, charged to the submitting task.
- * Per event the work is a few map lookups and updates; nothing is sent to user space.
+ * It runs on every context switch, wakeup and block request of the machine, so the cost
+ * per event is kept small (docs/performance.md: the lens's cost): scheduler events
+ * return on the first test for a task not in iowait; a request's state is one entry of
+ * an array found by index (no hash update per request); counters written at every
+ * completion are per CPU. Nothing is sent to user space.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
@@ -31,6 +35,9 @@ typedef _Bool bool;
 
 enum bpf_map_type {
     BPF_MAP_TYPE_HASH = 1,
+    BPF_MAP_TYPE_ARRAY = 2,
+    BPF_MAP_TYPE_PERCPU_HASH = 5,
+    BPF_MAP_TYPE_PERCPU_ARRAY = 6,
     BPF_MAP_TYPE_LRU_HASH = 9,
 };
 #define BPF_ANY     0
@@ -42,19 +49,25 @@ enum bpf_map_type {
 
 #include "bpf/lens_maps.h"
 
-/* ---- The kernel structures read, only the fields used (CO-RE relocates them). ---- */
+/* ---- The kernel structures read, only the fields used (CO-RE relocates them). ----
+ * tp_btf arguments are typed kernel pointers: fields are read with plain loads (the
+ * verifier follows the types; a fault reads 0), not bpf_probe_read_kernel calls, which
+ * cost a helper call each. Only the old kernels' flavours below use BPF_CORE_READ. */
 struct task_struct {
     unsigned int in_iowait : 1;
     int pid;
     int tgid;
 } __attribute__((preserve_access_index));
 
+struct blk_mq_ops;
+struct request_queue;
+
 struct gendisk {
     int major;
     int first_minor;
+    struct request_queue *queue;
 } __attribute__((preserve_access_index));
 
-struct blk_mq_ops;
 struct request_queue {
     const struct blk_mq_ops *mq_ops;
     struct gendisk *disk;
@@ -70,6 +83,7 @@ struct bvec_iter {
 } __attribute__((preserve_access_index));
 
 struct bio {
+    struct bio *bi_next;
     struct block_device *bi_bdev;
     unsigned short bi_ioprio;
     struct bvec_iter bi_iter;
@@ -94,11 +108,6 @@ struct bio___old {
     unsigned char bi_partno;
 } __attribute__((preserve_access_index));
 
-/* gendisk.queue, for telling request-based (blk-mq) devices from bio-based ones. */
-struct gendisk___q {
-    struct request_queue *queue;
-} __attribute__((preserve_access_index));
-
 char LICENSE[] SEC("license") = "GPL";
 
 /* ---- Maps (sizes in lens_maps.h). ---- */
@@ -117,21 +126,24 @@ struct {
 } waits_tgid SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, LENS_MAX_BIOS);
-    __type(key, __u64);
-    __type(value, struct lens_bio);
-} bios SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, LENS_MAX_RQS);
-    __type(key, __u64);
-    __type(value, struct lens_rq);
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, LENS_RQ_SETS);
+    __type(key, __u32);
+    __type(value, struct lens_rq_set);
 } rqs SEC(".maps");
 
+/* One word per program and CPU (see ptr_bits). */
+enum { SL_QUEUE, SL_GETRQ, SL_MERGE, SL_INSERT, SL_ISSUE, SL_RQMERGE, SL_REQUEUE,
+       SL_COMPLETE, SL_N };
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, SL_N);
+    __type(key, __u32);
+    __type(value, __u64);
+} scratch SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
     __uint(max_entries, LENS_MAX_DEVPRIO);
     __type(key, struct lens_dp_key);
     __type(value, struct lens_dp_val);
@@ -151,7 +163,8 @@ struct {
     __type(value, struct lens_submit_val);
 } submits SEC(".maps");
 
-/* Events the bounded maps could not hold (a full devprio or devs map). */
+/* Events the bounded maps could not hold (a full devprio or devs map, a request in
+ * flight evicted from the rqs cache). */
 __u64 lens_dropped = 0;
 /* Charge bytes to the submitting thread group per device (the submits map, for issue
  * 14's attribution). Read-only data set before load: when off, the verifier drops the
@@ -162,77 +175,74 @@ const volatile bool lens_submits = false;
 /* A new devprio entry's first value: too big for the 512-byte BPF stack. */
 const struct lens_dp_val dp_zero = {};
 
-/* ---- Per-thread iowait. ---- */
-
-static __always_inline void wait_begin(struct lens_wait *w, __u64 now)
-{
-    w->start_ns = now;
-}
-
-static __always_inline struct lens_wait *wait_slot(void *map, __u32 key, __u32 tgid)
-{
-    struct lens_wait *w = bpf_map_lookup_elem(map, &key);
-    if (w)
-        return w;
-    struct lens_wait zero = { .tgid = tgid };
-    bpf_map_update_elem(map, &key, &zero, BPF_NOEXIST);
-    return bpf_map_lookup_elem(map, &key);
-}
+/* ---- Per-thread iowait. ----
+ * Both programs run on every context switch and wakeup of the machine: they return on
+ * the first test for a task not in iowait, before any map access or clock read. */
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
     /* A preempted task is runnable, not waiting, whatever in_iowait says. */
-    if (preempt || !BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+    if (preempt || !BPF_CORE_READ_BITFIELD(prev, in_iowait))
         return 0;
-    __u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+    __u32 tid = prev->pid;
     if (!tid)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct lens_wait *w = wait_slot(&waits_tid, tid, tgid);
-    if (w)
-        wait_begin(w, now);
-    w = wait_slot(&waits_tgid, tgid, tgid);
-    /* Threads of one group may wait at once: the group's figure is the sum of its
-     * threads' waits, so its start is only a marker that some wait is open. */
-    if (w && !w->start_ns)
-        wait_begin(w, now);
+    struct lens_wait *w = bpf_map_lookup_elem(&waits_tid, &tid);
+    if (w) {
+        w->start_ns = now;
+        return 0;
+    }
+    struct lens_wait n = { .start_ns = now, .tgid = prev->tgid };
+    bpf_map_update_elem(&waits_tid, &tid, &n, BPF_NOEXIST);
     return 0;
 }
 
-static __always_inline void on_wakeup(struct task_struct *p)
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lens_wakeup, struct task_struct *task)
 {
-    __u32 tid = BPF_CORE_READ(p, pid);
+    /* in_iowait is the sleeper's own flag, cleared by itself once it runs again: at its
+     * wakeup it still says whether it slept in iowait. (The argument is not named p:
+     * BPF_CORE_READ_BITFIELD has a local of that name.) */
+    if (!BPF_CORE_READ_BITFIELD(task, in_iowait))
+        return 0;
+    __u32 tid = task->pid;
     struct lens_wait *w = bpf_map_lookup_elem(&waits_tid, &tid);
     if (!w || !w->start_ns)
-        return;
+        return 0;
     __u64 now = bpf_ktime_get_ns();
     __u64 start = w->start_ns;
     w->start_ns = 0;
     if (now <= start)
-        return;
-    __sync_fetch_and_add(&w->wait_ns, now - start);
+        return 0;
+    __u64 d = now - start;
+    __sync_fetch_and_add(&w->wait_ns, d);
     __sync_fetch_and_add(&w->waits, 1);
     __u32 tgid = w->tgid;
     struct lens_wait *g = bpf_map_lookup_elem(&waits_tgid, &tgid);
     if (g) {
-        __sync_fetch_and_add(&g->wait_ns, now - start);
+        __sync_fetch_and_add(&g->wait_ns, d);
         __sync_fetch_and_add(&g->waits, 1);
-        g->start_ns = 0;
+        return 0;
     }
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(lens_wakeup, struct task_struct *p)
-{
-    on_wakeup(p);
+    /* The group's first finished wait. Two threads may race here: the loser's update
+     * fails (NOEXIST) and it adds to the winner's entry. */
+    struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid };
+    if (bpf_map_update_elem(&waits_tgid, &tgid, &n, BPF_NOEXIST) == 0)
+        return 0;
+    g = bpf_map_lookup_elem(&waits_tgid, &tgid);
+    if (g) {
+        __sync_fetch_and_add(&g->wait_ns, d);
+        __sync_fetch_and_add(&g->waits, 1);
+    }
     return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lens_exit, struct task_struct *p)
 {
-    __u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+    __u32 tid = p->pid, tgid = p->tgid;
     bpf_map_delete_elem(&waits_tid, &tid);
     /* The group's entry goes with its leader (a leader that exits before its threads
      * takes the group's figure with it: the reader then shows the process as unknown). */
@@ -241,7 +251,10 @@ int BPF_PROG(lens_exit, struct task_struct *p)
     return 0;
 }
 
-/* ---- Requests. ---- */
+/* ---- Requests. ----
+ * Per request: its entry in the rqs cache (claimed at its first bio's submission, found
+ * by index after, freed at completion; no hash map update), and lookups of its device's
+ * devs and devprio entries, created by the device's first request. */
 
 static __always_inline __u32 log2_bucket(__u64 ns)
 {
@@ -259,35 +272,37 @@ static __always_inline __u32 log2_bucket(__u64 ns)
 
 static __always_inline void stage_add(struct lens_stage *s, __u64 ns)
 {
-    __sync_fetch_and_add(&s->count, 1);
-    __sync_fetch_and_add(&s->sum_ns, ns);
+    s->count += 1;
+    s->sum_ns += ns;
     __u32 b = log2_bucket(ns);
     if (b < LENS_HIST)
-        __sync_fetch_and_add(&s->hist[b], 1);
+        s->hist[b] += 1;
+}
+
+static __always_inline __u32 disk_dev(struct gendisk *d)
+{
+    if (!d)
+        return 0;
+    return (__u32)d->major << 20 | (__u32)d->first_minor;
 }
 
 static __always_inline __u32 rq_dev(struct request *rq)
 {
-    struct gendisk *d;
-    struct request_queue *q = BPF_CORE_READ(rq, q);
-    if (bpf_core_field_exists(q->disk))
-        d = BPF_CORE_READ(q, disk);
-    else
-        d = BPF_CORE_READ((struct request___old *)rq, rq_disk);
-    if (!d)
-        return 0;
-    __u32 major = BPF_CORE_READ(d, major), minor = BPF_CORE_READ(d, first_minor);
-    return major << 20 | minor;
+    if (bpf_core_field_exists(rq->q->disk))
+        return disk_dev(rq->q->disk);
+    return disk_dev(BPF_CORE_READ((struct request___old *)rq, rq_disk));
 }
 
 static __always_inline __u32 rq_prio(struct request *rq)
 {
     __u32 v;
     struct request___old *old = (void *)rq;
-    if (bpf_core_field_exists(old->ioprio))
+    if (bpf_core_field_exists(old->ioprio)) {
         v = BPF_CORE_READ(old, ioprio);
-    else
-        v = BPF_CORE_READ(rq, bio, bi_ioprio);    /* no bio: 0, as req_get_ioprio */
+    } else {
+        struct bio *b = rq->bio;
+        v = b ? b->bi_ioprio : 0;           /* no bio: 0, as req_get_ioprio */
+    }
     return (v & 0xe000) | (v & 7);
 }
 
@@ -304,54 +319,168 @@ static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
     return d;
 }
 
-/* The request's entry, created from its first bio's times when first seen. Requests
- * live in a fixed pool (one per tag) and are reused at once: an entry already issued
- * belongs to an earlier life of the same address whose end we missed, and is replaced. */
-static __always_inline struct lens_rq *rq_slot(struct request *rq)
+/* ---- The requests in flight (lens_maps.h: struct lens_rq). ---- */
+
+/* A kernel pointer's bits as a number, for hashing: the verifier forbids arithmetic on
+ * pointers, but a word read back from a map value is a number. A program never runs
+ * nested in itself on one CPU, so its own per-CPU word is not overwritten between the
+ * two accesses. 0 when the scratch map is missing (never). */
+static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
 {
-    __u64 key = (__u64)rq;
-    struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
-    if (r && !r->issue_ns)
+    volatile __u64 *w = bpf_map_lookup_elem(&scratch, &slot);
+    if (!w)
+        return 0;
+    *w = (__u64)p;
+    return *w;
+}
+
+static __always_inline struct lens_rq_set *rq_set(__u64 key)
+{
+    /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
+    __u32 i = (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
+    return bpf_map_lookup_elem(&rqs, &i);
+}
+
+static __always_inline struct lens_rq *rq_lookup(__u64 key)
+{
+    struct lens_rq_set *s = key ? rq_set(key) : NULL;     /* 0 marks a free way */
+    if (!s)
+        return NULL;
+    if (s->way[0].key == key)
+        return &s->way[0];
+    if (s->way[1].key == key)
+        return &s->way[1];
+    return NULL;
+}
+
+/* Free an entry, unless another CPU took the way meanwhile. */
+static __always_inline void rq_free(struct lens_rq *r, __u64 key)
+{
+    __sync_val_compare_and_swap(&r->key, key, 0);
+}
+
+/* An entry leaves the cache before its completion (evicted, or replaced after a missed
+ * completion): take it out of its device's counts, as the kernel has. */
+static __always_inline void rq_drop(struct lens_rq *r)
+{
+    if (!r->insert_ns && !r->issue_ns)
+        return;                 /* a bio without a request yet: no count holds it */
+    __u32 dev = r->dev;
+    struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &dev);
+    if (d) {
+        if (r->issue_ns)
+            __sync_fetch_and_add(&d->inflight, -1);
+        else
+            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
+    }
+    __sync_fetch_and_add(&lens_dropped, 1);
+}
+
+/* A way for key, zeroed but for its key; NULL when another CPU took it first. */
+static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now)
+{
+    struct lens_rq_set *s = rq_set(key);
+    if (!s)
+        return NULL;
+    struct lens_rq *v;
+    __u64 old;
+    if (s->way[0].key == key || s->way[1].key == key) {
+        /* the same bio submitted again (the rest of a split): a new life */
+        v = s->way[0].key == key ? &s->way[0] : &s->way[1];
+        old = key;
+    } else {
+        if (!s->way[0].key)
+            v = &s->way[0];
+        else if (!s->way[1].key)
+            v = &s->way[1];
+        else
+            v = s->way[0].last_ns <= s->way[1].last_ns ? &s->way[0] : &s->way[1];
+        old = v->key;
+        if (__sync_val_compare_and_swap(&v->key, old, key) != old)
+            return NULL;
+    }
+    if (old)
+        rq_drop(v);
+    v->queue_ns = 0;
+    v->getrq_ns = 0;
+    v->insert_ns = 0;
+    v->issue_ns = 0;
+    v->last_ns = now;
+    v->dev = 0;
+    v->prio = 0;
+    v->depth = 0;
+    v->depth_whole = 0;
+    return v;
+}
+
+/* A request's entry, or NULL; *key is set to the key it is (or would be) under. After a
+ * front merge the first bio is the merged one (whose own entry went at the merge): the
+ * request's entry is under a bio further on. Only a miss pays for the walk. */
+static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, __u32 sl)
+{
+    struct bio *b = rq->bio;
+    *key = b ? ptr_bits(b, sl) : ptr_bits(rq, sl);
+    if (!*key)
+        return NULL;
+    struct lens_rq *r = rq_lookup(*key);
+    if (r || !b)
         return r;
-    struct lens_rq n = {};
-    __u64 bkey = (__u64)BPF_CORE_READ(rq, bio);
-    if (bkey) {
-        struct lens_bio *b = bpf_map_lookup_elem(&bios, &bkey);
-        if (b) {
-            n.queue_ns = b->queue_ns;
-            n.getrq_ns = b->getrq_ns;
-            bpf_map_delete_elem(&bios, &bkey);
+    for (int i = 0; i < 3; i++) {
+        b = b->bi_next;
+        if (!b)
+            return NULL;
+        __u64 k = ptr_bits(b, sl);
+        r = rq_lookup(k);
+        if (r) {
+            *key = k;
+            return r;
         }
     }
-    n.dev = rq_dev(rq);
-    bpf_map_update_elem(&rqs, &key, &n, BPF_ANY);
-    return bpf_map_lookup_elem(&rqs, &key);
+    return NULL;
+}
+
+/* The entry of a request about to be inserted or issued. One already issued belongs to
+ * an earlier life of the same key whose end we missed, and is replaced; a request the
+ * lens did not see submitted (a flush, the front part of a split bio, one from before
+ * the lens) gets one now, its tag wait and total unknown. */
+static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl)
+{
+    __u64 key;
+    struct lens_rq *r = rq_find(rq, &key, sl);
+    if (r && !r->issue_ns) {
+        r->last_ns = now;
+        return r;
+    }
+    if (!key)
+        return NULL;
+    r = rq_claim(key, now);
+    if (r)
+        r->dev = rq_dev(rq);
+    return r;
 }
 
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(lens_bio_queue, struct bio *bio)
 {
-    struct gendisk___q *disk;
-    __u32 dev;
+    struct gendisk *disk;
+    __u32 part;
     if (bpf_core_field_exists(bio->bi_bdev)) {
-        struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
+        struct block_device *bdev = bio->bi_bdev;
         if (!bdev)
             return 0;
-        dev = BPF_CORE_READ(bdev, bd_dev);
-        disk = (void *)BPF_CORE_READ(bdev, bd_disk);
+        part = bdev->bd_dev;
+        disk = bdev->bd_disk;
     } else {
         struct bio___old *old = (void *)bio;
-        struct gendisk *g = BPF_CORE_READ(old, bi_disk);
-        if (!g)
+        disk = BPF_CORE_READ(old, bi_disk);
+        if (!disk)
             return 0;
-        dev = (__u32)BPF_CORE_READ(g, major) << 20 |
-              ((__u32)BPF_CORE_READ(g, first_minor) + BPF_CORE_READ(old, bi_partno));
-        disk = (void *)g;
+        part = disk_dev(disk) + BPF_CORE_READ(old, bi_partno);
     }
     if (lens_submits) {
         __u64 tg = bpf_get_current_pid_tgid();
-        struct lens_submit_key sk = { .tgid = tg >> 32, .dev = dev };
-        __u64 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+        struct lens_submit_key sk = { .tgid = tg >> 32, .dev = part };
+        __u64 bytes = bio->bi_iter.bi_size;
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
             __sync_fetch_and_add(&sv->bytes, bytes);
@@ -362,48 +491,57 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         }
     }
     /* Bio-based devices (device mapper, zram) make no requests: nothing to time. */
-    if (!disk || !BPF_CORE_READ(disk, queue, mq_ops))
+    if (!disk || !disk->queue || !disk->queue->mq_ops)
         return 0;
-    __u64 key = (__u64)bio;
-    struct lens_bio b = { .queue_ns = bpf_ktime_get_ns() };
-    bpf_map_update_elem(&bios, &key, &b, BPF_ANY);
+    __u64 now = bpf_ktime_get_ns();
+    __u64 key = ptr_bits(bio, SL_QUEUE);
+    struct lens_rq *r = key ? rq_claim(key, now) : NULL;
+    if (r) {
+        r->queue_ns = now;
+        r->dev = disk_dev(disk);
+    }
     return 0;
 }
 
 SEC("tp_btf/block_getrq")
 int BPF_PROG(lens_getrq, struct bio *bio)
 {
-    __u64 key = (__u64)bio;
-    struct lens_bio *b = bpf_map_lookup_elem(&bios, &key);
-    if (b)
-        b->getrq_ns = bpf_ktime_get_ns();
+    struct lens_rq *r = rq_lookup(ptr_bits(bio, SL_GETRQ));
+    if (r)
+        r->last_ns = r->getrq_ns = bpf_ktime_get_ns();
     return 0;
 }
 
-/* A bio merged into an existing request makes none of its own. */
+/* A bio merged into an existing request makes none of its own. (A front merge makes it
+ * the request's first bio; the request's entry stays under the bio after it.) */
 SEC("tp_btf/block_bio_backmerge")
 int BPF_PROG(lens_backmerge, struct bio *bio)
 {
-    __u64 key = (__u64)bio;
-    bpf_map_delete_elem(&bios, &key);
+    __u64 key = ptr_bits(bio, SL_MERGE);
+    struct lens_rq *r = rq_lookup(key);
+    if (r)
+        rq_free(r, key);
     return 0;
 }
 
 SEC("tp_btf/block_bio_frontmerge")
 int BPF_PROG(lens_frontmerge, struct bio *bio)
 {
-    __u64 key = (__u64)bio;
-    bpf_map_delete_elem(&bios, &key);
+    __u64 key = ptr_bits(bio, SL_MERGE);
+    struct lens_rq *r = rq_lookup(key);
+    if (r)
+        rq_free(r, key);
     return 0;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
-    struct lens_rq *r = rq_slot(rq);
+    __u64 now = bpf_ktime_get_ns();
+    struct lens_rq *r = rq_slot(rq, now, SL_INSERT);
     if (!r || r->insert_ns)
         return 0;
-    r->insert_ns = bpf_ktime_get_ns();
+    r->insert_ns = now;
     r->prio = rq_prio(rq);
     struct lens_dev_val *d = dev_slot(r->dev);
     if (d)
@@ -414,12 +552,13 @@ int BPF_PROG(lens_rq_insert, struct request *rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
-    struct lens_rq *r = rq_slot(rq);
+    __u64 now = bpf_ktime_get_ns();
+    struct lens_rq *r = rq_slot(rq, now, SL_ISSUE);
     if (!r)
         return 0;
-    __u64 now = bpf_ktime_get_ns();
     r->issue_ns = now;
-    r->prio = rq_prio(rq);
+    if (!r->insert_ns)              /* else read at insert */
+        r->prio = rq_prio(rq);
     struct lens_dev_val *d = dev_slot(r->dev);
     if (!d)
         return 0;
@@ -435,12 +574,13 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
     return 0;
 }
 
-/* Merged into another request in the scheduler: it ends here, never issued. */
+/* Merged into another request in the scheduler: it ends here, never issued. Its bios
+ * (its first one still in next->bio at this tracepoint) go to the other request. */
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(lens_rq_merge, struct request *rq)
 {
-    __u64 key = (__u64)rq;
-    struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
+    __u64 key;
+    struct lens_rq *r = rq_find(rq, &key, SL_RQMERGE);
     if (!r)
         return 0;
     if (r->insert_ns && !r->issue_ns) {
@@ -448,7 +588,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
         if (d)
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
     }
-    bpf_map_delete_elem(&rqs, &key);
+    rq_free(r, key);
     return 0;
 }
 
@@ -456,8 +596,8 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(lens_rq_requeue, struct request *rq)
 {
-    __u64 key = (__u64)rq;
-    struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
+    __u64 key;
+    struct lens_rq *r = rq_find(rq, &key, SL_REQUEUE);
     if (!r || !r->issue_ns)
         return 0;
     r->issue_ns = 0;
@@ -467,23 +607,25 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
     return 0;
 }
 
+/* The tracepoint fires before the request's bios are ended (blk_update_request):
+ * rq->bio is still its first bio. */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-    __u64 key = (__u64)rq;
-    struct lens_rq *r = bpf_map_lookup_elem(&rqs, &key);
+    __u64 key;
+    struct lens_rq *r = rq_find(rq, &key, SL_COMPLETE);
     if (!r || !r->issue_ns) {
-        __u32 dev = rq_dev(rq);
+        __u32 dev = r ? r->dev : rq_dev(rq);
         struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &dev);
         if (d)
             __sync_fetch_and_add(&d->untracked, 1);
         if (r)
-            bpf_map_delete_elem(&rqs, &key);
+            rq_free(r, key);
         return 0;
     }
     __u64 now = bpf_ktime_get_ns();
     struct lens_rq q = *r;
-    bpf_map_delete_elem(&rqs, &key);
+    rq_free(r, key);
 
     struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &q.dev);
     __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
@@ -494,16 +636,10 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
         /* A racy minimum (two CPUs may both write): either value is a real request's. */
         if (nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
             d->min_dev_ns = dev_ns;
-        if (q.depth_whole) {
-            __u64 y = dev_ns / 1000;
-            __sync_fetch_and_add(&d->n, 1);
-            __sync_fetch_and_add(&d->sd, q.depth);
-            __sync_fetch_and_add(&d->sdd, (__u64)q.depth * q.depth);
-            __sync_fetch_and_add(&d->sy, y);
-            __sync_fetch_and_add(&d->sdy, y * q.depth);
-        }
     }
 
+    /* This CPU's copy: plain additions. Only this program writes the map, and the
+     * kernel never runs a program twice at once on one CPU (it skips a nested run). */
     struct lens_dp_key k = { .dev = q.dev, .prio = q.prio };
     struct lens_dp_val *v = bpf_map_lookup_elem(&devprio, &k);
     if (!v) {
@@ -513,6 +649,14 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
             __sync_fetch_and_add(&lens_dropped, 1);
             return 0;
         }
+    }
+    if (q.depth_whole) {
+        __u64 y = dev_ns / 1000;
+        v->n += 1;
+        v->sd += q.depth;
+        v->sdd += (__u64)q.depth * q.depth;
+        v->sy += y;
+        v->sdy += y * q.depth;
     }
     stage_add(&v->st[LENS_ST_DEVICE], dev_ns);
     if (q.insert_ns && q.issue_ns >= q.insert_ns)
