@@ -136,6 +136,10 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         if (n < 32)
             n = 32;
         bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
+        /* Bytes per (process, device) at submission: the attribution that open files
+         * cannot give (anonymous st_dev, memory maps, writeback). One LRU hash lookup per
+         * bio (docs/performance.md). */
+        skel->rodata->lens_submits = true;
         step = "load";
         rc = iotriage_bpf__load(skel);
         if (rc == 0) {
@@ -495,6 +499,7 @@ int lens_read(struct lens *l, struct lens_reading *out)
                 out->subs[i].bios = v[i].bios;
             }
             out->nsubs = (size_t)got;
+            qsort(out->subs, out->nsubs, sizeof *out->subs, lens_submit_cmp);
         }
     }
     if (rc == 0 && s->bss)

@@ -54,6 +54,7 @@ enum bpf_map_type {
  * verifier follows the types; a fault reads 0), not bpf_probe_read_kernel calls, which
  * cost a helper call each. Only the old kernels' flavours below use BPF_CORE_READ. */
 struct task_struct {
+    unsigned int flags;
     unsigned int in_iowait : 1;
     int pid;
     int tgid;
@@ -166,11 +167,12 @@ struct {
 /* Events the bounded maps could not hold (a full devprio or devs map, a request in
  * flight evicted from the rqs cache). */
 __u64 lens_dropped = 0;
-/* Charge bytes to the submitting thread group per device (the submits map, for issue
- * 14's attribution). Read-only data set before load: when off, the verifier drops the
- * code, and each bio costs one LRU update less (about 0.3 us). Off until a reader uses
- * it. */
+/* Charge bytes to the submitting thread group per device (the submits map, issue 14's
+ * attribution). Read-only data set before load (lens.c sets it): when off, the verifier
+ * drops the code. */
 const volatile bool lens_submits = false;
+
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
 
 /* A new devprio entry's first value: too big for the 512-byte BPF stack. */
 const struct lens_dp_val dp_zero = {};
@@ -478,8 +480,15 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         part = disk_dev(disk) + BPF_CORE_READ(old, bi_partno);
     }
     if (lens_submits) {
-        __u64 tg = bpf_get_current_pid_tgid();
-        struct lens_submit_key sk = { .tgid = tg >> 32, .dev = part };
+        /* The tracepoint runs in the submitter's context (submit_bio_noacct_nocheck, called
+         * synchronously from submit_bio): a direct read or write, and readahead for a
+         * reader (also a page fault on a memory map), in the reader's own task; writeback
+         * in the flusher kworker (wb_workfn), a journal in its kthread. Every kernel
+         * thread is charged to tgid 0 (LENS_SUBMIT_KERNEL): one row per device, not one
+         * per kworker, whose ids mean nothing to the user. */
+        struct task_struct *cur = bpf_get_current_task_btf();
+        __u32 tgid = cur->flags & PF_KTHREAD ? LENS_SUBMIT_KERNEL : (__u32)cur->tgid;
+        struct lens_submit_key sk = { .tgid = tgid, .dev = part };
         __u64 bytes = bio->bi_iter.bi_size;
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
