@@ -56,9 +56,9 @@ struct task_devs {
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
     uint16_t from_files;             /* bit k: idx[k] found through its open files */
     uint16_t from_lens;              /* bit k: the lens saw it submit bios to idx[k] */
-    /* Bytes it submitted to idx[k] (its partitions added up) over the interval, when
-     * `lens`; 0 for a device it submitted nothing to. */
-    uint64_t lens_bytes[TASK_DEVS_MAX];
+    /* Bytes a second it submitted to idx[k] (its partitions added up) between the lens's
+     * two readings, when `lens`; 0 for a device it submitted nothing to. */
+    double   lens_bps[TASK_DEVS_MAX];
 };
 
 /* Where a task's device list came from (docs/json.md "devices_from"): NULL when it has no

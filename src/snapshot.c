@@ -511,7 +511,8 @@ const char *task_devs_source(const struct task_devs *td)
 static void task_devs_lens(const struct sampler *s, const struct snapshot *out,
                            const struct task_sample *t, struct task_devs *td)
 {
-    if (!out->lens_on || !s->have_subs || out->threads)
+    double itv = out->lens.mono - s->subs_prev.mono;
+    if (!out->lens_on || !s->have_subs || out->threads || itv <= 0)
         return;
     td->lens = true;
     struct lens_submit_row rows[TASK_DEVS_MAX];
@@ -531,7 +532,7 @@ static void task_devs_lens(const struct sampler *s, const struct snapshot *out,
             td->idx[td->n++] = (uint16_t)idx;
         }
         td->from_lens |= (uint16_t)(1u << k);
-        td->lens_bytes[k] += rows[i].bytes;
+        td->lens_bps[k] += (double)rows[i].bytes / itv;
     }
     if (n > TASK_DEVS_MAX)
         td->truncated = true;
@@ -554,6 +555,7 @@ static void subs_keep(struct sampler *s, const struct snapshot *out)
     free(s->subs_prev.subs);
     s->subs_prev.subs = p;
     s->subs_prev.nsubs = out->lens.nsubs;
+    s->subs_prev.mono = out->lens.mono;
     s->have_subs = true;
 }
 

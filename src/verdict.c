@@ -466,8 +466,8 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
          * counted against every saturated device it touches: we do not know how it
          * splits them, so this is an upper bound. */
         double mine = bps;
-        if (td->lens && r->interval_s > 0)
-            mine = (double)td->lens_bytes[k] / r->interval_s;
+        if (td->lens)
+            mine = td->lens_bps[k];
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }

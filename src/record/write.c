@@ -382,6 +382,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         jw_key(w, "devices");
         fputs("null", w->f);
         jw_str(w, "devices_error", td && td->err ? source_err_text(td->err) : NULL);
+        jw_str(w, "devices_from", NULL);
     } else {
         jw_open(w, "devices", '[');
         for (unsigned k = 0; k < td->n; k++)
@@ -391,11 +392,11 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
     }
     /* Bytes a second it submitted to each device, measured at submission by the lens;
      * null when the lens did not see the interval. */
-    if (td && td->known && !td->err && td->lens && r->interval_s > 0) {
+    if (td && td->known && !td->err && td->lens) {
         jw_open(w, "lens_bytes", '{');
         for (unsigned k = 0; k < td->n; k++)
             if (td->from_lens >> k & 1)
-                jw_num(w, r->devs[td->idx[k]].dev->ds.name, (double)td->lens_bytes[k] / r->interval_s);
+                jw_num(w, r->devs[td->idx[k]].dev->ds.name, td->lens_bps[k]);
         jw_close(w, '}');
     } else {
         jw_key(w, "lens_bytes");
