@@ -24,7 +24,7 @@
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
 #define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs; fewer on many CPUs (lens.c) */
 #define LENS_MAX_DEVS   256
-#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU) */
+#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u64 wait_ns;              /* time blocked with in_iowait set, finished waits */

@@ -39,6 +39,7 @@ enum bpf_map_type {
     BPF_MAP_TYPE_PERCPU_HASH = 5,
     BPF_MAP_TYPE_PERCPU_ARRAY = 6,
     BPF_MAP_TYPE_LRU_HASH = 9,
+    BPF_MAP_TYPE_LRU_PERCPU_HASH = 10,
 };
 #define BPF_ANY     0
 #define BPF_NOEXIST 1
@@ -157,8 +158,10 @@ struct {
     __type(value, struct lens_dev_val);
 } devs SEC(".maps");
 
+/* Per CPU: the submission adds to its own CPU's copy without atomic operations, and a
+ * process's entry does not move between the CPUs its threads run on. */
 struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
     __uint(max_entries, LENS_MAX_SUBMIT);
     __type(key, struct lens_submit_key);
     __type(value, struct lens_submit_val);
@@ -492,8 +495,10 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         __u64 bytes = bio->bi_iter.bi_size;
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
-            __sync_fetch_and_add(&sv->bytes, bytes);
-            __sync_fetch_and_add(&sv->bios, 1);
+            /* this CPU's copy: plain adds (a program never runs nested in itself on
+             * one CPU, see lens_rq_complete) */
+            sv->bytes += bytes;
+            sv->bios += 1;
         } else {
             struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
             bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
