@@ -7,7 +7,8 @@
  *    iowait), from sched_switch (a task leaves the CPU with in_iowait) to sched_wakeup;
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
- *  - per (tgid, device): bytes and bios submitted, charged to the submitting task.
+ *  - per (tgid, device): bytes and bios submitted, charged to the submitting thread
+ *    group, kernel threads (writeback) together under tgid 0.
  * It runs on every context switch, wakeup and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
  * return on the first test for a task not in iowait; a request's state is one entry of
