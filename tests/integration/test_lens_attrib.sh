@@ -26,9 +26,18 @@ need jq
 SHM=$(mktemp -d /dev/shm/iotriage-attrib.XXXXXX)
 MNT=$TMP/mnt
 LOOP=
+WGRP=
 cleanup() {
+    # the writer's whole process group: a dd or sync left running keeps the mount busy
+    [ -n "$WGRP" ] && kill -- -"$WGRP" 2>/dev/null
     it_kill_bg
-    mountpoint -q "$MNT" 2>/dev/null && umount "$MNT"
+    local i
+    for i in $(seq 20); do
+        mountpoint -q "$MNT" 2>/dev/null || break
+        umount "$MNT" 2>/dev/null && break
+        sleep 0.5
+    done
+    mountpoint -q "$MNT" 2>/dev/null && echo "cleanup: $MNT still mounted" >&2
     [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
     rm -rf "$SHM"
     it_cleanup
@@ -100,9 +109,12 @@ done
 # A new file each time: rewriting one file in place would make the filesystem flush it
 # at close in the writer's own context (ext4's auto_da_alloc, btrfs's flush on close
 # after a truncate), which the lens rightly charges to the writer.
-bg bash -c 'i=0; while :; do i=$((i + 1)); dd if=/dev/zero of="$1/w$i" bs=1M count=8 status=none
+bg setsid bash -c 'i=0; while :; do i=$((i + 1)); dd if=/dev/zero of="$1/w$i" bs=1M count=8 status=none
             sync; rm -f "$1/w$((i - 3))"; sleep 0.2; done' wb "$MNT"
+WGRP=$BG                             # setsid made it the leader of its own group
 run_iot 6
+kill -- -"$WGRP" 2>/dev/null
+WGRP=
 # some interval where the device wrote over 1 MB/s: at least half of it is the kernel's
 jq -se --arg d "$LNAME" '[.[] | .devices[] | select(.name == $d and (.wkb_s // 0) > 1000
                           and (.writeback_bps // 0) >= 0.5 * .wkb_s * 1024)] | length > 0' "$TMP/iot.json" >/dev/null ||
