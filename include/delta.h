@@ -73,6 +73,10 @@ struct dev_rates {
      * a partition). Owned by the result: result_free frees it. */
     struct prio_latency *lat;
     size_t nlat;
+    /* Bytes a second that kernel threads submitted to the device (a disk: with its
+     * partitions), from the lens (issue 14): the flusher's writeback of pages that
+     * processes dirtied, journal and filesystem threads. NAN without the lens. */
+    double kernel_bps;
 };
 
 struct cgroup_rates;

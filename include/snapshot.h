@@ -48,10 +48,22 @@ struct task_devs {
     bool     known;                  /* attribution ran for this task */
     bool     truncated;              /* the set may be incomplete (source/fdmap.h) */
     bool     buffered_writer;        /* a regular file open for writing without O_DIRECT */
+    /* The BPF lens saw this process's bios over the interval (process mode, the lens on,
+     * a previous reading): lens_bytes and from_lens are the submitted truth. */
+    bool     lens;
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
+    uint16_t from_files;             /* bit k: idx[k] found through its open files */
+    uint16_t from_lens;              /* bit k: the lens saw it submit bios to idx[k] */
+    /* Bytes a second it submitted to idx[k] (its partitions added up) between the lens's
+     * two readings, when `lens`; 0 for a device it submitted nothing to. */
+    double   lens_bps[TASK_DEVS_MAX];
 };
+
+/* Where a task's device list came from (docs/json.md "devices_from"): NULL when it has no
+ * device. */
+const char *task_devs_source(const struct task_devs *td);
 
 /* ---- Filesystems and the space deleted-but-open files hold (issue #20) ---- */
 

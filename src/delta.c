@@ -291,6 +291,31 @@ static void dev_lat(const struct lens_reading *a, const struct lens_reading *z, 
     r->nlat = nrows;
 }
 
+/* Bytes kernel threads submitted to the device, from the lens's row for them
+ * (LENS_SUBMIT_KERNEL): the device's own, and a disk's partitions'. */
+static void dev_kernel_bps(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
+                           struct dev_rates *r)
+{
+    r->kernel_bps = (double)NAN;
+    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || prev->lens.since != cur->lens.since)
+        return;
+    struct lens_submit_row rows[64];
+    size_t n = lens_submit_interval(&prev->lens, &cur->lens, LENS_SUBMIT_KERNEL, rows, 64);
+    const struct diskstats_row *ds = &r->dev->ds;
+    double bytes = 0;
+    for (size_t i = 0; i < n && i < 64; i++) {
+        bool mine = rows[i].major == ds->major && rows[i].minor == ds->minor;
+        for (size_t k = 0; !mine && !r->dev->bd.partition && k < cur->ndevs; k++) {
+            const struct dev_sample *p = &cur->devs[k];
+            mine = p->ds.major == rows[i].major && p->ds.minor == rows[i].minor &&
+                   p->bd.partition && strcmp(p->bd.disk, ds->name) == 0;
+        }
+        if (mine)
+            bytes += (double)rows[i].bytes;
+    }
+    r->kernel_bps = bytes / itv_s;
+}
+
 /* The lens's view of the interval; its saturation verdict, when it can give one, is
  * taken over the baseline's: it needs no quiet history (lens_judge_saturation). */
 static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
@@ -455,6 +480,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
     {
         dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
         dev_lens(prev, cur, itv, &out->devs[i]);
+        dev_kernel_bps(prev, cur, itv, &out->devs[i]);
     }
 
     for (int k = 0; k < PSI_NRES; k++)

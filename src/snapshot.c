@@ -38,6 +38,10 @@ struct sampler {
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
     char lens_msg[160];
     unsigned long takes;             /* snapshots taken: the first one scans no fds */
+    /* The lens's submitted bytes at the previous snapshot (sorted; lens_submit_cmp), for
+     * each process's devices over the interval; have_subs false before the first. */
+    struct lens_reading subs_prev;
+    bool have_subs;
 };
 
 /* Serial numbers of snapshots, across samplers: a snapshot freed (zeroed) or filled again
@@ -139,6 +143,7 @@ void sampler_close(struct sampler *s)
     fdmap_free(s->fdmap);
     cgroups_close(s->cg);
     lens_close(s->lens);
+    free(s->subs_prev.subs);
     if (s->ts)
         taskstats_close(s->ts);
     if (s->proc_fd >= 0)
@@ -500,7 +505,79 @@ static bool scan_deferred(const struct sampler *s, const struct snapshot *out,
            t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0;
 }
 
-/* Which devices each process does I/O to, from its open files (source/fdmap.h). */
+
+static int disk_index_of(const struct sampler *s, const struct snapshot *snap, int idx);
+
+const char *task_devs_source(const struct task_devs *td)
+{
+    if (!td || !td->known || td->err || td->n == 0)
+        return NULL;
+    uint16_t all = (uint16_t)((1u << td->n) - 1);
+    if ((td->from_lens & all) == 0)
+        return "files";
+    if ((td->from_files & all) == 0)
+        return "lens";
+    return "both";
+}
+
+/* The devices the lens saw process t submit bios to over the interval, added to its set
+ * (partitions and stacked devices as the disk whose scheduler meets them, as for open
+ * files). Open files miss a filesystem with an anonymous st_dev (btrfs, overlayfs), reads
+ * through a memory map, and hold a device a process opened but does not use; the lens
+ * sees what was submitted. Processes only: the lens counts by thread group. */
+static void task_devs_lens(const struct sampler *s, const struct snapshot *out,
+                           const struct task_sample *t, struct task_devs *td)
+{
+    double itv = out->lens.mono - s->subs_prev.mono;
+    if (!out->lens_on || !s->have_subs || out->threads || itv <= 0)
+        return;
+    td->lens = true;
+    struct lens_submit_row rows[TASK_DEVS_MAX];
+    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, TASK_DEVS_MAX);
+    for (size_t i = 0; i < n && i < TASK_DEVS_MAX; i++) {
+        int idx = disk_index_of(s, out, dev_index(out, makedev(rows[i].major, rows[i].minor)));
+        if (idx < 0)
+            continue;
+        unsigned k = 0;
+        while (k < td->n && td->idx[k] != idx)
+            k++;
+        if (k == td->n) {
+            if (td->n >= TASK_DEVS_MAX) {
+                td->truncated = true;
+                continue;
+            }
+            td->idx[td->n++] = (uint16_t)idx;
+        }
+        td->from_lens |= (uint16_t)(1u << k);
+        td->lens_bps[k] += (double)rows[i].bytes / itv;
+    }
+    if (n > TASK_DEVS_MAX)
+        td->truncated = true;
+}
+
+/* Remember this reading's submitted bytes for the next interval. */
+static void subs_keep(struct sampler *s, const struct snapshot *out)
+{
+    if (!out->lens_on) {
+        s->have_subs = false;
+        return;
+    }
+    struct lens_submit_row *p = NULL;
+    if (out->lens.nsubs && !(p = malloc(out->lens.nsubs * sizeof(*p)))) {
+        s->have_subs = false;
+        return;
+    }
+    if (p)
+        memcpy(p, out->lens.subs, out->lens.nsubs * sizeof(*p));
+    free(s->subs_prev.subs);
+    s->subs_prev.subs = p;
+    s->subs_prev.nsubs = out->lens.nsubs;
+    s->subs_prev.mono = out->lens.mono;
+    s->have_subs = true;
+}
+
+/* Which devices each process does I/O to, from its open files (source/fdmap.h) and, when
+ * the lens runs, from the bios it submitted. */
 static void take_task_devs(struct sampler *s, struct snapshot *out)
 {
     if (!s->fdmap || out->ntasks == 0)
@@ -539,11 +616,14 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
             for (unsigned b = 0; b < fd.nbuffered; b++)
                 if (fd.buffered_devs[b] == fd.devs[k])
                     td->buffered |= (uint16_t)(1u << td->n);
+            td->from_files |= (uint16_t)(1u << td->n);
             td->idx[td->n++] = (uint16_t)idx;
         }
+        task_devs_lens(s, out, t, td);
     }
     free(groups);
     fdmap_prune(s->fdmap, out->mono, 0);
+    subs_keep(s, out);
 }
 
 /* ---- Filesystems ---------------------------------------------------------------------- */

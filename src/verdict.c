@@ -461,9 +461,14 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
             continue;
         on_saturated = true;
         double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
-        /* A process's bytes are counted against every saturated device it touches: we
-         * do not know how it splits them, so this is an upper bound. */
-        if (dev_bps > 0 && bps / dev_bps >= ROLE_CAUSE_SHARE)
+        /* With the lens, what the process submitted to this device (exact; what it
+         * dirtied and the flusher wrote is not its own). Without it, its bytes are
+         * counted against every saturated device it touches: we do not know how it
+         * splits them, so this is an upper bound. */
+        double mine = bps;
+        if (td->lens)
+            mine = td->lens_bps[k];
+        if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }
     bool suffer = on_saturated && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;

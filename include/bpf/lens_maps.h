@@ -24,7 +24,7 @@
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
 #define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs; fewer on many CPUs (lens.c) */
 #define LENS_MAX_DEVS   256
-#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU); filled only with lens_submits */
+#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u64 wait_ns;              /* time blocked with in_iowait set, finished waits */
@@ -71,8 +71,12 @@ struct lens_dev_val {           /* key: __u32 dev */
     __u64 min_dev_ns;
 };
 
+/* The submits map's tgid for bios a kernel thread submitted (the flusher's writeback, a
+ * journal thread, a filesystem's workers): no process has the id 0. */
+#define LENS_SUBMIT_KERNEL 0u
+
 struct lens_submit_key {
-    __u32 tgid;
+    __u32 tgid;                 /* the submitting thread group; LENS_SUBMIT_KERNEL */
     __u32 dev;                  /* the bio's device (a partition when the bio targets one) */
 };
 

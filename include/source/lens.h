@@ -55,8 +55,9 @@ struct lens_devstat {
     uint64_t min_dev_ns;             /* fastest device time since the lens started; 0 none */
 };
 
-/* Bytes submitted by one thread group to one device (partition or disk). Empty unless
- * the program's lens_submits is set before load (off: nothing reads it yet, issue 14). */
+/* Bytes submitted by one thread group to one device (partition or disk), counted when the
+ * bio is submitted, in the submitter's context (issue 14). tgid LENS_SUBMIT_KERNEL (0):
+ * submitted by a kernel thread (writeback by the flusher, a journal thread). */
 struct lens_submit_row {
     pid_t    tgid;
     unsigned major, minor;
@@ -75,7 +76,7 @@ struct lens_reading {
     size_t   ndp;
     struct lens_devstat *devs;
     size_t   ndevs;
-    struct lens_submit_row *subs;
+    struct lens_submit_row *subs;    /* sorted by lens_submit_cmp */
     size_t   nsubs;
     uint64_t dropped;                /* events the bounded maps could not hold */
 };
@@ -172,6 +173,15 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
                       struct lens_dev_interval *out);
 /* 1 saturated, 0 not, -1 unknown, from the interval's figures alone. */
 int lens_judge_saturation(const struct lens_dev_interval *d);
+
+/* Order of lens_reading.subs: tgid, then major, minor. */
+int    lens_submit_cmp(const void *a, const void *b);
+/* The rows of thread group tgid over the interval between two readings, one per device it
+ * submitted to in the interval (bytes and bios: cur - prev; a row absent from prev, or
+ * smaller there after an eviction, counts its cur figures). Writes at most max rows into
+ * out, returns how many there are (0 without prev: no interval). */
+size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
+                            pid_t tgid, struct lens_submit_row *out, size_t max);
 
 /* Percentage of the interval the task spent in iowait, from two readings of its row
  * (prev NULL: absent before). NAN when the row went backwards (another task got the id). */

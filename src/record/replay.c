@@ -1002,6 +1002,9 @@ static int decode_dev_rates(struct dec *d, const struct json_value *o, struct de
         rc = decode_lens_stages(d, o, r);
     if (!rc)
         rc = decode_lens_lat(d, o, r);
+    r->kernel_bps = (double)NAN;     /* absent in recordings made before it */
+    if (!rc && json_get(o, "writeback_bps"))
+        rc = get_num(d, o, "writeback_bps", &r->kernel_bps);
     if (rc)
         return rc;
     /* The delta's own flags, from what it left null: r_s is null exactly when there was
@@ -1205,6 +1208,50 @@ static int decode_ioprio(struct dec *d, const struct json_value *t, struct ptask
     return rc;
 }
 
+/* devices_from and lens_bytes (docs/json.md): absent in recordings made before them (the
+ * devices then came from open files). A device in lens_bytes was seen by the lens; the
+ * others came from files, and under "both" with every device in lens_bytes, all did. */
+static int decode_task_lens(struct dec *d, const struct json_value *o, const struct name_ix *ix,
+                            struct task_devs *td)
+{
+    uint16_t all = (uint16_t)((1u << td->n) - 1);
+    const char *from = NULL;
+    size_t len = 0;
+    int rc;
+    if (json_get(o, "devices_from") && (rc = get_str(d, o, "devices_from", true, &from, &len)))
+        return rc;
+    const struct json_value *v = json_get(o, "lens_bytes");
+    if (v && json_type(v) != JSON_NULL) {
+        enum json_status st = json_as_object(v);
+        if (st != JSON_OK)
+            return status_fail(d, "lens_bytes", v, st, "an object or null");
+        td->lens = true;
+        for (unsigned k = 0; k < td->n; k++) {
+            const char *name = ix->devs[td->idx[k]].ds.name;
+            if (!json_get(v, name))
+                continue;
+            size_t old = at_push(d, ".lens_bytes");
+            rc = get_num(d, v, name, &td->lens_bps[k]);
+            at_pop(d, old);
+            if (rc)
+                return rc;
+            td->from_lens |= (uint16_t)(1u << k);
+        }
+    }
+    bool lens_only = from && len == 4 && memcmp(from, "lens", 4) == 0;
+    bool both = from && len == 4 && memcmp(from, "both", 4) == 0;
+    if (from && !lens_only && !both && !(len == 5 && memcmp(from, "files", 5) == 0))
+        return dfail(d, "devices_from", "not \"files\", \"lens\" nor \"both\"");
+    if (lens_only && (td->from_lens & all) != all)
+        return dfail(d, "devices_from", "\"lens\", but lens_bytes lacks some of the devices");
+    td->from_files = lens_only ? 0 : (uint16_t)(all & ~td->from_lens);
+    if (both && !td->from_files)
+        td->from_files = all;
+    if (both && !td->from_lens)
+        return dfail(d, "devices_from", "\"both\", but lens_bytes names none of the devices");
+    return 0;
+}
+
 /* devices: names into snap.devs indices; null with devices_error when unknown. */
 static int decode_task_devs(struct dec *d, const struct json_value *o, const struct name_ix *ix,
                             struct task_devs *td)
@@ -1236,7 +1283,7 @@ static int decode_task_devs(struct dec *d, const struct json_value *o, const str
             return dfail(d, key, "\"%s\" is not among the sample's devices", shown(buf, s, len));
         td->idx[k] = (uint16_t)di;
     }
-    return 0;
+    return decode_task_lens(d, o, ix, td);
 }
 
 /* Identity, owner and scheduling. */

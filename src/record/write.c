@@ -325,6 +325,7 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_bool(w, "saturated", d->saturated);
     jw_bool(w, "reset", d->reset);
     json_lens_stages(w, d);
+    jw_num(w, "writeback_bps", d->kernel_bps);
     json_latency_by_prio(w, d);
     jw_open(w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)
@@ -381,11 +382,25 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         jw_key(w, "devices");
         fputs("null", w->f);
         jw_str(w, "devices_error", td && td->err ? source_err_text(td->err) : NULL);
+        jw_str(w, "devices_from", NULL);
     } else {
         jw_open(w, "devices", '[');
         for (unsigned k = 0; k < td->n; k++)
             jw_str(w, NULL, r->devs[td->idx[k]].dev->ds.name);
         jw_close(w, ']');
+        jw_str(w, "devices_from", task_devs_source(td));
+    }
+    /* Bytes a second it submitted to each device, measured at submission by the lens;
+     * null when the lens did not see the interval. */
+    if (td && td->known && !td->err && td->lens) {
+        jw_open(w, "lens_bytes", '{');
+        for (unsigned k = 0; k < td->n; k++)
+            if (td->from_lens >> k & 1)
+                jw_num(w, r->devs[td->idx[k]].dev->ds.name, td->lens_bps[k]);
+        jw_close(w, '}');
+    } else {
+        jw_key(w, "lens_bytes");
+        fputs("null", w->f);
     }
     json_task_cgroup(w, r, ti);
     jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));

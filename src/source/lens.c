@@ -17,7 +17,7 @@
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT     39
-/* The most the per-CPU devprio map may take, all CPUs together (lens_open). */
+/* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
 #define LENS_DEVPRIO_BYTES (8u << 20)
 
 struct lens_moments {
@@ -136,6 +136,14 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         if (n < 32)
             n = 32;
         bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
+        /* Bytes per (process, device) at submission: the attribution that open files
+         * cannot give (anonymous st_dev, memory maps, writeback). One LRU hash lookup per
+         * bio, per CPU (docs/performance.md). */
+        skel->rodata->lens_submits = true;
+        /* Per CPU too (16 bytes a pair on each CPU): within LENS_DEVPRIO_BYTES as well. */
+        size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
+        bpf_map__set_max_entries(skel->maps.submits,
+                                 (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT));
         step = "load";
         rc = iotriage_bpf__load(skel);
         if (rc == 0) {
@@ -213,7 +221,8 @@ static long dump_map(struct lens *l, const struct bpf_map *map)
 {
     int fd = bpf_map__fd(map);
     size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
-    if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH)
+    if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ||
+        bpf_map__type(map) == BPF_MAP_TYPE_LRU_PERCPU_HASH)
         vsz = lens_percpu_size(vsz, l->ncpus);
     size_t max = bpf_map__max_entries(map);
     if (l->keys_sz < ksz * max) {
@@ -486,15 +495,22 @@ int lens_read(struct lens *l, struct lens_reading *out)
             rc = -ENOMEM;
         else {
             const struct lens_submit_key *k = l->keys;
-            const struct lens_submit_val *v = l->vals;
+            size_t vsz = lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
             for (long i = 0; i < got; i++) {
                 out->subs[i].tgid = (pid_t)k[i].tgid;
                 out->subs[i].major = k[i].dev >> 20;
                 out->subs[i].minor = k[i].dev & 0xfffff;
-                out->subs[i].bytes = v[i].bytes;
-                out->subs[i].bios = v[i].bios;
+                /* per CPU: the copies added up (each 8-byte aligned, 16 bytes here) */
+                for (int c = 0; c < l->ncpus; c++) {
+                    const struct lens_submit_val *v =
+                        (const void *)((const char *)l->vals + (size_t)i * vsz +
+                                       (size_t)c * sizeof(struct lens_submit_val));
+                    out->subs[i].bytes += v->bytes;
+                    out->subs[i].bios += v->bios;
+                }
             }
             out->nsubs = (size_t)got;
+            qsort(out->subs, out->nsubs, sizeof *out->subs, lens_submit_cmp);
         }
     }
     if (rc == 0 && s->bss)

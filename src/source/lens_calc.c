@@ -325,3 +325,58 @@ int lens_judge_saturation(const struct lens_dev_interval *d)
         return 0;
     return -1;
 }
+
+int lens_submit_cmp(const void *a, const void *b)
+{
+    const struct lens_submit_row *x = a, *y = b;
+    if (x->tgid != y->tgid)
+        return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+    if (x->major != y->major)
+        return (x->major > y->major) - (x->major < y->major);
+    return (x->minor > y->minor) - (x->minor < y->minor);
+}
+
+/* The first row of tgid in rows sorted by lens_submit_cmp (n when none). */
+static size_t submit_first(const struct lens_submit_row *rows, size_t n, pid_t tgid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rows[mid].tgid < tgid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
+                            pid_t tgid, struct lens_submit_row *out, size_t max)
+{
+    if (!prev || !cur)
+        return 0;
+    size_t got = 0;
+    size_t j = submit_first(prev->subs, prev->nsubs, tgid);
+    for (size_t i = submit_first(cur->subs, cur->nsubs, tgid);
+         i < cur->nsubs && cur->subs[i].tgid == tgid; i++) {
+        const struct lens_submit_row *c = &cur->subs[i];
+        while (j < prev->nsubs && prev->subs[j].tgid == tgid && lens_submit_cmp(&prev->subs[j], c) < 0)
+            j++;
+        const struct lens_submit_row *p =
+            j < prev->nsubs && lens_submit_cmp(&prev->subs[j], c) == 0 ? &prev->subs[j] : NULL;
+        /* Absent before: made in the interval (a row evicted and made again after the
+         * previous reading holds only the interval's bytes too). Smaller than before: it
+         * was evicted and made again within the interval, so its count is a lower bound. */
+        struct lens_submit_row d = *c;
+        if (p && c->bytes >= p->bytes && c->bios >= p->bios) {
+            d.bytes = c->bytes - p->bytes;
+            d.bios = c->bios - p->bios;
+        }
+        if (d.bytes == 0 && d.bios == 0)
+            continue;
+        if (got < max)
+            out[got] = d;
+        got++;
+    }
+    return got;
+}

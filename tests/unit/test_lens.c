@@ -16,6 +16,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "delta.h"
@@ -442,6 +443,127 @@ static void test_delay_from_the_lens(void **state)
     baselines_free(&hist);
 }
 
+/* Who submitted (issue 14): bytes per (process, device) over an interval. */
+static void test_submit_interval(void **state)
+{
+    (void)state;
+    struct lens_submit_row pr[] = {
+        { .tgid = 0,   .major = 7, .minor = 1, .bytes = 1000, .bios = 1 },   /* kernel */
+        { .tgid = 100, .major = 7, .minor = 1, .bytes = 4096, .bios = 1 },
+        { .tgid = 100, .major = 8, .minor = 1, .bytes = 8192, .bios = 2 },
+        { .tgid = 100, .major = 8, .minor = 2, .bytes = 500,  .bios = 5 },
+        { .tgid = 200, .major = 7, .minor = 1, .bytes = 9999, .bios = 9 },
+    };
+    struct lens_submit_row cr[] = {
+        { .tgid = 0,   .major = 7, .minor = 1, .bytes = 3000, .bios = 3 },
+        { .tgid = 100, .major = 7, .minor = 1, .bytes = 4096, .bios = 1 },   /* idle */
+        { .tgid = 100, .major = 8, .minor = 0, .bytes = 700,  .bios = 1 },   /* new */
+        { .tgid = 100, .major = 8, .minor = 1, .bytes = 12288, .bios = 3 },  /* grew */
+        { .tgid = 100, .major = 8, .minor = 2, .bytes = 300,  .bios = 2 },   /* evicted, again */
+        { .tgid = 200, .major = 7, .minor = 1, .bytes = 20000, .bios = 19 },
+    };
+    struct lens_reading p = { .subs = pr, .nsubs = 5 }, c = { .subs = cr, .nsubs = 6 };
+    /* the reader sorts the rows: a shuffled copy sorts back to the same order */
+    struct lens_submit_row sh[6] = { cr[5], cr[2], cr[0], cr[4], cr[1], cr[3] };
+    qsort(sh, 6, sizeof(*sh), lens_submit_cmp);
+    assert_memory_equal(sh, cr, sizeof(cr));
+
+    struct lens_submit_row out[8];
+    size_t n = lens_submit_interval(&p, &c, 100, out, 8);
+    assert_int_equal(n, 3);                       /* 7:1 moved nothing: not listed */
+    assert_int_equal(out[0].minor, 0);
+    assert_int_equal(out[0].bytes, 700);          /* absent before: all of it */
+    assert_int_equal(out[1].minor, 1);
+    assert_int_equal(out[1].bytes, 4096);
+    assert_int_equal(out[1].bios, 1);
+    assert_int_equal(out[2].minor, 2);
+    assert_int_equal(out[2].bytes, 300);          /* smaller than before: a lower bound */
+    assert_int_equal(out[2].bios, 2);
+    n = lens_submit_interval(&p, &c, LENS_SUBMIT_KERNEL, out, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].bytes, 2000);
+    n = lens_submit_interval(&p, &c, 200, out, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].bytes, 10001);
+    assert_int_equal(lens_submit_interval(&p, &c, 300, out, 8), 0);    /* no rows */
+    assert_int_equal(lens_submit_interval(NULL, &c, 100, out, 8), 0);  /* no interval */
+    /* more rows than room: the count says so, only max written */
+    memset(out, 0xee, sizeof(out));
+    assert_int_equal(lens_submit_interval(&p, &c, 100, out, 1), 3);
+    assert_int_equal(out[0].bytes, 700);
+    assert_int_equal(out[1].tgid, (pid_t)0xeeeeeeee);
+}
+
+/* The device list's source, from the bits the sampler sets. */
+static void test_devices_from(void **state)
+{
+    (void)state;
+    struct task_devs td = { .known = true, .n = 2, .idx = { 0, 1 } };
+    td.from_files = 3;
+    assert_string_equal(task_devs_source(&td), "files");
+    td.from_lens = 2;
+    assert_string_equal(task_devs_source(&td), "both");
+    td.from_files = 0;
+    td.from_lens = 3;
+    assert_string_equal(task_devs_source(&td), "lens");
+    td.n = 0;
+    assert_null(task_devs_source(&td));          /* no device: nothing to say */
+    td.n = 2;
+    td.err = -EACCES;
+    assert_null(task_devs_source(&td));
+    assert_null(task_devs_source(NULL));
+}
+
+/* writeback_bps: what kernel threads submitted to a disk and its partitions, NAN
+ * without the lens. */
+static void test_writeback_bps(void **state)
+{
+    (void)state;
+    struct dev_sample dv[3];
+    memset(dv, 0, sizeof(dv));
+    snprintf(dv[0].ds.name, sizeof(dv[0].ds.name), "sdb");
+    dv[0].ds.major = 8, dv[0].ds.minor = 16;
+    snprintf(dv[1].ds.name, sizeof(dv[1].ds.name), "sdb1");
+    dv[1].ds.major = 8, dv[1].ds.minor = 17;
+    dv[1].bd.partition = true;
+    snprintf(dv[1].bd.disk, sizeof(dv[1].bd.disk), "sdb");
+    snprintf(dv[2].ds.name, sizeof(dv[2].ds.name), "sdc");
+    dv[2].ds.major = 8, dv[2].ds.minor = 32;
+    struct snapshot p, c;
+    set_snap(&p, 10.0, NULL, 0);
+    set_snap(&c, 12.0, NULL, 0);
+    p.devs = c.devs = dv;
+    p.ndevs = c.ndevs = 3;
+    struct lens_submit_row pr[] = {
+        { .tgid = 0, .major = 8, .minor = 16, .bytes = 100 },
+        { .tgid = 0, .major = 8, .minor = 17, .bytes = 1000 },
+        { .tgid = 42, .major = 8, .minor = 32, .bytes = 0 },
+    };
+    struct lens_submit_row cr[] = {
+        { .tgid = 0, .major = 8, .minor = 16, .bytes = 2100 },     /* +2000 on the disk */
+        { .tgid = 0, .major = 8, .minor = 17, .bytes = 5000 },     /* +4000 on sdb1 */
+        { .tgid = 42, .major = 8, .minor = 32, .bytes = 8000 },    /* a process: not it */
+    };
+    p.lens.subs = pr, p.lens.nsubs = 3;
+    c.lens.subs = cr, c.lens.nsubs = 3;
+    p.lens_on = c.lens_on = true;
+    struct baselines hist = { 0 };
+    struct result r;
+    delta_compute(&p, &c, &hist, &r);
+    assert_near(r.devs[0].kernel_bps, 3000.0, 1e-9);   /* (2000 + 4000) / 2 s */
+    assert_near(r.devs[1].kernel_bps, 2000.0, 1e-9);   /* the partition's own */
+    assert_near(r.devs[2].kernel_bps, 0.0, 0);         /* the lens saw none: 0, known */
+    result_free(&r);
+    p.lens_on = false;
+    delta_compute(&p, &c, &hist, &r);
+    assert_nan(r.devs[0].kernel_bps);
+    result_free(&r);
+    delta_compute(NULL, &c, &hist, &r);
+    assert_nan(r.devs[0].kernel_bps);
+    result_free(&r);
+    baselines_free(&hist);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +577,9 @@ int main(void)
         cmocka_unit_test(test_judge_edges),
         cmocka_unit_test(test_reset_priority_skipped),
         cmocka_unit_test(test_delay_from_the_lens),
+        cmocka_unit_test(test_submit_interval),
+        cmocka_unit_test(test_devices_from),
+        cmocka_unit_test(test_writeback_bps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

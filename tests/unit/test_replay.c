@@ -669,6 +669,19 @@ static void test_damage_table(void **state)
           -EINVAL, "over a limit at column" },
         { "\"r_s\":45137.528", "\"r_s\":1e999", -EINVAL, "number out of range" },
         { "\"r_s\":45137.528", "\"r_s\":NaN", -EINVAL, "unexpected 'N', expected a value" },
+        /* who submitted (devices_from, lens_bytes) */
+        { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"disk\",\"lens_bytes\":null",
+          -EINVAL, "processes[1].devices_from: not \"files\", \"lens\" nor \"both\"" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"lens\",\"lens_bytes\":null",
+          -EINVAL, "processes[1].devices_from: \"lens\", but lens_bytes lacks some of the devices" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"both\",\"lens_bytes\":{}",
+          -EINVAL, "processes[1].devices_from: \"both\", but lens_bytes names none of the devices" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"lens\",\"lens_bytes\":[]",
+          -EINVAL, "processes[1].lens_bytes: expected an object or null, got array" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":\"1\"}",
+          -EINVAL, "processes[1].lens_bytes.vda: expected a number or null, got string" },
+        { "\"writeback_bps\":null", "\"writeback_bps\":true", -EINVAL,
+          "devices[0].writeback_bps: expected a number or null, got" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len;
@@ -689,6 +702,51 @@ static void test_damage_table(void **state)
         replay_close(r);
         unlink(path);
     }
+}
+
+/* A sample with the lens's attribution keys decodes into the task's devices and the
+ * device's writeback figure, and is written again byte for byte. */
+static void test_lens_attribution(void **state)
+{
+    (void)state;
+    size_t len;
+    char *once = damaged_line("\"devices\":[\"vda\"],\"devices_from\":\"files\",\"lens_bytes\":null",
+                              "\"devices\":[\"vda\",\"loop1\"],\"devices_from\":\"both\","
+                              "\"lens_bytes\":{\"loop1\":1234.500}", &len);
+    const char *wb = "\"name\":\"loop1\"";
+    char *at = strstr(once, wb);
+    assert_non_null(at);
+    at = strstr(at, "\"writeback_bps\":null");
+    assert_non_null(at);
+    char *text = malloc(len + 16);
+    assert_non_null(text);
+    len = (size_t)sprintf(text, "%.*s\"writeback_bps\":4096.000%s", (int)(at - once), once,
+                          at + strlen("\"writeback_bps\":null"));
+    free(once);
+    char path[64];
+    write_tmp(path, text, len);
+    struct replay *r = open_ok(path);
+    struct replay_frame f = { 0 };
+    load_ok(r, 0, &f);
+    int ti = find_task(&f, 3557), di = find_dev(&f, "loop1");
+    const struct task_devs *td = &f.snap.tdevs[ti];
+    assert_int_equal(td->n, 2);
+    assert_true(td->lens);
+    assert_int_equal(td->from_files, 1);          /* vda: from files */
+    assert_int_equal(td->from_lens, 2);           /* loop1: the lens */
+    assert_num(td->lens_bps[1], 1234.5);
+    assert_string_equal(task_devs_source(td), "both");
+    assert_num(f.res.devs[di].kernel_bps, 4096.0);
+    assert_true(isnan(f.res.devs[find_dev(&f, "vda")].kernel_bps));
+    size_t glen;
+    char *got = write_frame(&f, &glen);
+    if (glen != len || memcmp(got, text, len) != 0)
+        fail_msg("written again differs:\n%.*s\n%.*s", (int)glen, got, (int)len, text);
+    free(got);
+    free(text);
+    replay_frame_free(&f);
+    replay_close(r);
+    unlink(path);
 }
 
 /* Files that are not recordings at all, and the limits. */
@@ -781,6 +839,7 @@ int main(void)
         cmocka_unit_test(test_frame_lifecycle),
         cmocka_unit_test(test_damaged_fixtures),
         cmocka_unit_test(test_damage_table),
+        cmocka_unit_test(test_lens_attribution),
         cmocka_unit_test(test_files),
     };
     /* a file to round-trip: that alone (the fixtures need the repo root as cwd) */

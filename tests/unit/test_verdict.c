@@ -423,6 +423,36 @@ static void test_roles(void **state)
     verdicts_free(&w.v);
 }
 
+/* With the lens, the cause share is what the process submitted to that device: a process
+ * reading 7000 kB/s from two saturated devices, which the lens splits 6000 / 1000, causes
+ * on the first only; without the lens both get the whole figure (an upper bound). */
+static void test_cause_share_from_the_lens(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int a = w_dev(&w, "loop0", "mq-deadline", 256, 1, 9, 4.5, 8000);
+    int b = w_dev(&w, "loop1", "mq-deadline", 256, 1, 9, 4.5, 8000);
+    int t = w_task(&w, 1, "split", P(IOC_BE, 4), 7000.0 * 1024, 5, 4.5);
+    w_touch(&w, t, a);
+    w_touch(&w, t, b);
+    w.dr[a].saturated = 0;              /* only loop1 saturated first */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[t], ROLE_CAUSE);        /* 7000 of 8000: the upper bound */
+    verdicts_free(&w.v);
+    w.td[t].lens = true;
+    w.td[t].from_lens = 3;
+    w.td[t].lens_bps[0] = 6000.0 * 1024;
+    w.td[t].lens_bps[1] = 1000.0 * 1024;             /* 12 % of loop1 */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[t], ROLE_NONE);
+    verdicts_free(&w.v);
+    w.dr[a].saturated = 1;                            /* 75 % of loop0 */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[t], ROLE_CAUSE);
+    verdicts_free(&w.v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_hidden_queue_when_processes_wait_longer_than_await),
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
+        cmocka_unit_test(test_cause_share_from_the_lens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  *    iowait), from sched_switch (a task leaves the CPU with in_iowait) to sched_wakeup;
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
- *  - per (tgid, device): bytes and bios submitted, charged to the submitting task.
+ *  - per (tgid, device): bytes and bios submitted, charged to the submitting thread
+ *    group, kernel threads (writeback) together under tgid 0.
  * It runs on every context switch, wakeup and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
  * return on the first test for a task not in iowait; a request's state is one entry of
@@ -39,6 +40,7 @@ enum bpf_map_type {
     BPF_MAP_TYPE_PERCPU_HASH = 5,
     BPF_MAP_TYPE_PERCPU_ARRAY = 6,
     BPF_MAP_TYPE_LRU_HASH = 9,
+    BPF_MAP_TYPE_LRU_PERCPU_HASH = 10,
 };
 #define BPF_ANY     0
 #define BPF_NOEXIST 1
@@ -54,6 +56,7 @@ enum bpf_map_type {
  * verifier follows the types; a fault reads 0), not bpf_probe_read_kernel calls, which
  * cost a helper call each. Only the old kernels' flavours below use BPF_CORE_READ. */
 struct task_struct {
+    unsigned int flags;
     unsigned int in_iowait : 1;
     int pid;
     int tgid;
@@ -156,8 +159,10 @@ struct {
     __type(value, struct lens_dev_val);
 } devs SEC(".maps");
 
+/* Per CPU: the submission adds to its own CPU's copy without atomic operations, and a
+ * process's entry does not move between the CPUs its threads run on. */
 struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
     __uint(max_entries, LENS_MAX_SUBMIT);
     __type(key, struct lens_submit_key);
     __type(value, struct lens_submit_val);
@@ -166,11 +171,12 @@ struct {
 /* Events the bounded maps could not hold (a full devprio or devs map, a request in
  * flight evicted from the rqs cache). */
 __u64 lens_dropped = 0;
-/* Charge bytes to the submitting thread group per device (the submits map, for issue
- * 14's attribution). Read-only data set before load: when off, the verifier drops the
- * code, and each bio costs one LRU update less (about 0.3 us). Off until a reader uses
- * it. */
+/* Charge bytes to the submitting thread group per device (the submits map, issue 14's
+ * attribution). Read-only data set before load (lens.c sets it): when off, the verifier
+ * drops the code. */
 const volatile bool lens_submits = false;
+
+#define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
 
 /* A new devprio entry's first value: too big for the 512-byte BPF stack. */
 const struct lens_dp_val dp_zero = {};
@@ -478,13 +484,22 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         part = disk_dev(disk) + BPF_CORE_READ(old, bi_partno);
     }
     if (lens_submits) {
-        __u64 tg = bpf_get_current_pid_tgid();
-        struct lens_submit_key sk = { .tgid = tg >> 32, .dev = part };
+        /* The tracepoint runs in the submitter's context (submit_bio_noacct_nocheck, called
+         * synchronously from submit_bio): a direct read or write, and readahead for a
+         * reader (also a page fault on a memory map), in the reader's own task; writeback
+         * in the flusher kworker (wb_workfn), a journal in its kthread. Every kernel
+         * thread is charged to tgid 0 (LENS_SUBMIT_KERNEL): one row per device, not one
+         * per kworker, whose ids mean nothing to the user. */
+        struct task_struct *cur = bpf_get_current_task_btf();
+        __u32 tgid = cur->flags & PF_KTHREAD ? LENS_SUBMIT_KERNEL : (__u32)cur->tgid;
+        struct lens_submit_key sk = { .tgid = tgid, .dev = part };
         __u64 bytes = bio->bi_iter.bi_size;
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
-            __sync_fetch_and_add(&sv->bytes, bytes);
-            __sync_fetch_and_add(&sv->bios, 1);
+            /* this CPU's copy: plain adds (a program never runs nested in itself on
+             * one CPU, see lens_rq_complete) */
+            sv->bytes += bytes;
+            sv->bios += 1;
         } else {
             struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
             bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
