@@ -900,6 +900,14 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
         snprintf(line, sizeof(line), "  %7d %-8s R %6s W %6s  ", (int)t->task->id, pr, rb, wb);
         ln_untrusted(&l, line, t->task->cmdline[0] ? t->task->cmdline : t->task->comm, vw);
     }
+    /* Writeback is written by kernel threads for the processes that dirtied the pages:
+     * its own row, from the bios the lens saw them submit (NAN: no lens). */
+    if (!isnan(d->kernel_bps)) {
+        char wb[16];
+        fmt_rate(wb, sizeof(wb), d->kernel_bps);
+        ln(&l, "  %7s %-8s   %6s W %6s  kernel threads: writeback of dirtied pages, journal", "-", "-", "",
+           wb);
+    }
 }
 
 /* What libproc2 says of the process (source/procinfo.h), live only. */

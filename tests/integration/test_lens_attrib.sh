@@ -19,6 +19,9 @@ need mkfs.btrfs
 need losetup
 need python3
 need jq
+need tmux
+SOCK=iotriage-attrib-$$
+. "$(dirname "$0")/lib_tmux.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (loop device, mount, BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF: the lens cannot load"
 [ -x "$IOT" ] || fail "build ./iotriage first"
@@ -113,6 +116,16 @@ bg setsid bash -c 'i=0; while :; do i=$((i + 1)); dd if=/dev/zero of="$1/w$i" bs
             sync; rm -f "$1/w$((i - 3))"; sleep 0.2; done' wb "$MNT"
 WGRP=$BG                             # setsid made it the leader of its own group
 run_iot 6
+# and on the screen: the device view lists writeback as a row of its own
+T new-session -d -s ui -x 120 -y 50 "$IOT -d 1; echo EXITED \$?; sleep 60"
+wait_for '^DEVICE +SCHED' 20
+T send-keys -t ui Tab / "$LNAME" Enter
+wait_for "^$LNAME " 10
+T send-keys -t ui Enter
+wait_for "^Device $LNAME" 10
+wait_for "^ +- +- +W +[0-9.]+[KMG] +kernel threads: writeback of dirtied pages" 20
+ok "screen: $LNAME's device view has the writeback row: $(screen | grep 'kernel threads: writeback' | tr -s ' ')"
+T send-keys -t ui q
 kill -- -"$WGRP" 2>/dev/null
 WGRP=
 # some interval where the device wrote over 1 MB/s: at least half of it is the kernel's
