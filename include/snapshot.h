@@ -219,6 +219,12 @@ struct sampler_opts {
     bool no_tasks;                   /* skip processes entirely (device-only tests) */
     bool no_bpf;                     /* do not load the BPF lens (--no-bpf); it is also not
                                       * loaded when proc_root or sys_root is set (tests) */
+    bool defer_idle_scans;           /* the first snapshot leaves out the open-file scans of
+                                      * processes that never moved a byte (their devices
+                                      * unknown until the second): for a first frame that
+                                      * must come fast (the screen, the exporter's first
+                                      * page); off for whoever reads one snapshot as the
+                                      * truth (audit) or prints only whole intervals */
 };
 
 struct sampler;

@@ -501,7 +501,7 @@ static const struct group_sig *group_find(const struct group_sig *g, size_t n, p
 static bool scan_deferred(const struct sampler *s, const struct snapshot *out,
                           const struct task_sample *t)
 {
-    return s->takes == 0 && !out->threads && t->io_err == 0 && t->io.read_bytes == 0 &&
+    return s->opts.defer_idle_scans && s->takes == 0 && !out->threads && t->io_err == 0 && t->io.read_bytes == 0 &&
            t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0;
 }
 
@@ -782,7 +782,7 @@ static void take_deleted(struct sampler *s, struct snapshot *out)
     for (size_t i = 0; complete && out->tdevs && i < out->ntasks; i++)
         complete = out->tdevs[i].err != -EACCES && out->tdevs[i].err != -EPERM;
     for (size_t i = 0; i < out->nfss; i++) {
-        out->fss[i].deleted_known = s->takes > 0;       /* scans left out: scan_deferred */
+        out->fss[i].deleted_known = s->takes > 0 || !s->opts.defer_idle_scans;   /* scan_deferred */
         out->fss[i].deleted_complete = complete;
     }
     if (n == 0)

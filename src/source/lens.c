@@ -333,11 +333,13 @@ static int read_waits(struct lens *l, const struct bpf_map *map, uint64_t now,
                 o[no++] = (struct open_wait){ .tgid = v[i].tgid, .ns = now - start };
         }
     }
-    qsort(v, (size_t)got, sizeof *v, cmp_wait);
+    if (got > 1)
+        qsort(v, (size_t)got, sizeof *v, cmp_wait);
     *rows = v;
     *n = (size_t)got;
     if (opens) {
-        qsort(o, no, sizeof *o, cmp_open);
+        if (no > 1)
+            qsort(o, no, sizeof *o, cmp_open);
         *opens = o;
         *nopen = no;
     }
@@ -510,7 +512,8 @@ int lens_read(struct lens *l, struct lens_reading *out)
                 }
             }
             out->nsubs = (size_t)got;
-            qsort(out->subs, out->nsubs, sizeof *out->subs, lens_submit_cmp);
+            if (out->nsubs > 1)
+                qsort(out->subs, out->nsubs, sizeof *out->subs, lens_submit_cmp);
         }
     }
     if (rc == 0 && s->bss)
