@@ -48,7 +48,6 @@ below=$(ls "/proc/$PY/task" | awk -v t="$RT" '$1 < t' | wc -l)
 
 # open_view ARGS: the screen on the python process, its process view open
 open_view() {
-    T kill-server 2>/dev/null
     T new-session -d -s ui -x 130 -y 110 "$IOT -d 0.5 -p $PY $*; echo EXITED \$?; sleep 60"
     wait_for '^ +PID USER' 10
     wait_for "^ +$PY " 10
@@ -66,6 +65,9 @@ screen | grep -A2 '^Threads (102)' | tail -1 | grep -Eq "^ +$RT " || { screen; f
 ok "lens on: 102 threads counted, 64 shown, the leader then the I/O thread $RT (tid above 64 others)"
 
 # 2. --no-bpf: nothing says who waits; the lowest ids are shown and the reader is not.
+#    A server of its own: a new session on a server that is still shutting down fails.
+T kill-server 2>/dev/null
+SOCK=$SOCK_BASE-nobpf
 open_view --no-bpf
 sleep 2
 screen | grep -Eq "^ +$RT " && { screen; fail "without the lens the reader $RT is shown: the order is not by tid"; }

@@ -68,6 +68,7 @@ wait_for '^EXITED 0'
 # no io controller, so no live cgroup has these files).
 FIX=$ROOT/tests/fixtures/cgroup/audit
 T kill-server 2>/dev/null
+SOCK=$SOCK_BASE-fixture     # a fresh server: a killed one may still be going away
 T new-session -d -s ui -x 160 -y 45 "$IOT -d 0.5 --no-bpf --proc-root $FIX/proc --sys-root $FIX/sys; echo EXITED \$?; sleep 60"
 wait_for '^ +PID '
 T send-keys -t ui c
