@@ -50,7 +50,6 @@ mkdir -p "$RES" || die "cannot make $RES"
 
 OUT=$(mktemp -d /tmp/iotriage-firstframe.XXXXXX)
 SOCK=iotriage-firstframe-$$
-SPAWN_PID=
 cleanup() {
     tmux -L "$SOCK" kill-server 2>/dev/null
     rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"     # kill-server leaves the socket file
@@ -61,18 +60,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 export IOTRIAGE_RECORD_DIR=          # no baselines from a recorder: the same work every run
 
-spawn_up() {
-    "$BIN/spawn" "$@" >"$OUT/spawn" &
-    SPAWN_PID=$!
-    local i
-    for i in $(seq 1 1200); do
-        grep -q '^ready' "$OUT/spawn" && return 0
-        kill -0 "$SPAWN_PID" 2>/dev/null || die "spawn exited"
-        sleep 0.1
-    done
-    die "spawn never ready"
-}
-spawn_down() { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; SPAWN_PID=; }
+. "$ROOT/bench/lib.sh"
 
 command_of() {
     case $1 in

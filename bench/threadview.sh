@@ -36,7 +36,6 @@ for b in "$IOT" "$BIN/spawn" "$BIN/measure"; do [ -x "$b" ] || die "$b missing (
 
 OUT=$(mktemp -d /tmp/iotriage-threadview.XXXXXX)
 SOCK=iotriage-threadview-$$
-SPAWN_PID=
 cleanup() {
     tmux -L "$SOCK" kill-server 2>/dev/null
     [ -n "$SPAWN_PID" ] && { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; }
@@ -46,19 +45,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 export IOTRIAGE_RECORD_DIR=          # no baselines from a recorder: the same work every run
 
-# spawn_up ARGS...: start bench/spawn, wait for "ready"; sets SPAWN_PID
-spawn_up() {
-    "$BIN/spawn" "$@" >"$OUT/spawn" &
-    SPAWN_PID=$!
-    local i
-    for i in $(seq 1 600); do
-        grep -q '^ready' "$OUT/spawn" && return 0
-        kill -0 "$SPAWN_PID" 2>/dev/null || die "spawn exited"
-        sleep 0.1
-    done
-    die "spawn never ready"
-}
-spawn_down() { kill -TERM "$SPAWN_PID" 2>/dev/null; wait "$SPAWN_PID" 2>/dev/null; SPAWN_PID=; }
+. "$ROOT/bench/lib.sh"
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # screen_cpu VIEW: ms of CPU per refresh of the screen on the many-threaded process
