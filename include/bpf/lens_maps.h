@@ -22,8 +22,9 @@
 #define LENS_MAX_PROCS  8192    /* thread groups (LRU) */
 #define LENS_RQ_SETS_LOG 13     /* requests in flight: 2^13 sets of 2 ways (see lens_rq_set) */
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
-#define LENS_MAX_DEVPRIO 1024   /* (device, priority) pairs; fewer on many CPUs (lens.c) */
-#define LENS_MAX_DEVS   256
+#define LENS_MAX_DEVPRIO 1024   /* (device, priority) slots, a power of two; fewer on many
+                                 * CPUs (lens.c) */
+#define LENS_MAX_DEVS   256     /* device slots, a power of two */
 #define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
@@ -42,14 +43,22 @@ struct lens_stage {
     __u64 hist[LENS_HIST];
 };
 
-struct lens_dp_key {
-    __u32 dev;
-    __u32 prio;                 /* class << 13 | level (hint bits dropped) */
-};
+/* The device and priority tables are open-addressed: a pair's slot is found by hashing
+ * its key and probing the next LENS_PROBES slots, each slot holding its key (0: free), so a
+ * lookup is an index computation and a few compares, inline, with no hash map helper call
+ * (a hash map lookup cost about 175 ns a request on this kind of machine). */
+#define LENS_PROBES     8
+#define LENS_KEY_USED   (1ull << 63)
+/* A device's key: LENS_KEY_USED | dev. A (device, priority) key: LENS_KEY_USED | dev << 16
+ * | prio, prio being class << 13 | level (hint bits dropped). */
+#define LENS_DP_KEY(dev, prio) (LENS_KEY_USED | (__u64)(dev) << 16 | (__u64)((prio) & 0xffff))
 
-/* Per CPU (the map is a per-CPU hash: the completion, which fills it, adds to its own
- * CPU's copy without atomic operations or shared cache lines; the reader sums the CPUs). */
+/* Per CPU (a per-CPU array: the completion, which fills it, adds to its own CPU's copy
+ * without atomic operations or shared cache lines; the reader sums the CPUs' copies of a
+ * key, which need not sit in the same slot on every CPU). The slots ever claimed on any
+ * CPU are marked in lens_dp_used, so the reader looks up only those. */
 struct lens_dp_val {
+    __u64 key;                  /* LENS_DP_KEY; 0: free on this CPU */
     struct lens_stage st[LENS_NSTAGES];
     /* Moments of (depth at issue d, device time y in us) over completed requests issued
      * after the device's first_done_ns, when the depth count is whole: the reader sums
@@ -57,7 +66,10 @@ struct lens_dp_val {
     __u64 n, sd, sdd, sy, sdy;
 };
 
-struct lens_dev_val {           /* key: __u32 dev */
+/* One device, in the lens_devs table (global data: the reader sees it mapped, without a
+ * system call). */
+struct lens_dev_val {
+    __u64 key;                  /* LENS_KEY_USED | dev; 0: a free slot */
     __s64 inflight;             /* requests seen issued and not completed */
     __u64 first_done_ns;        /* first completion of a request seen issued; 0: none yet */
     __u64 issued;               /* requests seen issued */

@@ -130,12 +130,11 @@ int lens_open(struct lens **out, char *err, size_t errlen)
          * Keep it within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the
          * completions it could not hold in lens_dropped. */
         size_t per = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
-        size_t n = LENS_DEVPRIO_BYTES / per;
-        if (n > LENS_MAX_DEVPRIO)
-            n = LENS_MAX_DEVPRIO;
-        if (n < 32)
-            n = 32;
+        size_t n = LENS_MAX_DEVPRIO;     /* a power of two: the slots are masked */
+        while (n > 32 && n * per > LENS_DEVPRIO_BYTES)
+            n /= 2;
         bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
+        skel->rodata->devprio_mask = (__u32)n - 1;
         /* Bytes per (process, device) at submission: the attribution that open files
          * cannot give (anonymous st_dev, memory maps, writeback). One LRU hash lookup per
          * bio, per CPU (docs/performance.md). */
@@ -381,36 +380,65 @@ static int add_open_waits(struct lens_reading *out, const struct open_wait *o, s
     return 0;
 }
 
-/* The (device, priority) pairs, each summed over the CPUs' copies. */
+/* The (device, priority) pairs: every slot marked used in lens_dp_used is looked up (a
+ * few, where the whole per-CPU array would be ncpus x 1.1 KB a slot), and each CPU's copy
+ * is added to its key's row (a key may sit in different slots on different CPUs). */
 static int read_devprio(struct lens *l, struct lens_reading *out)
 {
-    const struct bpf_map *map = l->skel->maps.devprio;
-    long got = dump_map(l, map);
-    if (got < 0)
-        return (int)got;
-    if (got == 0)
+    const struct iotriage_bpf__bss *bss = l->skel->bss;
+    int fd = bpf_map__fd(l->skel->maps.devprio);
+    size_t nslots = 0;
+    for (size_t w = 0; w < LENS_MAX_DEVPRIO / 64; w++)
+        nslots += (size_t)__builtin_popcountll(bss->lens_dp_used[w]);
+    if (nslots == 0)
         return 0;
-    out->dp = calloc((size_t)got, sizeof *out->dp);
-    if (!out->dp)
-        return -ENOMEM;
-    struct lens_moments *mm = realloc(l->moments, (size_t)got * sizeof *mm);
-    if (!mm)
-        return -ENOMEM;
-    l->moments = mm;
+    size_t cap = nslots * (size_t)l->ncpus;
     size_t stride = (sizeof(struct lens_dp_val) + 7) & ~(size_t)7;
     size_t vsz = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
-    const struct lens_dp_key *k = l->keys;
-    for (long i = 0; i < got; i++) {
-        struct lens_devprio *d = &out->dp[i];
-        struct lens_moments *m = &l->moments[i];
-        memset(m, 0, sizeof *m);
-        d->major = k[i].dev >> 20;
-        d->minor = k[i].dev & 0xfffff;
-        d->prio = k[i].prio;
-        m->dev = k[i].dev;
+    if (l->vals_sz < vsz) {
+        void *p = realloc(l->vals, vsz);
+        if (!p)
+            return -ENOMEM;
+        l->vals = p;
+        l->vals_sz = vsz;
+    }
+    out->dp = calloc(cap, sizeof *out->dp);
+    struct lens_moments *mm = realloc(l->moments, cap * sizeof *mm);
+    __u64 *keys = calloc(cap, sizeof *keys);
+    if (mm)
+        l->moments = mm;
+    if (!out->dp || !mm || !keys) {
+        free(keys);
+        return -ENOMEM;
+    }
+    size_t n = 0;
+    for (__u32 idx = 0; idx < LENS_MAX_DEVPRIO; idx++) {
+        if (!(bss->lens_dp_used[idx / 64] >> (idx % 64) & 1))
+            continue;
+        if (bpf_map_lookup_elem(fd, &idx, l->vals) < 0) {
+            free(keys);
+            return -errno;
+        }
         for (int c = 0; c < l->ncpus; c++) {
             const struct lens_dp_val *v =
-                (const void *)((const char *)l->vals + (size_t)i * vsz + (size_t)c * stride);
+                (const void *)((const char *)l->vals + (size_t)c * stride);
+            if (!v->key)
+                continue;
+            size_t i = 0;
+            while (i < n && keys[i] != v->key)
+                i++;
+            if (i == n) {
+                if (n == cap)
+                    break;
+                keys[n++] = v->key;
+                __u32 dev = (__u32)(v->key >> 16);
+                out->dp[i].major = dev >> 20;
+                out->dp[i].minor = dev & 0xfffff;
+                out->dp[i].prio = (unsigned)(v->key & 0xffff);
+                l->moments[i] = (struct lens_moments){ .dev = dev };
+            }
+            struct lens_devprio *d = &out->dp[i];
+            struct lens_moments *m = &l->moments[i];
             for (int st = 0; st < LENS_NSTAGES; st++) {
                 d->st[st].count += v->st[st].count;
                 d->st[st].sum_ns += v->st[st].sum_ns;
@@ -424,27 +452,33 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
             m->sdy += v->sdy;
         }
     }
-    out->ndp = (size_t)got;
-    l->nmoments = (size_t)got;
+    free(keys);
+    out->ndp = n;
+    l->nmoments = n;
     return 0;
 }
 
-/* The devices; their depth moments are the sums over their priorities (read_devprio). */
+/* The devices, from the mapped table; their depth moments are the sums over their
+ * priorities (read_devprio). */
 static int read_devs(struct lens *l, struct lens_reading *out)
 {
-    long got = dump_map(l, l->skel->maps.devs);
-    if (got < 0)
-        return (int)got;
+    const struct lens_dev_val *v = l->skel->bss->lens_devs;
+    size_t got = 0;
+    for (size_t i = 0; i < LENS_MAX_DEVS; i++)
+        got += v[i].key != 0;
     if (got == 0)
         return 0;
-    if (!(out->devs = calloc((size_t)got, sizeof *out->devs)))
+    if (!(out->devs = calloc(got, sizeof *out->devs)))
         return -ENOMEM;
-    const __u32 *k = l->keys;
-    const struct lens_dev_val *v = l->vals;
-    for (long i = 0; i < got; i++) {
-        struct lens_devstat *d = &out->devs[i];
-        d->major = k[i] >> 20;
-        d->minor = k[i] & 0xfffff;
+    size_t n = 0;
+    for (size_t i = 0; i < LENS_MAX_DEVS && n < got; i++) {
+        __u64 key = v[i].key;
+        if (!key)
+            continue;
+        __u32 dev = (__u32)key;
+        struct lens_devstat *d = &out->devs[n++];
+        d->major = dev >> 20;
+        d->minor = dev & 0xfffff;
         d->inflight = v[i].inflight;
         d->issued = v[i].issued;
         d->depth_sum = v[i].depth_sum;
@@ -454,7 +488,7 @@ static int read_devs(struct lens *l, struct lens_reading *out)
         d->min_dev_ns = v[i].min_dev_ns;
         for (size_t j = 0; j < l->nmoments; j++) {
             const struct lens_moments *m = &l->moments[j];
-            if (m->dev != k[i])
+            if (m->dev != dev)
                 continue;
             d->n += m->n;
             d->sd += m->sd;
@@ -463,7 +497,7 @@ static int read_devs(struct lens *l, struct lens_reading *out)
             d->sdy += m->sdy;
         }
     }
-    out->ndevs = (size_t)got;
+    out->ndevs = n;
     return 0;
 }
 

@@ -145,19 +145,21 @@ struct {
     __type(value, __u64);
 } scratch SEC(".maps");
 
+/* (device, priority) slots, open-addressed (lens_maps.h); max_entries is set at load
+ * to a power of two, devprio_mask to it minus one. */
 struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, LENS_MAX_DEVPRIO);
-    __type(key, struct lens_dp_key);
+    __type(key, __u32);
     __type(value, struct lens_dp_val);
 } devprio SEC(".maps");
+const volatile __u32 devprio_mask = LENS_MAX_DEVPRIO - 1;
+/* The devprio slots claimed on some CPU, for the reader. */
+__u64 lens_dp_used[LENS_MAX_DEVPRIO / 64] = {};
 
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, LENS_MAX_DEVS);
-    __type(key, __u32);
-    __type(value, struct lens_dev_val);
-} devs SEC(".maps");
+/* The devices, open-addressed (lens_maps.h), in global data: shared by every CPU (the
+ * depth in flight is one count), read by user space through the mapped .bss. */
+struct lens_dev_val lens_devs[LENS_MAX_DEVS] = {};
 
 /* Per CPU: the submission adds to its own CPU's copy without atomic operations, and a
  * process's entry does not move between the CPUs its threads run on. */
@@ -168,8 +170,8 @@ struct {
     __type(value, struct lens_submit_val);
 } submits SEC(".maps");
 
-/* Events the bounded maps could not hold (a full devprio or devs map, a request in
- * flight evicted from the rqs cache). */
+/* Events the bounded tables could not hold (a device or (device, priority) pair whose
+ * probed slots were all taken, a request in flight evicted from the rqs cache). */
 __u64 lens_dropped = 0;
 /* Charge bytes to the submitting thread group per device (the submits map, issue 14's
  * attribution). Read-only data set before load (lens.c sets it): when off, the verifier
@@ -177,9 +179,6 @@ __u64 lens_dropped = 0;
 const volatile bool lens_submits = false;
 
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
-
-/* A new devprio entry's first value: too big for the 512-byte BPF stack. */
-const struct lens_dp_val dp_zero = {};
 
 /* ---- Per-thread iowait. ----
  * Both programs run on every context switch and wakeup of the machine: they return on
@@ -259,8 +258,9 @@ int BPF_PROG(lens_exit, struct task_struct *p)
 
 /* ---- Requests. ----
  * Per request: its entry in the rqs cache (claimed at its first bio's submission, found
- * by index after, freed at completion; no hash map update), and lookups of its device's
- * devs and devprio entries, created by the device's first request. */
+ * by index after, freed at completion; no hash map update), and its device's lens_devs
+ * and devprio entries, found by probing (lens_maps.h), claimed by the device's first
+ * request. */
 
 static __always_inline __u32 log2_bucket(__u64 ns)
 {
@@ -312,17 +312,65 @@ static __always_inline __u32 rq_prio(struct request *rq)
     return (v & 0xe000) | (v & 7);
 }
 
+/* A key's home slot, before the table's mask: the high half of its Fibonacci hash. */
+static __always_inline __u32 slot_hash(__u64 key)
+{
+    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> 32);
+}
+
+/* A device's entry; with claim, a free slot is taken for a device not yet seen (two CPUs
+ * racing for one slot: the compare-and-swap lets one win, the other probes on). NULL when
+ * absent, or when every probed slot holds another device (counted in lens_dropped). */
+static __always_inline struct lens_dev_val *dev_find(__u32 dev, bool claim)
+{
+    __u64 want = LENS_KEY_USED | dev;
+    __u32 h = slot_hash(want);
+#pragma clang loop unroll(full)
+    for (int i = 0; i < LENS_PROBES; i++) {
+        struct lens_dev_val *d = &lens_devs[(h + i) & (LENS_MAX_DEVS - 1)];
+        __u64 k = d->key;
+        if (k == want)
+            return d;
+        if (k)
+            continue;
+        if (!claim)
+            return NULL;
+        k = __sync_val_compare_and_swap(&d->key, 0, want);
+        if (k == 0 || k == want)
+            return d;
+    }
+    if (claim)
+        __sync_fetch_and_add(&lens_dropped, 1);
+    return NULL;
+}
+
 static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
 {
-    struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &dev);
-    if (d)
-        return d;
-    struct lens_dev_val zero = {};
-    bpf_map_update_elem(&devs, &dev, &zero, BPF_NOEXIST);
-    d = bpf_map_lookup_elem(&devs, &dev);
-    if (!d)
-        __sync_fetch_and_add(&lens_dropped, 1);
-    return d;
+    return dev_find(dev, true);
+}
+
+/* This CPU's copy of a (device, priority) entry, claimed when new. */
+static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
+{
+    __u64 want = LENS_DP_KEY(dev, prio);
+    __u32 h = slot_hash(want);
+#pragma clang loop unroll(full)
+    for (int i = 0; i < LENS_PROBES; i++) {
+        __u32 idx = (h + i) & devprio_mask & (LENS_MAX_DEVPRIO - 1);
+        struct lens_dp_val *v = bpf_map_lookup_elem(&devprio, &idx);
+        if (!v)
+            break;
+        if (v->key == want)
+            return v;
+        if (v->key)
+            continue;
+        /* Only the completion writes this CPU's copy, and never nested in itself. */
+        v->key = want;
+        __sync_fetch_and_or(&lens_dp_used[idx / 64], 1ull << (idx % 64));
+        return v;
+    }
+    __sync_fetch_and_add(&lens_dropped, 1);
+    return NULL;
 }
 
 /* ---- The requests in flight (lens_maps.h: struct lens_rq). ---- */
@@ -371,8 +419,7 @@ static __always_inline void rq_drop(struct lens_rq *r)
 {
     if (!r->insert_ns && !r->issue_ns)
         return;                 /* a bio without a request yet: no count holds it */
-    __u32 dev = r->dev;
-    struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &dev);
+    struct lens_dev_val *d = dev_find(r->dev, false);
     if (d) {
         if (r->issue_ns)
             __sync_fetch_and_add(&d->inflight, -1);
@@ -599,7 +646,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
     if (!r)
         return 0;
     if (r->insert_ns && !r->issue_ns) {
-        struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &r->dev);
+        struct lens_dev_val *d = dev_find(r->dev, false);
         if (d)
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
     }
@@ -616,7 +663,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
     if (!r || !r->issue_ns)
         return 0;
     r->issue_ns = 0;
-    struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &r->dev);
+    struct lens_dev_val *d = dev_find(r->dev, false);
     if (d)
         __sync_fetch_and_add(&d->inflight, -1);
     return 0;
@@ -631,7 +678,7 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
     struct lens_rq *r = rq_find(rq, &key, SL_COMPLETE);
     if (!r || !r->issue_ns) {
         __u32 dev = r ? r->dev : rq_dev(rq);
-        struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &dev);
+        struct lens_dev_val *d = dev_find(dev, false);
         if (d)
             __sync_fetch_and_add(&d->untracked, 1);
         if (r)
@@ -642,7 +689,7 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
     struct lens_rq q = *r;
     rq_free(r, key);
 
-    struct lens_dev_val *d = bpf_map_lookup_elem(&devs, &q.dev);
+    struct lens_dev_val *d = dev_find(q.dev, false);
     __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
     if (d) {
         __sync_fetch_and_add(&d->inflight, -1);
@@ -655,16 +702,9 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
 
     /* This CPU's copy: plain additions. Only this program writes the map, and the
      * kernel never runs a program twice at once on one CPU (it skips a nested run). */
-    struct lens_dp_key k = { .dev = q.dev, .prio = q.prio };
-    struct lens_dp_val *v = bpf_map_lookup_elem(&devprio, &k);
-    if (!v) {
-        bpf_map_update_elem(&devprio, &k, &dp_zero, BPF_NOEXIST);
-        v = bpf_map_lookup_elem(&devprio, &k);
-        if (!v) {
-            __sync_fetch_and_add(&lens_dropped, 1);
-            return 0;
-        }
-    }
+    struct lens_dp_val *v = dp_slot(q.dev, q.prio);
+    if (!v)
+        return 0;
     if (q.depth_whole) {
         __u64 y = dev_ns / 1000;
         v->n += 1;
