@@ -344,7 +344,8 @@ static const char *comm_of(const struct snapshot *cur, pid_t tgid)
         else
             hi = mid;
     }
-    return lo < cur->ntasks && cur->tasks[lo].id == tgid ? cur->tasks[lo].comm : "";
+    const char *c = lo < cur->ntasks && cur->tasks[lo].id == tgid ? cur->tasks[lo].comm : NULL;
+    return c ? c : "";
 }
 
 /* Whom the kernel threads' bytes to the device were for (rows: the interval's, all
