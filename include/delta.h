@@ -191,6 +191,10 @@ struct baselines {
 /* Delay shares above nlwp x 100 % times this are the kernel over-counting, not jitter. */
 #define DELAY_SLACK        1.03
 
+/* Bytes a second kernel threads wrote to device d for pages process tgid dirtied (its
+ * writeback_by rows together); NAN when d's split is unknown (wb_valid false). */
+double dev_writeback_of(const struct dev_rates *d, pid_t tgid);
+
 /* prev may be NULL (first sample: rates unknown, ioprio and identities still filled). */
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
                    struct baselines *hist, struct result *out);

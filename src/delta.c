@@ -387,6 +387,17 @@ static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_ro
     r->nwb = nv;
 }
 
+double dev_writeback_of(const struct dev_rates *d, pid_t tgid)
+{
+    if (!d->wb_valid)
+        return (double)NAN;
+    double bps = 0;
+    for (size_t k = 0; tgid > 0 && k < d->nwb; k++)
+        if (d->wb[k].pid == tgid)
+            bps += d->wb[k].bps;
+    return bps;
+}
+
 /* The lens's view of the interval; its saturation verdict, when it can give one, is
  * taken over the baseline's: it needs no quiet history (lens_judge_saturation). */
 static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, double itv_s,

@@ -461,13 +461,16 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
             continue;
         on_saturated = true;
         double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
-        /* With the lens, what the process submitted to this device (exact; what it
-         * dirtied and the flusher wrote is not its own). Without it, its bytes are
-         * counted against every saturated device it touches: we do not know how it
-         * splits them, so this is an upper bound. */
+        /* With the lens, what the process submitted to this device, and what kernel
+         * threads wrote there for pages it dirtied (the flusher's writeback: its writes,
+         * submitted later by another task): exact. Without it, its bytes are counted
+         * against every saturated device it touches: we do not know how it splits them,
+         * so this is an upper bound. */
         double mine = bps;
-        if (td->lens)
-            mine = td->lens_bps[k];
+        if (td->lens) {
+            double wb = dev_writeback_of(d, t->task->tgid);
+            mine = td->lens_bps[k] + (isnan(wb) ? 0 : wb);
+        }
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }

@@ -385,14 +385,8 @@ static void json_task_writeback(struct jw *w, const struct result *r, pid_t tgid
     }
     jw_open(w, "lens_writeback", '{');
     for (size_t i = 0; i < r->ndevs; i++) {
-        double bps = 0;
-        bool any = false;
-        for (size_t k = 0; k < r->devs[i].nwb; k++)
-            if (r->devs[i].wb[k].pid == tgid) {
-                bps += r->devs[i].wb[k].bps;
-                any = true;
-            }
-        if (any)
+        double bps = dev_writeback_of(&r->devs[i], tgid);
+        if (bps > 0)
             jw_num(w, r->devs[i].dev->ds.name, bps);
     }
     jw_close(w, '}');

@@ -26,6 +26,7 @@
 #include "record/replay.h"
 #include "source/cgroups.h"
 #include "source/lens.h"
+#include "verdict.h"
 
 static const char *fixtures(void)
 {
@@ -245,6 +246,52 @@ static void test_writeback_by(void **state)
     world_free(&w, set);
 }
 
+/* The cause share counts what kernel threads wrote for a buffered writer's dirtied pages:
+ * a writer that submits 10 % of a saturated device's bytes itself and whose pages the
+ * flusher writes for another 60 % causes its queue. */
+static void test_cause_counts_writeback(void **state)
+{
+    (void)state;
+    struct snapshot snap;
+    set_snap(&snap, 1.0);
+    struct dev_sample dev;
+    memset(&dev, 0, sizeof(dev));
+    snprintf(dev.ds.name, sizeof(dev.ds.name), "sdb");
+    snprintf(dev.bd.disk, sizeof(dev.bd.disk), "sdb");
+    snprintf(dev.bd.scheduler, sizeof(dev.bd.scheduler), "mq-deadline");
+    dev.bd.nr_requests = 64;
+    struct task_sample ts = { .id = 42, .tgid = 42, .comm = "writer" };
+    struct task_devs td = { .known = true, .lens = true, .n = 1, .from_lens = 1 };
+    td.lens_bps[0] = 100.0 * 1024;
+    snap.devs = &dev;
+    snap.ndevs = 1;
+    snap.tasks = &ts;
+    snap.ntasks = 1;
+    snap.tdevs = &td;
+    struct wb_share rows[2] = {
+        { .bps = 600.0 * 1024, .pid = 42, .cgid = 5, .from = WB_FROM_LENS },
+        { .bps = 300.0 * 1024 },
+    };
+    struct dev_rates dr = { .dev = &dev, .valid = true, .saturated = 1, .aqu_sz = 9,
+                            .await = 40, .wkb_s = 1000, .wb_valid = true, .wb = rows, .nwb = 2 };
+    struct task_rates tr = { .task = &ts, .io_valid = true, .write_bps = 700.0 * 1024,
+                             .io_delay_pct = (double)NAN };
+    struct result res = { .cur = &snap, .interval_s = 1.0, .devs = &dr, .ndevs = 1,
+                          .tasks = &tr, .ntasks = 1 };
+    struct verdicts v;
+    verdict_compute(&res, &v);
+    assert_int_equal(v.roles[0], ROLE_CAUSE);        /* 100 + 600 of 1000 kB/s */
+    verdicts_free(&v);
+    rows[0].pid = 43;                                 /* another's pages: 10 % alone */
+    verdict_compute(&res, &v);
+    assert_int_equal(v.roles[0], ROLE_NONE);
+    verdicts_free(&v);
+    assert_true(fabs(dev_writeback_of(&dr, 43) - 600.0 * 1024) < 1e-9);
+    assert_true(dev_writeback_of(&dr, 42) == 0);
+    dr.wb_valid = false;
+    assert_true(isnan(dev_writeback_of(&dr, 43)));
+}
+
 /* rec-lens.jsonl's last sample carries rows; the same file without the two keys (a
  * recording made before them) still replays, the split unknown. */
 static void test_replay(void **state)
@@ -332,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_wb_interval),
         cmocka_unit_test(test_cgroup_ids),
         cmocka_unit_test(test_writeback_by),
+        cmocka_unit_test(test_cause_counts_writeback),
         cmocka_unit_test(test_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
