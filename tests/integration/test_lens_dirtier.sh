@@ -8,6 +8,8 @@
 #   hands the pages to the flusher. Over the samples, the loop device's writeback_by
 #   charges each writer's pid and cgroup path with its bytes (within 10 %), and each
 #   writer's lens_writeback names the loop device;
+#   on the screen, the device view's writeback row names the top dirtier, its cgroup and
+#   share, while a third writer in the first cgroup writes new files and syncs in a loop;
 #   with --no-bpf the split is unknown: writeback_by and lens_writeback null, never [].
 # Every mount, loop device, cgroup and process goes on EXIT, also on failure.
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +17,8 @@ need mkfs.ext4
 need losetup
 need python3
 need jq
+SOCK=iotriage-dirtier-$$
+. "$(dirname "$0")/lib_tmux.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (loop device, mount, cgroups, BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF: the lens cannot load"
 [ -x "$IOT" ] || fail "build ./iotriage first"
@@ -130,6 +134,35 @@ jq -se --arg d "$LNAME" '[.[] | .devices[] | select(.name == $d) | .writeback_by
     | select(.pid == null) | (.cgroup == null and .comm == null and .cgroup_from == null)] | all' \
     "$TMP/iot.json" >/dev/null || fail "an unknown row names a cgroup or comm"
 ok "the unknown share is a row of nulls"
+
+# The screen: a writer that keeps dirtying new files (a new file each time: see
+# test_lens_attrib.sh) and syncs; the device view names it under the writeback row.
+cat >"$TMP/looper.py" <<'PY'
+import os, sys, time
+d, buf, i = sys.argv[1], b"\x5a" * (1 << 20), 0
+while True:
+    i += 1
+    with open(f"{d}/l{i}", "wb") as f:
+        for _ in range(8):
+            f.write(buf)
+    os.sync()
+    if i > 3:
+        os.unlink(f"{d}/l{i - 3}")
+    time.sleep(0.2)
+PY
+bg bash -c 'echo $$ >"$1/cgroup.procs" && exec python3 "$2" "$3"' w "$CGA" "$TMP/looper.py" "$MNT"
+LPID=$BG
+T new-session -d -s ui -x 160 -y 50 "$IOT -d 1; echo EXITED \$?; sleep 60"
+wait_for '^DEVICE +SCHED' 20
+T send-keys -t ui Tab / "$LNAME" Enter
+wait_for "^$LNAME " 10
+T send-keys -t ui Enter
+wait_for "^Device $LNAME" 10
+pat="^ +[0-9 ]{3}% dirtied by python3\\[$LPID\\] in /${CGA#"$rel"/} \\(cgroup from the lens\\)"
+wait_for "$pat" 20
+ok "screen: $(screen | grep -E 'kernel threads: writeback|dirtied by|dirtier unknown' | tr -s ' ' | tr '\n' '/')"
+T send-keys -t ui q
+kill "$LPID" 2>/dev/null
 
 # Without the lens: unknown, not zero.
 timeout 30 "$IOT" --json --no-bpf -d 1 -n 2 >"$TMP/nobpf.json" 2>/dev/null
