@@ -153,6 +153,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         bpf_program__set_autoload(skel->progs.lens_dirty_folio, folio);
         bpf_program__set_autoload(skel->progs.lens_dirty_page, page);
         l->dirty_on = folio || page;
+        skel->rodata->lens_wb_split = l->dirty_on;
         size_t wb = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
         bpf_map__set_max_entries(skel->maps.wbs,
                                  (__u32)(wb < LENS_MAX_WB ? (wb < 256 ? 256 : wb) : LENS_MAX_WB));

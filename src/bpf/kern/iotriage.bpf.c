@@ -249,6 +249,9 @@ __u64 lens_dropped = 0;
  * attribution). Read-only data set before load (lens.c sets it): when off, the verifier
  * drops the code. */
 const volatile bool lens_submits = false;
+/* Split the kernel threads' bytes by dirtier (the wbs map): on when a page-dirtying
+ * tracepoint is attached (lens.c), so that without one no bio pays for the lookups. */
+const volatile bool lens_wb_split = false;
 
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
 
@@ -676,7 +679,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
             struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
             bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
         }
-        if (tgid == LENS_SUBMIT_KERNEL && bytes)
+        if (lens_wb_split && tgid == LENS_SUBMIT_KERNEL && bytes)
             wb_charge(bio, part, bytes);
     }
     /* Bio-based devices (device mapper, zram) make no requests: nothing to time. */
