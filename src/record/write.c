@@ -372,11 +372,12 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
 static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti);   /* the cgroup lens, below */
 
 /* Bytes a second kernel threads wrote per device for pages this process dirtied
- * (the devices' writeback_by rows of its tgid): null when no device's split is known. */
+ * (the devices' writeback_by rows of its tgid): null when no device's split is known,
+ * and in thread mode (the rows are per process, as lens_bytes). */
 static void json_task_writeback(struct jw *w, const struct result *r, pid_t tgid)
 {
     bool known = false;
-    for (size_t i = 0; i < r->ndevs && !known; i++)
+    for (size_t i = 0; i < r->ndevs && !known && !r->cur->threads; i++)
         known = r->devs[i].wb_valid;
     if (!known) {
         jw_key(w, "lens_writeback");
