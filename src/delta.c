@@ -372,8 +372,10 @@ static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_ro
             v[nv].pid = w->tgid;
             v[nv].cgid = cg;
             v[nv].from = from;
+            /* its name when it dirtied the pages (it may have exited since), else the
+             * task list's */
             if (w->tgid)
-                str_copy(v[nv].comm, comm_of(cur, w->tgid), sizeof(v[nv].comm));
+                str_copy(v[nv].comm, w->comm[0] ? w->comm : comm_of(cur, w->tgid), sizeof(v[nv].comm));
             int ci = cgroups_find_id(cur->cgroups, cg);
             if (ci >= 0)
                 str_copy(v[nv].cgroup, cur->cgroups->v[ci].path, sizeof(v[nv].cgroup));

@@ -97,11 +97,14 @@ struct lens_dirty_key {
     __u32 pad;
 };
 
+#define LENS_COMM 16            /* TASK_COMM_LEN */
+
 struct lens_dirty_val {
     __u64 cgid;                 /* its v2 cgroup (bpf_get_current_cgroup_id: the id is the
                                  * inode number of the cgroup's directory) */
     __u32 tgid;
     __u32 pad;
+    char  comm[LENS_COMM];      /* its name then: the flusher may write after it exited */
 };
 
 /* Bytes kernel threads submitted, by whom they are for. tgid and cgid 0: no dirtier
@@ -114,6 +117,7 @@ struct lens_wb_key {
     __u64 blkcg;
     __u32 tgid;
     __u32 dev;                  /* the bio's device (a partition when the bio targets one) */
+    char  comm[LENS_COMM];      /* the dirtier's, from lens_dirty_val; zeros when unknown */
 };
 
 /* One entry per request in flight, from its first bio's submission to its completion,

@@ -72,6 +72,7 @@ struct lens_wb_row {
     pid_t    tgid;
     uint64_t cgid, blkcg;
     uint64_t bytes, bios;
+    char     comm[LENS_COMM];        /* the dirtier's name when it dirtied; "" unknown */
 };
 
 struct lens_reading {
@@ -196,7 +197,7 @@ int    lens_submit_cmp(const void *a, const void *b);
 size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
                             pid_t tgid, struct lens_submit_row *out, size_t max);
 
-/* Order of lens_reading.wbs: major, minor, tgid, cgid, blkcg. */
+/* Order of lens_reading.wbs: major, minor, tgid, cgid, blkcg, comm. */
 int    lens_wb_cmp(const void *a, const void *b);
 /* Every wbs row over the interval between two readings (bytes and bios cur - prev, rows
  * that moved only; evicted rows as in lens_submit_interval). Writes at most max rows into

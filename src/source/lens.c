@@ -280,7 +280,7 @@ static long dump_map(struct lens *l, const struct bpf_map *map)
     if (got > 0)
         return (long)got;
     /* Key by key (kernels before 5.6). */
-    char prev[16], key[16];
+    char prev[64], key[64];         /* the largest key: struct lens_wb_key, 40 bytes */
     if (ksz > sizeof key)
         return -EINVAL;
     void *pk = NULL;
@@ -510,6 +510,8 @@ static int read_wbs(struct lens *l, struct lens_reading *out)
         w->tgid = (pid_t)k[i].tgid;
         w->cgid = k[i].cgid;
         w->blkcg = k[i].blkcg;
+        memcpy(w->comm, k[i].comm, sizeof(w->comm));
+        w->comm[sizeof(w->comm) - 1] = '\0';
         percpu_counts(l, i, &w->bytes, &w->bios);
     }
     out->nwbs = (size_t)got;

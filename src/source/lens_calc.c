@@ -399,7 +399,7 @@ int lens_wb_cmp(const void *a, const void *b)
     CMP(cgid);
     CMP(blkcg);
 #undef CMP
-    return 0;
+    return strncmp(x->comm, y->comm, sizeof(x->comm));
 }
 
 size_t lens_wb_interval(const struct lens_reading *prev, const struct lens_reading *cur,

@@ -4,9 +4,10 @@
 # cgroup. On an ext4 of our own (a loop device over a file in /dev/shm, so no I/O reaches
 # the real disk):
 #   two writers, each in a fresh v2 cgroup of its own, write 64 MiB and 32 MiB through
-#   the page cache (no fsync: the writer submits nothing itself) and then sleep; `sync`
-#   hands the pages to the flusher. Over the samples, the loop device's writeback_by
-#   charges each writer's pid and cgroup path with its bytes (within 10 %), and each
+#   the page cache (no fsync: the writer submits nothing itself) and then sleep, and a dd
+#   in the second cgroup writes 16 MiB and exits; `sync` hands the pages to the flusher.
+#   Over the samples, the loop device's writeback_by charges each writer's pid, comm (dd
+#   by the name it had) and cgroup path with its bytes (within 10 %), and each living
 #   writer's lens_writeback names the loop device;
 #   on the screen, the device view's writeback row names the top dirtier, its cgroup and
 #   share, while a third writer in the first cgroup writes new files and syncs in a loop;
@@ -92,11 +93,16 @@ writer() { # writer CGROUP FILE MIB
 }
 writer "$CGA" "$MNT/a" 64; APID=$BG
 writer "$CGB" "$MNT/b" 32; BPID=$BG
+# and one that exits before the flusher writes its pages: named as it was when it wrote
+bg bash -c 'echo $$ >"$1/cgroup.procs" && exec dd if=/dev/zero of="$2" bs=1M count=16 status=none' \
+    w "$CGB" "$MNT/c"
+CPID=$BG
 for i in $(seq 60); do
     [ -e "$MNT/a.done" ] && [ -e "$MNT/b.done" ] && break
     sleep 0.5
 done
 [ -e "$MNT/a.done" ] && [ -e "$MNT/b.done" ] || fail "the writers did not finish"
+wait "$CPID" || fail "dd failed"
 sync
 wait "$IPID"
 IPID=
@@ -114,17 +120,18 @@ paths() { # paths PID: the cgroup paths its rows name
          | "\(.cgroup)|\(.cgroup_from)|\(.comm)"] | unique | join(" ")' "$TMP/iot.json"
 }
 rel=${CG%/}
-for w in "$APID:$CGA:64" "$BPID:$CGB:32"; do
-    IFS=: read -r pid cgdir mib <<<"$w"
+for w in "$APID:$CGA:64:python3" "$BPID:$CGB:32:python3" "$CPID:$CGB:16:dd"; do
+    IFS=: read -r pid cgdir mib comm <<<"$w"
     want=$((mib << 20))
     got=$(charged "$pid")
     near "$got" "$want" 0.10 ||
         fail "writer $pid: $got B of writeback charged to it on $LNAME, wrote $want: $(jq -c --arg d "$LNAME" '.devices[] | select(.name == $d) | [.writeback_bps, .writeback_by]' "$TMP/iot.json" | grep -v '\[0,\[\]\]' | tail -5)"
     path=/${cgdir#"$rel"/}
-    [ "$(paths "$pid")" = "$path|lens|python3" ] ||
-        fail "writer $pid: its rows name $(paths "$pid"), not $path (from the lens, comm python3)"
-    jq -se --argjson p "$pid" --arg d "$LNAME" '[.[] | .processes[]? | select(.pid == $p)
-        | .lens_writeback[$d] // 0] | add > 0' "$TMP/iot.json" >/dev/null ||
+    [ "$(paths "$pid")" = "$path|lens|$comm" ] ||
+        fail "writer $pid: its rows name $(paths "$pid"), not $path (from the lens, comm $comm)"
+    [ "$comm" = dd ] ||        # dd has exited: no process row to carry it
+        jq -se --argjson p "$pid" --arg d "$LNAME" '[.[] | .processes[]? | select(.pid == $p)
+            | .lens_writeback[$d] // 0] | add > 0' "$TMP/iot.json" >/dev/null ||
         fail "writer $pid: lens_writeback never names $LNAME"
     ok "writer $pid in $path: $got of its $want bytes written back by kernel threads charged to it"
 done

@@ -189,7 +189,7 @@ static void test_writeback_by(void **state)
     struct lens_wb_row cr[] = {
         { .major = 8, .minor = 16, .tgid = 0, .bytes = 1400 },               /* +400 unknown */
         { .major = 8, .minor = 16, .tgid = 100, .cgid = db, .bytes = 6000 },
-        { .major = 8, .minor = 16, .tgid = 555, .cgid = 77, .bytes = 2000 }, /* exited */
+        { .major = 8, .minor = 16, .tgid = 555, .cgid = 77, .bytes = 2000, .comm = "dd" }, /* exited */
         { .major = 8, .minor = 17, .tgid = 100, .cgid = db, .bytes = 4000 }, /* sdb1 */
         { .major = 8, .minor = 17, .tgid = 100, .cgid = 1, .blkcg = db, .bytes = 2000 },
     };
@@ -214,10 +214,11 @@ static void test_writeback_by(void **state)
     assert_int_equal(d->wb[1].from, WB_FROM_BLKCG);
     assert_int_equal(d->wb[1].cgid, db);
     assert_true(fabs(d->wb[1].bps - 1000.0) < 1e-9);
-    /* an exited dirtier in a cgroup no listed task is in: its id, no comm, no path */
+    /* an exited dirtier in a cgroup no listed task is in: its id and the name it had
+     * when it dirtied the pages, no path */
     assert_int_equal(d->wb[2].pid, 555);
     assert_int_equal(d->wb[2].cgid, 77);
-    assert_string_equal(d->wb[2].comm, "");
+    assert_string_equal(d->wb[2].comm, "dd");
     assert_string_equal(d->wb[2].cgroup, "");
     /* the unknown share: its own row */
     assert_int_equal(d->wb[3].pid, 0);

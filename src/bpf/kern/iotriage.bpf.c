@@ -577,6 +577,7 @@ static __always_inline int dirty_note(struct address_space *m)
     if (v && v->tgid == tgid && v->cgid == cg)
         return 0;
     struct lens_dirty_val n = { .cgid = cg, .tgid = tgid };
+    bpf_get_current_comm(n.comm, sizeof(n.comm));
     bpf_map_update_elem(&dirtiers, &k, &n, BPF_ANY);
     return 0;
 }
@@ -628,6 +629,7 @@ static __always_inline void wb_charge(struct bio *bio, __u32 part, __u64 bytes)
         if (dv) {
             k.tgid = dv->tgid;
             k.cgid = dv->cgid;
+            __builtin_memcpy(k.comm, dv->comm, sizeof(k.comm));
         }
     }
     struct lens_submit_val *v = bpf_map_lookup_elem(&wbs, &k);
