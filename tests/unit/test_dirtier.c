@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,57 @@ static void test_replay(void **state)
     unlink(old);
 }
 
+/* A damaged writeback_by fails its sample with a message that names the member. */
+static void assert_damage(const char *from, const char *to, const char *want)
+{
+    char path[512], err[512];
+    snprintf(path, sizeof(path), "%s/replay/rec-lens.jsonl", fixtures());
+    FILE *in = fopen(path, "r");
+    char tmp[] = "/tmp/iotriage-dirtier-bad.XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!in || !out)
+        fail_msg("cannot copy %s", path);
+    static char line[1 << 20];
+    bool done = false;
+    while (fgets(line, sizeof(line), in)) {
+        char *at = strstr(line, from);
+        if (at && !done) {
+            fwrite(line, 1, (size_t)(at - line), out);
+            fputs(to, out);
+            fputs(at + strlen(from), out);
+            done = true;
+        } else {
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+    assert_true(done);
+    struct replay *rp;
+    if (replay_open(&rp, tmp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    struct replay_frame f = { 0 };
+    int rc = replay_load(rp, replay_count(rp) - 1, &f, err, sizeof(err));
+    replay_frame_free(&f);
+    replay_close(rp);
+    unlink(tmp);
+    if (rc == 0 || !strstr(err, want))
+        fail_msg("%s -> %s: rc %d, \"%s\", expected \"%s\"", from, to, rc, err, want);
+}
+
+static void test_replay_damage(void **state)
+{
+    (void)state;
+    assert_damage("\"cgroup_from\":\"lens\"", "\"cgroup_from\":\"disk\"",
+                  "writeback_by[0].cgroup_from: not \"lens\", \"blkcg\" nor null");
+    assert_damage("\"writeback_by\":[{\"pid\":6091", "\"writeback_by\":[{\"pid\":0",
+                  "writeback_by[0].pid");
+    assert_damage("\"writeback_by\":[{", "\"writeback_by\":[7,{", "writeback_by[0]");
+    assert_damage("\"cgroup_id\":80585", "\"cgroup_id\":\"x\"", "writeback_by[0].cgroup_id");
+    assert_damage("\"bps\":12.500", "\"bps\":\"many\"", "writeback_by[1].bps");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_writeback_by),
         cmocka_unit_test(test_cause_counts_writeback),
         cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_replay_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
