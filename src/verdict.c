@@ -474,6 +474,21 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }
+    /* A device outside its list that kernel threads write its dirtied pages to (a
+     * filesystem with an anonymous st_dev, a file it closed): the writes are its own
+     * there too. It is not a device it waits on: no suffer from it. */
+    for (size_t di = 0; td->lens && !cause && di < r->ndevs; di++) {
+        const struct dev_rates *d = &r->devs[di];
+        bool listed = false;
+        for (unsigned k = 0; k < td->n && !listed; k++)
+            listed = td->idx[k] == di;
+        if (listed || d->dev->bd.partition || (d->saturated != 1 && !hidden[di]))
+            continue;
+        double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
+        double wb = dev_writeback_of(d, t->task->tgid);
+        if (dev_bps > 0 && wb / dev_bps >= ROLE_CAUSE_SHARE)
+            cause = true;
+    }
     bool suffer = on_saturated && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;
     return cause && suffer ? ROLE_BOTH : cause ? ROLE_CAUSE : suffer ? ROLE_SUFFER : ROLE_NONE;
 }

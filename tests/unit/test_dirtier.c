@@ -288,6 +288,18 @@ static void test_cause_counts_writeback(void **state)
     verdict_compute(&res, &v);
     assert_int_equal(v.roles[0], ROLE_NONE);
     verdicts_free(&v);
+    /* its pages on a device outside its list (btrfs's anonymous st_dev): still its own */
+    rows[0].pid = 42;
+    td.n = 0;
+    td.from_lens = 0;
+    verdict_compute(&res, &v);
+    assert_int_equal(v.roles[0], ROLE_CAUSE);        /* 600 of 1000 kB/s */
+    verdicts_free(&v);
+    td.lens = false;                                  /* no lens: not known */
+    verdict_compute(&res, &v);
+    assert_int_equal(v.roles[0], ROLE_NONE);
+    verdicts_free(&v);
+    rows[0].pid = 43;
     assert_true(fabs(dev_writeback_of(&dr, 43) - 600.0 * 1024) < 1e-9);
     assert_true(dev_writeback_of(&dr, 42) == 0);
     dr.wb_valid = false;
