@@ -77,6 +77,33 @@ struct dev_rates {
      * partitions), from the lens (issue 14): the flusher's writeback of pages that
      * processes dirtied, journal and filesystem threads. NAN without the lens. */
     double kernel_bps;
+    /* Whom kernel_bps wrote for (issue 14): one row per (dirtier process, cgroup) over
+     * the interval, the biggest first; the bytes whose dirtier is unknown are a row of
+     * their own (pid 0, cgid 0). wb_valid false (wb NULL): no split known (no lens, no
+     * page-dirtying tracepoint, no interval); true with nwb 0: nothing written. Owned by
+     * the result. */
+    bool   wb_valid;
+    struct wb_share *wb;
+    size_t nwb;
+};
+
+/* Who named a writeback row's cgroup (docs/json.md "writeback_by"). */
+enum wb_from {
+    WB_FROM_NONE,                    /* nobody: the dirtier is unknown */
+    WB_FROM_LENS,                    /* the lens, at the dirtying (the dirtier's v2 cgroup) */
+    WB_FROM_BLKCG,                   /* the kernel's own cgroup writeback (the bio's blkg) */
+};
+
+#define WB_CGROUP_MAX 256            /* a longer path is cut (the id stays whole) */
+
+/* Bytes a second kernel threads wrote to a device for one dirtier. */
+struct wb_share {
+    double   bps;
+    uint64_t cgid;                   /* its cgroup's id; 0 unknown */
+    pid_t    pid;                    /* the process that dirtied the pages; 0 unknown */
+    unsigned char from;              /* enum wb_from */
+    char     comm[TASK_COMM_MAX];    /* "" when not in the task list (exited) */
+    char     cgroup[WB_CGROUP_MAX];  /* the path; "" when no listed cgroup has the id */
 };
 
 struct cgroup_rates;
@@ -163,6 +190,10 @@ struct baselines {
 
 /* Delay shares above nlwp x 100 % times this are the kernel over-counting, not jitter. */
 #define DELAY_SLACK        1.03
+
+/* Bytes a second kernel threads wrote to device d for pages process tgid dirtied (its
+ * writeback_by rows together); NAN when d's split is unknown (wb_valid false). */
+double dev_writeback_of(const struct dev_rates *d, pid_t tgid);
 
 /* prev may be NULL (first sample: rates unknown, ioprio and identities still filled). */
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,

@@ -291,6 +291,22 @@ static void dev_lat(const struct lens_reading *a, const struct lens_reading *z, 
     r->nlat = nrows;
 }
 
+/* Whether the lens's row of major:minor belongs to device d: d itself, or when d is a
+ * disk, one of its partitions. */
+static bool dev_owns_row(const struct snapshot *cur, const struct dev_sample *d, unsigned major,
+                         unsigned minor)
+{
+    if (d->ds.major == major && d->ds.minor == minor)
+        return true;
+    for (size_t k = 0; !d->bd.partition && k < cur->ndevs; k++) {
+        const struct dev_sample *p = &cur->devs[k];
+        if (p->ds.major == major && p->ds.minor == minor && p->bd.partition &&
+            strcmp(p->bd.disk, d->ds.name) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Bytes kernel threads submitted to the device, from the lens's row for them
  * (LENS_SUBMIT_KERNEL): the device's own, and a disk's partitions'. */
 static void dev_kernel_bps(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
@@ -301,19 +317,87 @@ static void dev_kernel_bps(const struct snapshot *prev, const struct snapshot *c
         return;
     struct lens_submit_row rows[64];
     size_t n = lens_submit_interval(&prev->lens, &cur->lens, LENS_SUBMIT_KERNEL, rows, 64);
-    const struct diskstats_row *ds = &r->dev->ds;
     double bytes = 0;
-    for (size_t i = 0; i < n && i < 64; i++) {
-        bool mine = rows[i].major == ds->major && rows[i].minor == ds->minor;
-        for (size_t k = 0; !mine && !r->dev->bd.partition && k < cur->ndevs; k++) {
-            const struct dev_sample *p = &cur->devs[k];
-            mine = p->ds.major == rows[i].major && p->ds.minor == rows[i].minor &&
-                   p->bd.partition && strcmp(p->bd.disk, ds->name) == 0;
-        }
-        if (mine)
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (dev_owns_row(cur, r->dev, rows[i].major, rows[i].minor))
             bytes += (double)rows[i].bytes;
-    }
     r->kernel_bps = bytes / itv_s;
+}
+
+static int cmp_wb_share(const void *a, const void *b)
+{
+    const struct wb_share *x = a, *y = b;
+    if (x->bps != y->bps)
+        return x->bps < y->bps ? 1 : -1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* A process's comm by tgid ("" when not listed): the tasks are sorted by id, and a
+ * group's leader has id == tgid in either mode. */
+static const char *comm_of(const struct snapshot *cur, pid_t tgid)
+{
+    size_t lo = 0, hi = cur->ntasks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cur->tasks[mid].id < tgid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const char *c = lo < cur->ntasks && cur->tasks[lo].id == tgid ? cur->tasks[lo].comm : NULL;
+    return c ? c : "";
+}
+
+/* Whom the kernel threads' bytes to the device were for (rows: the interval's, all
+ * devices; lens_wb_interval): summed per (dirtier, cgroup), the kernel's own cgroup
+ * (blkcg) taking the place of the lens's when it names one. */
+static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_row *rows, size_t n,
+                             double itv_s, struct dev_rates *r)
+{
+    r->wb_valid = true;
+    struct wb_share *v = NULL;
+    size_t nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct lens_wb_row *w = &rows[i];
+        if (!dev_owns_row(cur, r->dev, w->major, w->minor))
+            continue;
+        uint64_t cg = w->blkcg ? w->blkcg : w->cgid;
+        unsigned char from = w->blkcg ? WB_FROM_BLKCG : w->cgid ? WB_FROM_LENS : WB_FROM_NONE;
+        size_t k = 0;
+        while (k < nv && !(v[k].pid == w->tgid && v[k].cgid == cg && v[k].from == from))
+            k++;
+        if (k == nv) {
+            v = xreallocarray(v, nv + 1, sizeof(*v));
+            memset(&v[nv], 0, sizeof(v[nv]));
+            v[nv].pid = w->tgid;
+            v[nv].cgid = cg;
+            v[nv].from = from;
+            /* its name when it dirtied the pages (it may have exited since), else the
+             * task list's */
+            if (w->tgid)
+                str_copy(v[nv].comm, w->comm[0] ? w->comm : comm_of(cur, w->tgid), sizeof(v[nv].comm));
+            int ci = cgroups_find_id(cur->cgroups, cg);
+            if (ci >= 0)
+                str_copy(v[nv].cgroup, cur->cgroups->v[ci].path, sizeof(v[nv].cgroup));
+            nv++;
+        }
+        v[k].bps += (double)w->bytes / itv_s;
+    }
+    if (nv > 1)
+        qsort(v, nv, sizeof(*v), cmp_wb_share);
+    r->wb = v;
+    r->nwb = nv;
+}
+
+double dev_writeback_of(const struct dev_rates *d, pid_t tgid)
+{
+    if (!d->wb_valid)
+        return (double)NAN;
+    double bps = 0;
+    for (size_t k = 0; tgid > 0 && k < d->nwb; k++)
+        if (d->wb[k].pid == tgid)
+            bps += d->wb[k].bps;
+    return bps;
 }
 
 /* The lens's view of the interval; its saturation verdict, when it can give one, is
@@ -476,12 +560,24 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
 
     out->ndevs = cur->ndevs;
     out->devs = xcalloc(cur->ndevs ? cur->ndevs : 1, sizeof(*out->devs));
+    /* The writeback's dirtiers over the interval, all devices at once. */
+    struct lens_wb_row *wb = NULL;
+    size_t nwb = 0;
+    bool wb_ok = prev && itv > 0 && cur->lens_on && prev->lens_on && cur->lens.dirty_on &&
+                 prev->lens.since == cur->lens.since;
+    if (wb_ok && cur->lens.nwbs) {
+        wb = xcalloc(cur->lens.nwbs, sizeof(*wb));
+        nwb = lens_wb_interval(&prev->lens, &cur->lens, wb, cur->lens.nwbs);
+    }
     for (size_t i = 0; i < cur->ndevs; i++)
     {
         dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
         dev_lens(prev, cur, itv, &out->devs[i]);
         dev_kernel_bps(prev, cur, itv, &out->devs[i]);
+        if (wb_ok)
+            dev_writeback_by(cur, wb, nwb, itv, &out->devs[i]);
     }
+    free(wb);
 
     for (int k = 0; k < PSI_NRES; k++)
         psi_delta(prev ? &prev->psi[k] : NULL, &cur->psi[k], itv, &out->psi[k]);
@@ -568,7 +664,10 @@ void delta_sampled(struct result *r, const struct ts_counts *c)
 void result_free(struct result *r)
 {
     for (size_t i = 0; r->devs && i < r->ndevs; i++)
+    {
         free(r->devs[i].lat);
+        free(r->devs[i].wb);
+    }
     free(r->fss);
     free(r->devs);
     free(r->tasks);

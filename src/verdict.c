@@ -461,14 +461,32 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
             continue;
         on_saturated = true;
         double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
-        /* With the lens, what the process submitted to this device (exact; what it
-         * dirtied and the flusher wrote is not its own). Without it, its bytes are
-         * counted against every saturated device it touches: we do not know how it
-         * splits them, so this is an upper bound. */
+        /* With the lens, what the process submitted to this device, and what kernel
+         * threads wrote there for pages it dirtied (the flusher's writeback: its writes,
+         * submitted later by another task): exact. Without it, its bytes are counted
+         * against every saturated device it touches: we do not know how it splits them,
+         * so this is an upper bound. */
         double mine = bps;
-        if (td->lens)
-            mine = td->lens_bps[k];
+        if (td->lens) {
+            double wb = dev_writeback_of(d, t->task->tgid);
+            mine = td->lens_bps[k] + (isnan(wb) ? 0 : wb);
+        }
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
+            cause = true;
+    }
+    /* A device outside its list that kernel threads write its dirtied pages to (a
+     * filesystem with an anonymous st_dev, a file it closed): the writes are its own
+     * there too. It is not a device it waits on: no suffer from it. */
+    for (size_t di = 0; td->lens && !cause && di < r->ndevs; di++) {
+        const struct dev_rates *d = &r->devs[di];
+        bool listed = false;
+        for (unsigned k = 0; k < td->n && !listed; k++)
+            listed = td->idx[k] == di;
+        if (listed || d->dev->bd.partition || (d->saturated != 1 && !hidden[di]))
+            continue;
+        double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
+        double wb = dev_writeback_of(d, t->task->tgid);
+        if (dev_bps > 0 && wb / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }
     bool suffer = on_saturated && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;

@@ -39,6 +39,9 @@ struct cgroup_entry {
     char *path;                      /* "/system.slice/foo.service"; "/" the root */
     int   parent;                    /* index in the set; -1 for the root */
     int   depth;                     /* 0 for the root */
+    uint64_t id;                     /* v2: its directory's inode number, the kernel's cgroup
+                                      * id (what BPF's bpf_get_current_cgroup_id gives);
+                                      * 0 unknown (v1, unreadable) */
     struct cgroup_names names;
     unsigned ntasks;                 /* listed tasks directly in it */
     struct psi_sample pressure;      /* io.pressure; err -ENOENT without PSI */
@@ -105,6 +108,10 @@ struct cgroup_rates {
     unsigned ndev;                   /* one per io.stat row; dev points into the same */
     struct cgroup_dev_rates *dev;    /* allocation as result.cgroups (freed with it) */
 };
+
+/* The entry of v2 cgroup id `id` (cgroup_entry.id), or -1 when none of the set's has it
+ * (a cgroup holding no listed task, or id 0). */
+int cgroups_find_id(const struct cgroup_set *set, uint64_t id);
 
 /* The cgroup whose io.prio.class applies to task ti (its nearest ancestor-or-self with
  * the file), when that policy is not no-change; else -1. */

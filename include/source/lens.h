@@ -64,6 +64,17 @@ struct lens_submit_row {
     uint64_t bytes, bios;
 };
 
+/* Bytes kernel threads submitted to one device (partition or disk) for one dirtier
+ * (lens_maps.h: struct lens_wb_key): tgid and cgid 0 when no dirtier was remembered for
+ * the pages (unknown); blkcg the non-root v2 cgroup the kernel charged, else 0. */
+struct lens_wb_row {
+    unsigned major, minor;
+    pid_t    tgid;
+    uint64_t cgid, blkcg;
+    uint64_t bytes, bios;
+    char     comm[LENS_COMM];        /* the dirtier's name when it dirtied; "" unknown */
+};
+
 struct lens_reading {
     double   mono;                   /* CLOCK_MONOTONIC seconds of the read */
     double   since;                  /* CLOCK_MONOTONIC seconds the lens was attached */
@@ -78,6 +89,9 @@ struct lens_reading {
     size_t   ndevs;
     struct lens_submit_row *subs;    /* sorted by lens_submit_cmp */
     size_t   nsubs;
+    struct lens_wb_row *wbs;         /* sorted by lens_wb_cmp */
+    size_t   nwbs;
+    bool     dirty_on;               /* pages' dirtiers are traced: the wbs rows name them */
     uint64_t dropped;                /* events the bounded maps could not hold */
 };
 
@@ -182,6 +196,14 @@ int    lens_submit_cmp(const void *a, const void *b);
  * out, returns how many there are (0 without prev: no interval). */
 size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
                             pid_t tgid, struct lens_submit_row *out, size_t max);
+
+/* Order of lens_reading.wbs: major, minor, tgid, cgid, blkcg, comm. */
+int    lens_wb_cmp(const void *a, const void *b);
+/* Every wbs row over the interval between two readings (bytes and bios cur - prev, rows
+ * that moved only; evicted rows as in lens_submit_interval). Writes at most max rows into
+ * out, returns how many there are (0 without prev). */
+size_t lens_wb_interval(const struct lens_reading *prev, const struct lens_reading *cur,
+                        struct lens_wb_row *out, size_t max);
 
 /* Percentage of the interval the task spent in iowait, from two readings of its row
  * (prev NULL: absent before). NAN when the row went backwards (another task got the id). */

@@ -776,6 +776,65 @@ static int decode_lens_lat(struct dec *d, const struct json_value *o, struct dev
     return 0;
 }
 
+/* writeback_by (docs/json.md): absent in recordings made before it, null when the split
+ * was not known; r->wb is set only when the whole array decoded. */
+static int decode_writeback_by(struct dec *d, const struct json_value *o, struct dev_rates *r)
+{
+    r->wb = NULL;
+    r->nwb = 0;
+    r->wb_valid = false;
+    const struct json_value *v = json_get(o, "writeback_by");
+    if (!v || json_as_array(v) == JSON_IS_NULL)
+        return 0;
+    const struct json_value *list;
+    int rc = get_list(d, o, "writeback_by", false, LENS_MAX_WB, &list);
+    if (rc)
+        return rc;
+    size_t n = json_len(list);
+    struct wb_share *rows = n ? xcalloc(n, sizeof(*rows)) : NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const struct json_value *m = json_at(list, i);
+        struct wb_share *w = &rows[i];
+        size_t old = at_push(d, ".writeback_by[%zu]", i);
+        enum json_status st = json_as_object(m);
+        int64_t pid = 0, cgid = 0;
+        const char *from;
+        size_t len;
+        if (st != JSON_OK)
+            rc = status_fail(d, NULL, m, st, "an object");
+        if (!rc && json_as_int(json_get(m, "pid"), 0, 0, &pid) != JSON_IS_NULL)
+            rc = get_int(d, m, "pid", 1, INT32_MAX, &pid);
+        if (!rc && json_as_int(json_get(m, "cgroup_id"), 0, 0, &cgid) != JSON_IS_NULL)
+            rc = get_int(d, m, "cgroup_id", 1, INT64_MAX, &cgid);
+        if (!rc)
+            rc = get_fixed(d, m, "comm", true, FIT_CUT, w->comm, sizeof(w->comm));
+        if (!rc)
+            rc = get_fixed(d, m, "cgroup", true, FIT_CUT, w->cgroup, sizeof(w->cgroup));
+        if (!rc)
+            rc = get_num(d, m, "bps", &w->bps);
+        if (!rc)
+            rc = get_str(d, m, "cgroup_from", true, &from, &len);
+        if (!rc) {
+            w->pid = (pid_t)pid;
+            w->cgid = (uint64_t)cgid;
+            w->from = !from ? WB_FROM_NONE
+                    : len == 4 && memcmp(from, "lens", 4) == 0 ? WB_FROM_LENS
+                    : len == 5 && memcmp(from, "blkcg", 5) == 0 ? WB_FROM_BLKCG : 255;
+            if (w->from == 255)
+                rc = dfail(d, "cgroup_from", "not \"lens\", \"blkcg\" nor null");
+        }
+        at_pop(d, old);
+    }
+    if (rc) {
+        free(rows);
+        return rc;
+    }
+    r->wb = rows;
+    r->nwb = n;
+    r->wb_valid = true;
+    return 0;
+}
+
 static int decode_lens_task(struct dec *d, const struct json_value *o, struct task_rates *r)
 {
     /* before the lens, a known delay came from taskstats */
@@ -1005,6 +1064,8 @@ static int decode_dev_rates(struct dec *d, const struct json_value *o, struct de
     r->kernel_bps = (double)NAN;     /* absent in recordings made before it */
     if (!rc && json_get(o, "writeback_bps"))
         rc = get_num(d, o, "writeback_bps", &r->kernel_bps);
+    if (!rc)
+        rc = decode_writeback_by(d, o, r);
     if (rc)
         return rc;
     /* The delta's own flags, from what it left null: r_s is null exactly when there was

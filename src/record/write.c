@@ -271,6 +271,39 @@ static void json_lens_state(struct jw *w, const struct snapshot *c)
 }
 /* ---- end of the lens's keys ---- */
 
+static const char *const wb_from_name[] = { [WB_FROM_NONE] = NULL, [WB_FROM_LENS] = "lens",
+                                            [WB_FROM_BLKCG] = "blkcg" };
+
+/* Whom the kernel threads' writes were for: null when not known (no lens, no dirtying
+ * tracepoint, the first sample), [] when they wrote nothing. */
+static void json_writeback_by(struct jw *w, const struct dev_rates *d)
+{
+    if (!d->wb_valid) {
+        jw_key(w, "writeback_by");
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, "writeback_by", '[');
+    for (size_t i = 0; i < d->nwb; i++) {
+        const struct wb_share *s = &d->wb[i];
+        jw_open(w, NULL, '{');
+        if (s->pid)
+            jw_int(w, "pid", s->pid);
+        else
+            jw_str(w, "pid", NULL);
+        jw_str(w, "comm", s->comm[0] ? s->comm : NULL);
+        jw_str(w, "cgroup", s->cgroup[0] ? s->cgroup : NULL);
+        if (s->cgid)
+            jw_int(w, "cgroup_id", (long long)s->cgid);
+        else
+            jw_str(w, "cgroup_id", NULL);
+        jw_str(w, "cgroup_from", s->from <= WB_FROM_BLKCG ? wb_from_name[s->from] : NULL);
+        jw_num(w, "bps", s->bps);
+        jw_close(w, '}');
+    }
+    jw_close(w, ']');
+}
+
 static void json_device(struct jw *w, const struct result *r, size_t di, const struct verdicts *v)
 {
     const struct dev_rates *d = &r->devs[di];
@@ -326,6 +359,7 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_bool(w, "reset", d->reset);
     json_lens_stages(w, d);
     jw_num(w, "writeback_bps", d->kernel_bps);
+    json_writeback_by(w, d);
     json_latency_by_prio(w, d);
     jw_open(w, "warnings", '[');
     for (size_t i = 0; i < v->n; i++)
@@ -336,6 +370,28 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
 }
 
 static void json_task_cgroup(struct jw *w, const struct result *r, size_t ti);   /* the cgroup lens, below */
+
+/* Bytes a second kernel threads wrote per device for pages this process dirtied
+ * (the devices' writeback_by rows of its tgid): null when no device's split is known,
+ * and in thread mode (the rows are per process, as lens_bytes). */
+static void json_task_writeback(struct jw *w, const struct result *r, pid_t tgid)
+{
+    bool known = false;
+    for (size_t i = 0; i < r->ndevs && !known && !r->cur->threads; i++)
+        known = r->devs[i].wb_valid;
+    if (!known) {
+        jw_key(w, "lens_writeback");
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, "lens_writeback", '{');
+    for (size_t i = 0; i < r->ndevs; i++) {
+        double bps = dev_writeback_of(&r->devs[i], tgid);
+        if (bps > 0)
+            jw_num(w, r->devs[i].dev->ds.name, bps);
+    }
+    jw_close(w, '}');
+}
 
 static void json_task(struct jw *w, const struct result *r, size_t ti, const struct verdicts *v,
                       const struct warn_index *ix)
@@ -402,6 +458,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         jw_key(w, "lens_bytes");
         fputs("null", w->f);
     }
+    json_task_writeback(w, r, s->tgid);
     json_task_cgroup(w, r, ti);
     jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));
     jw_open(w, "warnings", '[');

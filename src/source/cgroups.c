@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -20,6 +21,7 @@ struct cg_known {
     char *rel;                       /* relative to the hierarchy's root directory */
     int   parent;                    /* index in known[]; -1 for the root */
     int   depth;
+    uint64_t id;                     /* cgroup_entry.id, read on the settings cadence */
     struct cgroup_names names;
     struct cgroup_settings settings;
     double settings_due;
@@ -355,6 +357,10 @@ static void read_cgroup(struct cgroup_src *s, struct cg_known *k, double mono, s
     if (mono >= k->settings_due) {
         k->settings_due = mono + s->rescan_s;
         k->iostat_absent = false;
+        /* The id the BPF lens names a cgroup by: a path removed and made again is another
+         * cgroup, so read again on this cadence. */
+        struct stat st;
+        k->id = !s->v1_only && fstatat(s->root_fd, k->rel, &st, 0) == 0 ? (uint64_t)st.st_ino : 0;
         /* Without the io controller in the hierarchy no cgroup has its files (only
          * io.pressure, which is PSI's): not asked, as on this project's test machines. */
         bool no_io = !s->v1_only && s->io_on_v2 == 0;
@@ -634,6 +640,7 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
         e->depth = k->depth;
         e->names = k->names;
         read_cgroup(s, k, mono, e);
+        e->id = k->id;
     }
     for (size_t i = 0; i < ntasks; i++) {
         if (set->task_cg[i] >= 0) {
@@ -694,4 +701,12 @@ bool cgroups_prio_effective(const struct cgroup_set *set, size_t ti, struct iopr
     e->level = (int)IOPRIO_LEVEL_OF(after);
     e->source = IOS_CGROUP;
     return true;
+}
+
+int cgroups_find_id(const struct cgroup_set *set, uint64_t id)
+{
+    for (size_t i = 0; id && set && i < set->n; i++)
+        if (set->v[i].id == id)
+            return (int)i;
+    return -1;
 }

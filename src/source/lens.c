@@ -28,6 +28,7 @@ struct lens_moments {
 struct lens {
     struct iotriage_bpf *skel;
     double since;
+    bool dirty_on;               /* a page-dirtying tracepoint is attached */
     int ncpus;                   /* possible CPUs: the copies of a per-CPU map's value */
     /* Scratch for batch lookups, sized for each map's max_entries once. */
     void  *keys, *vals;
@@ -143,6 +144,18 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
         bpf_map__set_max_entries(skel->maps.submits,
                                  (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT));
+        /* Who dirtied the pages the flusher writes: the tracepoint of the running kernel
+         * (writeback_dirty_folio since 5.17, writeback_dirty_page before); without either,
+         * the writeback's split is unknown and the rest of the lens runs. */
+        bool folio = libbpf_find_vmlinux_btf_id("writeback_dirty_folio", BPF_TRACE_RAW_TP) > 0;
+        bool page = !folio && libbpf_find_vmlinux_btf_id("writeback_dirty_page", BPF_TRACE_RAW_TP) > 0;
+        bpf_program__set_autoload(skel->progs.lens_dirty_folio, folio);
+        bpf_program__set_autoload(skel->progs.lens_dirty_page, page);
+        l->dirty_on = folio || page;
+        skel->rodata->lens_wb_split = l->dirty_on;
+        size_t wb = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
+        bpf_map__set_max_entries(skel->maps.wbs,
+                                 (__u32)(wb < LENS_MAX_WB ? (wb < 256 ? 256 : wb) : LENS_MAX_WB));
         step = "load";
         rc = iotriage_bpf__load(skel);
         if (rc == 0) {
@@ -182,6 +195,7 @@ void lens_reading_free(struct lens_reading *r)
     free(r->dp);
     free(r->devs);
     free(r->subs);
+    free(r->wbs);
     memset(r, 0, sizeof *r);
 }
 
@@ -207,6 +221,7 @@ int lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst)
     dst->dp = dup_array(src->dp, src->ndp, sizeof *src->dp, &fail);
     dst->devs = dup_array(src->devs, src->ndevs, sizeof *src->devs, &fail);
     dst->subs = dup_array(src->subs, src->nsubs, sizeof *src->subs, &fail);
+    dst->wbs = dup_array(src->wbs, src->nwbs, sizeof *src->wbs, &fail);
     if (fail) {
         lens_reading_free(dst);
         return -ENOMEM;
@@ -264,7 +279,7 @@ static long dump_map(struct lens *l, const struct bpf_map *map)
     if (got > 0)
         return (long)got;
     /* Key by key (kernels before 5.6). */
-    char prev[16], key[16];
+    char prev[64], key[64];         /* the largest key: struct lens_wb_key, 40 bytes */
     if (ksz > sizeof key)
         return -EINVAL;
     void *pk = NULL;
@@ -501,6 +516,44 @@ static int read_devs(struct lens *l, struct lens_reading *out)
     return 0;
 }
 
+/* The sum of a per-CPU (bytes, bios) value's copies (each 8-byte aligned, 16 bytes). */
+static void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_t *bios)
+{
+    size_t vsz = lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
+    for (int c = 0; c < l->ncpus; c++) {
+        const struct lens_submit_val *v =
+            (const void *)((const char *)l->vals + (size_t)i * vsz + (size_t)c * sizeof(struct lens_submit_val));
+        *bytes += v->bytes;
+        *bios += v->bios;
+    }
+}
+
+/* Kernel threads' bytes by dirtier (lens_maps.h: struct lens_wb_key). */
+static int read_wbs(struct lens *l, struct lens_reading *out)
+{
+    long got = dump_map(l, l->skel->maps.wbs);
+    if (got <= 0)
+        return (int)got;
+    if (!(out->wbs = calloc((size_t)got, sizeof *out->wbs)))
+        return -ENOMEM;
+    const struct lens_wb_key *k = l->keys;
+    for (long i = 0; i < got; i++) {
+        struct lens_wb_row *w = &out->wbs[i];
+        w->major = k[i].dev >> 20;
+        w->minor = k[i].dev & 0xfffff;
+        w->tgid = (pid_t)k[i].tgid;
+        w->cgid = k[i].cgid;
+        w->blkcg = k[i].blkcg;
+        memcpy(w->comm, k[i].comm, sizeof(w->comm));
+        w->comm[sizeof(w->comm) - 1] = '\0';
+        percpu_counts(l, i, &w->bytes, &w->bios);
+    }
+    out->nwbs = (size_t)got;
+    if (out->nwbs > 1)
+        qsort(out->wbs, out->nwbs, sizeof *out->wbs, lens_wb_cmp);
+    return 0;
+}
+
 int lens_read(struct lens *l, struct lens_reading *out)
 {
     memset(out, 0, sizeof *out);
@@ -531,25 +584,20 @@ int lens_read(struct lens *l, struct lens_reading *out)
             rc = -ENOMEM;
         else {
             const struct lens_submit_key *k = l->keys;
-            size_t vsz = lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
             for (long i = 0; i < got; i++) {
                 out->subs[i].tgid = (pid_t)k[i].tgid;
                 out->subs[i].major = k[i].dev >> 20;
                 out->subs[i].minor = k[i].dev & 0xfffff;
-                /* per CPU: the copies added up (each 8-byte aligned, 16 bytes here) */
-                for (int c = 0; c < l->ncpus; c++) {
-                    const struct lens_submit_val *v =
-                        (const void *)((const char *)l->vals + (size_t)i * vsz +
-                                       (size_t)c * sizeof(struct lens_submit_val));
-                    out->subs[i].bytes += v->bytes;
-                    out->subs[i].bios += v->bios;
-                }
+                percpu_counts(l, i, &out->subs[i].bytes, &out->subs[i].bios);
             }
             out->nsubs = (size_t)got;
             if (out->nsubs > 1)
                 qsort(out->subs, out->nsubs, sizeof *out->subs, lens_submit_cmp);
         }
     }
+    if (rc == 0)
+        rc = read_wbs(l, out);
+    out->dirty_on = l->dirty_on;
     if (rc == 0 && s->bss)
         out->dropped = s->bss->lens_dropped;
     if (rc != 0)

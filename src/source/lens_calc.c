@@ -350,6 +350,21 @@ static size_t submit_first(const struct lens_submit_row *rows, size_t n, pid_t t
     return lo;
 }
 
+/* A cumulative (bytes, bios) row's interval, in place over the current figures; false
+ * when it did not move. Absent before (prev NULL): made in the interval (a row evicted and
+ * made again after the previous reading holds only the interval's bytes too). Smaller
+ * than before: it was evicted and made again within the interval, so its count is a
+ * lower bound. */
+static bool counts_delta(const uint64_t *pbytes, const uint64_t *pbios, uint64_t *bytes,
+                         uint64_t *bios)
+{
+    if (pbytes && *bytes >= *pbytes && *bios >= *pbios) {
+        *bytes -= *pbytes;
+        *bios -= *pbios;
+    }
+    return *bytes || *bios;
+}
+
 size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
                             pid_t tgid, struct lens_submit_row *out, size_t max)
 {
@@ -364,15 +379,42 @@ size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_r
             j++;
         const struct lens_submit_row *p =
             j < prev->nsubs && lens_submit_cmp(&prev->subs[j], c) == 0 ? &prev->subs[j] : NULL;
-        /* Absent before: made in the interval (a row evicted and made again after the
-         * previous reading holds only the interval's bytes too). Smaller than before: it
-         * was evicted and made again within the interval, so its count is a lower bound. */
         struct lens_submit_row d = *c;
-        if (p && c->bytes >= p->bytes && c->bios >= p->bios) {
-            d.bytes = c->bytes - p->bytes;
-            d.bios = c->bios - p->bios;
-        }
-        if (d.bytes == 0 && d.bios == 0)
+        if (!counts_delta(p ? &p->bytes : NULL, p ? &p->bios : NULL, &d.bytes, &d.bios))
+            continue;
+        if (got < max)
+            out[got] = d;
+        got++;
+    }
+    return got;
+}
+
+int lens_wb_cmp(const void *a, const void *b)
+{
+    const struct lens_wb_row *x = a, *y = b;
+#define CMP(f) if (x->f != y->f) return (x->f > y->f) - (x->f < y->f)
+    CMP(major);
+    CMP(minor);
+    CMP(tgid);
+    CMP(cgid);
+    CMP(blkcg);
+#undef CMP
+    return strncmp(x->comm, y->comm, sizeof(x->comm));
+}
+
+size_t lens_wb_interval(const struct lens_reading *prev, const struct lens_reading *cur,
+                        struct lens_wb_row *out, size_t max)
+{
+    if (!prev || !cur)
+        return 0;
+    size_t got = 0, j = 0;
+    for (size_t i = 0; i < cur->nwbs; i++) {
+        const struct lens_wb_row *c = &cur->wbs[i];
+        while (j < prev->nwbs && lens_wb_cmp(&prev->wbs[j], c) < 0)
+            j++;
+        const struct lens_wb_row *p = j < prev->nwbs && lens_wb_cmp(&prev->wbs[j], c) == 0 ? &prev->wbs[j] : NULL;
+        struct lens_wb_row d = *c;
+        if (!counts_delta(p ? &p->bytes : NULL, p ? &p->bios : NULL, &d.bytes, &d.bios))
             continue;
         if (got < max)
             out[got] = d;

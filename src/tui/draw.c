@@ -907,6 +907,24 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
         fmt_rate(wb, sizeof(wb), d->kernel_bps);
         ln(&l, "  %7s %-8s   %6s W %6s  kernel threads: writeback of dirtied pages, journal", "-", "-", "",
            wb);
+        /* For whom: the two biggest dirtiers (the lens's split), the unknown share too. */
+        for (size_t k = 0; d->wb_valid && d->kernel_bps > 0 && k < d->nwb && k < 2; k++) {
+            const struct wb_share *s = &d->wb[k];
+            char who[WB_CGROUP_MAX + TASK_COMM_MAX + 64];
+            double pct = 100.0 * s->bps / d->kernel_bps;
+            char proc[TASK_COMM_MAX + 16] = "";
+            if (s->pid)
+                snprintf(proc, sizeof(proc), " %s[%d]", s->comm[0] ? s->comm : "?", (int)s->pid);
+            if (!s->pid && !s->cgid)
+                snprintf(who, sizeof(who), "%3.0f%% dirtier unknown", pct);
+            else if (s->cgid)
+                snprintf(who, sizeof(who), "%3.0f%% dirtied by%s in %s (cgroup from the %s)", pct, proc,
+                         s->cgroup[0] ? s->cgroup : "a cgroup no listed process is in",
+                         s->from == WB_FROM_BLKCG ? "kernel" : "lens");
+            else
+                snprintf(who, sizeof(who), "%3.0f%% dirtied by%s", pct, proc);
+            ln_untrusted(&l, "                                      ", who, vw);
+        }
     }
 }
 

@@ -8,7 +8,10 @@
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
  *  - per (tgid, device): bytes and bios submitted, charged to the submitting thread
- *    group, kernel threads (writeback) together under tgid 0.
+ *    group, kernel threads (writeback) together under tgid 0;
+ *  - per inode: the last process (and its v2 cgroup) that dirtied one of its pages, and
+ *    per (device, dirtier, cgroup): the bytes kernel threads submitted for it (writeback
+ *    charged to whoever dirtied the pages, and the cgroup the kernel itself charged).
  * It runs on every context switch, wakeup and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
  * return on the first test for a task not in iowait; a request's state is one entry of
@@ -85,11 +88,65 @@ struct bvec_iter {
     unsigned int bi_size;
 } __attribute__((preserve_access_index));
 
+struct address_space;
+
+struct page {
+    struct address_space *mapping;  /* low bits set: anonymous or movable, no inode */
+} __attribute__((preserve_access_index));
+
+struct bio_vec {
+    struct page *bv_page;
+} __attribute__((preserve_access_index));
+
+struct super_block {
+    __u32 s_dev;
+} __attribute__((preserve_access_index));
+
+struct inode {
+    unsigned long i_ino;
+    struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct address_space {
+    struct inode *host;
+} __attribute__((preserve_access_index));
+
+/* The cgroup the kernel charged a bio to: bio->bi_blkg->blkcg->css.cgroup (only with
+ * CONFIG_BLK_CGROUP: bpf_core_field_exists guards it). */
+struct kernfs_node {
+    __u64 id;                   /* a v2 cgroup's id: its directory's inode number */
+} __attribute__((preserve_access_index));
+
+struct cgroup_root {
+    int hierarchy_id;           /* 0: the v2 (default) hierarchy */
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+    int level;                  /* 0: a hierarchy's root */
+    struct kernfs_node *kn;
+    struct cgroup_root *root;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+    struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+struct blkcg {
+    struct cgroup_subsys_state css;
+} __attribute__((preserve_access_index));
+
+struct blkcg_gq {
+    struct blkcg *blkcg;
+} __attribute__((preserve_access_index));
+
 struct bio {
     struct bio *bi_next;
     struct block_device *bi_bdev;
     unsigned short bi_ioprio;
+    unsigned short bi_vcnt;
     struct bvec_iter bi_iter;
+    struct blkcg_gq *bi_blkg;
+    struct bio_vec *bi_io_vec;
 } __attribute__((preserve_access_index));
 
 struct request {
@@ -137,7 +194,7 @@ struct {
 
 /* One word per program and CPU (see ptr_bits). */
 enum { SL_QUEUE, SL_GETRQ, SL_MERGE, SL_INSERT, SL_ISSUE, SL_RQMERGE, SL_REQUEUE,
-       SL_COMPLETE, SL_N };
+       SL_COMPLETE, SL_WB, SL_N };
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, SL_N);
@@ -170,6 +227,23 @@ struct {
     __type(value, struct lens_submit_val);
 } submits SEC(".maps");
 
+/* Each inode's last dirtier (lens_maps.h: struct lens_dirty_key). LRU: an inode whose
+ * pages were dirtied long ago and not since makes room; its writeback is then unknown. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, LENS_MAX_DIRTY);
+    __type(key, struct lens_dirty_key);
+    __type(value, struct lens_dirty_val);
+} dirtiers SEC(".maps");
+
+/* Kernel threads' bytes by dirtier, per CPU like submits. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+    __uint(max_entries, LENS_MAX_WB);
+    __type(key, struct lens_wb_key);
+    __type(value, struct lens_submit_val);
+} wbs SEC(".maps");
+
 /* Events the bounded tables could not hold (a device or (device, priority) pair whose
  * probed slots were all taken, a request in flight evicted from the rqs cache). */
 __u64 lens_dropped = 0;
@@ -177,6 +251,9 @@ __u64 lens_dropped = 0;
  * attribution). Read-only data set before load (lens.c sets it): when off, the verifier
  * drops the code. */
 const volatile bool lens_submits = false;
+/* Split the kernel threads' bytes by dirtier (the wbs map): on when a page-dirtying
+ * tracepoint is attached (lens.c), so that without one no bio pays for the lookups. */
+const volatile bool lens_wb_split = false;
 
 #define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
 
@@ -512,6 +589,106 @@ static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __
     return r;
 }
 
+/* ---- Writeback: who dirtied the pages a kernel thread writes. ---- */
+
+/* An inode's key; false for a mapping without one (anonymous, swap, movable: low bits). */
+static __always_inline bool dirty_key(struct address_space *m, struct lens_dirty_key *k)
+{
+    if (!m || (ptr_bits(m, SL_WB) & 3))
+        return false;
+    struct inode *ino = m->host;
+    if (!ino)
+        return false;
+    struct super_block *sb = ino->i_sb;
+    k->ino = ino->i_ino;
+    k->sdev = sb ? sb->s_dev : 0;
+    k->pad = 0;
+    return true;
+}
+
+/* Runs when a page (folio) goes from clean to dirty, in the dirtier's context (a write(2)
+ * or a fault on a shared writable map): once per page, so an unchanged dirtier costs one
+ * lookup and no write. A kernel thread's dirtying (a filesystem's metadata, a loop
+ * device's worker) leaves the inode's last process dirtier as it was. */
+static __always_inline int dirty_note(struct address_space *m)
+{
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if (cur->flags & PF_KTHREAD)
+        return 0;
+    struct lens_dirty_key k;
+    if (!dirty_key(m, &k))
+        return 0;
+    __u32 tgid = (__u32)cur->tgid;
+    __u64 cg = bpf_get_current_cgroup_id();
+    struct lens_dirty_val *v = bpf_map_lookup_elem(&dirtiers, &k);
+    if (v && v->tgid == tgid && v->cgid == cg)
+        return 0;
+    struct lens_dirty_val n = { .cgid = cg, .tgid = tgid };
+    bpf_get_current_comm(n.comm, sizeof(n.comm));
+    bpf_map_update_elem(&dirtiers, &k, &n, BPF_ANY);
+    return 0;
+}
+
+/* mm/page-writeback.c folio_account_dirtied (5.17+); before, account_page_dirtied with
+ * writeback_dirty_page. Both pass the mapping second. lens.c loads whichever the running
+ * kernel has (neither: no split of the writeback, the rest of the lens unchanged). */
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(lens_dirty_folio, void *folio, struct address_space *mapping)
+{
+    return dirty_note(mapping);
+}
+
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(lens_dirty_page, void *page, struct address_space *mapping)
+{
+    return dirty_note(mapping);
+}
+
+/* The v2 cgroup (not the root) the kernel charged the bio to, else 0: on v2 with io and
+ * memory, cgroup writeback tags the flusher's bios with the dirtying cgroup; with io on
+ * v1, or without cgroup writeback, they carry the root. */
+static __always_inline __u64 bio_blkcg(struct bio *bio)
+{
+    if (!bpf_core_field_exists(bio->bi_blkg))
+        return 0;
+    struct blkcg_gq *g = bio->bi_blkg;
+    struct blkcg *c = g ? g->blkcg : NULL;
+    struct cgroup *cg = c ? c->css.cgroup : NULL;
+    if (!cg || cg->level == 0)
+        return 0;
+    struct cgroup_root *root = cg->root;
+    if (!root || root->hierarchy_id != 0)
+        return 0;
+    struct kernfs_node *kn = cg->kn;
+    return kn ? kn->id : 0;
+}
+
+/* A kernel thread's bio, charged to the last dirtier of the inode of its first page: a
+ * writeback bio carries pages of one inode (a filesystem writes back inode by inode). */
+static __always_inline void wb_charge(struct bio *bio, __u32 part, __u64 bytes)
+{
+    struct lens_wb_key k = { .blkcg = bio_blkcg(bio), .dev = part };
+    struct bio_vec *bv = bio->bi_vcnt ? bio->bi_io_vec : NULL;
+    struct page *pg = bv ? bv->bv_page : NULL;
+    struct lens_dirty_key dk;
+    if (pg && dirty_key(pg->mapping, &dk)) {
+        struct lens_dirty_val *dv = bpf_map_lookup_elem(&dirtiers, &dk);
+        if (dv) {
+            k.tgid = dv->tgid;
+            k.cgid = dv->cgid;
+            __builtin_memcpy(k.comm, dv->comm, sizeof(k.comm));
+        }
+    }
+    struct lens_submit_val *v = bpf_map_lookup_elem(&wbs, &k);
+    if (v) {
+        v->bytes += bytes;      /* this CPU's copy, as in submits */
+        v->bios += 1;
+    } else {
+        struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
+        bpf_map_update_elem(&wbs, &k, &nv, BPF_NOEXIST);
+    }
+}
+
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(lens_bio_queue, struct bio *bio)
 {
@@ -551,6 +728,8 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
             struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
             bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
         }
+        if (lens_wb_split && tgid == LENS_SUBMIT_KERNEL && bytes)
+            wb_charge(bio, part, bytes);
     }
     /* Bio-based devices (device mapper, zram) make no requests: nothing to time. */
     if (!disk || !disk->queue || !disk->queue->mq_ops)
