@@ -97,6 +97,10 @@ int  pipeline_first(struct pipeline *p, char *err, size_t errlen);
 /* The same frame for the screen alone: no sink is called, so a recording or --json still
  * starts with a whole interval. Returns 1, or 0 when not live or not just opened. */
 int  pipeline_preview(struct pipeline *p);
+/* Once the first frame is out (drawn, or handed to the sinks by pipeline_first, which
+ * calls it): load what sampler_opts.defer_lens left for later. Nothing when done, not
+ * live, or nothing deferred. */
+void pipeline_load_deferred(struct pipeline *p);
 /* The error pipeline_step() just returned came from a sink (a write that failed), not
  * from a recorded sample that did not decode. */
 bool pipeline_sink_failed(const struct pipeline *p);

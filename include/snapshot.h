@@ -206,6 +206,9 @@ struct snapshot {
      * ("--no-bpf", "not root and no CAP_BPF+CAP_PERFMON"...; empty in a replay). The
      * reading survives the reduction of a previous snapshot (delta_compute reads it). */
     bool   lens_on;
+    bool   lens_pending;             /* off in this snapshot only because it is still to
+                                      * be loaded (sampler_opts.defer_lens): the next
+                                      * interval has its figures from its attachment */
     char   lens_msg[160];
     struct lens_reading lens;
 };
@@ -225,11 +228,19 @@ struct sampler_opts {
                                       * must come fast (the screen, the exporter's first
                                       * page); off for whoever reads one snapshot as the
                                       * truth (audit) or prints only whole intervals */
+    bool defer_lens;                 /* the BPF lens is loaded by sampler_load_lens, once
+                                      * the first frame is out, not by sampler_open: its
+                                      * load (the verifier, 100-300 ms of CPU) does not
+                                      * hold up the first frame, and the first interval's
+                                      * lens figures cover it from the attachment on */
 };
 
 struct sampler;
 
 int  sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen);
+/* Load the lens deferred by sampler_opts.defer_lens, if it is still to be loaded; nothing
+ * otherwise. */
+void sampler_load_lens(struct sampler *s);
 /* Take a snapshot now. Never fails as a whole: each source records its own error. */
 void sampler_take(struct sampler *s, struct snapshot *out);
 void sampler_close(struct sampler *s);

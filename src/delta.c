@@ -307,16 +307,41 @@ static bool dev_owns_row(const struct snapshot *cur, const struct dev_sample *d,
     return false;
 }
 
+/* Where an interval's lens figures start from, and the time they cover (*lens_itv_s).
+ * The previous snapshot's reading, when both come from one lens (a sampler opened again,
+ * as the screen's does when it switches to threads, loads another: counters of two lenses
+ * do not subtract). Or, when the lens was loaded after the previous snapshot was taken
+ * (sampler_opts.defer_lens: after the first frame), an empty reading at its attachment,
+ * where every counter was 0: the figures then cover the interval from there. NULL when the
+ * interval has none. */
+static const struct lens_reading *lens_base(const struct snapshot *prev, const struct snapshot *cur,
+                                            double itv_s, double *lens_itv_s)
+{
+    static const struct lens_reading empty;
+    if (!prev || !cur->lens_on || itv_s <= 0)
+        return NULL;
+    if (prev->lens_on) {
+        if (prev->lens.since != cur->lens.since)
+            return NULL;
+        *lens_itv_s = itv_s;
+        return &prev->lens;
+    }
+    if (!prev->lens_pending || cur->lens.since < prev->mono || cur->mono - cur->lens.since <= 0)
+        return NULL;
+    *lens_itv_s = cur->mono - cur->lens.since;
+    return &empty;
+}
+
 /* Bytes kernel threads submitted to the device, from the lens's row for them
  * (LENS_SUBMIT_KERNEL): the device's own, and a disk's partitions'. */
-static void dev_kernel_bps(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
+static void dev_kernel_bps(const struct lens_reading *lb, const struct snapshot *cur, double itv_s,
                            struct dev_rates *r)
 {
     r->kernel_bps = (double)NAN;
-    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || prev->lens.since != cur->lens.since)
+    if (!lb)
         return;
     struct lens_submit_row rows[64];
-    size_t n = lens_submit_interval(&prev->lens, &cur->lens, LENS_SUBMIT_KERNEL, rows, 64);
+    size_t n = lens_submit_interval(lb, &cur->lens, LENS_SUBMIT_KERNEL, rows, 64);
     double bytes = 0;
     for (size_t i = 0; i < n && i < 64; i++)
         if (dev_owns_row(cur, r->dev, rows[i].major, rows[i].minor))
@@ -402,16 +427,15 @@ double dev_writeback_of(const struct dev_rates *d, pid_t tgid)
 
 /* The lens's view of the interval; its saturation verdict, when it can give one, is
  * taken over the baseline's: it needs no quiet history (lens_judge_saturation). */
-static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, double itv_s,
+static void dev_lens(const struct lens_reading *lb, const struct snapshot *cur, double itv_s,
                      struct dev_rates *r)
 {
     struct lens_dev_interval *l = &r->lens;
     const struct diskstats_row *ds = &r->dev->ds;
     if (r->saturated >= 0)
         r->sat_source = SAT_SRC_BASELINE;
-    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || r->reset ||
-        prev->lens.since != cur->lens.since ||
-        lens_dev_interval(&prev->lens, &cur->lens, ds->major, ds->minor, itv_s, r->aqu_sz, l) < 0) {
+    if (!lb || r->reset ||
+        lens_dev_interval(lb, &cur->lens, ds->major, ds->minor, itv_s, r->aqu_sz, l) < 0) {
         memset(l, 0, sizeof(*l));
         l->saturated = -1;
         return;
@@ -421,7 +445,7 @@ static void dev_lens(const struct snapshot *prev, const struct snapshot *cur, do
         r->sat_source = SAT_SRC_LENS;
     }
     if (!r->dev->bd.partition)
-        dev_lat(&prev->lens, &cur->lens, r);
+        dev_lat(lb, &cur->lens, r);
 }
 
 static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, double itv_s,
@@ -457,14 +481,12 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
  * or the task forked while it was off). The kernel's blkio delay is this same time
  * (kernel/sched/core.c: delayacct_blkio_start when a task with in_iowait leaves the CPU,
  * delayacct_blkio_end at its wakeup), so the two agree where both exist. */
-static void task_lens_delay(const struct snapshot *prev, const struct snapshot *cur,
+static void task_lens_delay(const struct lens_reading *a, const struct snapshot *cur,
                             const struct task_sample *c, double itv_s, struct task_rates *r)
 {
-    /* Both readings from one lens (a sampler opened again, as the screen does when it
-     * switches to threads, loads another): counters of two lenses do not subtract. */
-    if (!prev || !cur->lens_on || !prev->lens_on || itv_s <= 0 || prev->lens.since != cur->lens.since)
+    if (!a)
         return;
-    const struct lens_reading *a = &prev->lens, *z = &cur->lens;
+    const struct lens_reading *z = &cur->lens;
     const struct lens_wait_row *pr, *cr;
     bool full;
     if (cur->threads) {
@@ -498,7 +520,7 @@ static void task_lens_delay(const struct snapshot *prev, const struct snapshot *
     r->io_delay_source = DELAY_SRC_BPF;
 }
 
-static void task_delta(const struct snapshot *prev, const struct snapshot *cur,
+static void task_delta(const struct lens_reading *lb, double lens_itv_s, const struct snapshot *cur,
                        const struct task_hist *p, const struct task_sample *c, double itv_s,
                        struct task_rates *r)
 {
@@ -545,7 +567,7 @@ static void task_delta(const struct snapshot *prev, const struct snapshot *cur,
         }
     }
     if (!r->delay_valid)
-        task_lens_delay(prev, cur, c, itv_s, r);
+        task_lens_delay(lb, cur, c, lens_itv_s, r);
 }
 
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
@@ -557,25 +579,26 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
     if (out->interval_s < 0)
         out->interval_s = 0;
     double itv = out->interval_s;
+    double litv = 0;
+    const struct lens_reading *lb = lens_base(prev, cur, itv, &litv);
 
     out->ndevs = cur->ndevs;
     out->devs = xcalloc(cur->ndevs ? cur->ndevs : 1, sizeof(*out->devs));
     /* The writeback's dirtiers over the interval, all devices at once. */
     struct lens_wb_row *wb = NULL;
     size_t nwb = 0;
-    bool wb_ok = prev && itv > 0 && cur->lens_on && prev->lens_on && cur->lens.dirty_on &&
-                 prev->lens.since == cur->lens.since;
+    bool wb_ok = lb && cur->lens.dirty_on;
     if (wb_ok && cur->lens.nwbs) {
         wb = xcalloc(cur->lens.nwbs, sizeof(*wb));
-        nwb = lens_wb_interval(&prev->lens, &cur->lens, wb, cur->lens.nwbs);
+        nwb = lens_wb_interval(lb, &cur->lens, wb, cur->lens.nwbs);
     }
     for (size_t i = 0; i < cur->ndevs; i++)
     {
         dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
-        dev_lens(prev, cur, itv, &out->devs[i]);
-        dev_kernel_bps(prev, cur, itv, &out->devs[i]);
+        dev_lens(lb, cur, litv, &out->devs[i]);
+        dev_kernel_bps(lb, cur, litv, &out->devs[i]);
         if (wb_ok)
-            dev_writeback_by(cur, wb, nwb, itv, &out->devs[i]);
+            dev_writeback_by(cur, wb, nwb, litv, &out->devs[i]);
     }
     free(wb);
 
@@ -602,7 +625,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
             if (h->id == c->id && h->start_ticks == c->start_ticks)
                 p = h;
         }
-        task_delta(prev, cur, p, c, itv, &out->tasks[i]);
+        task_delta(lb, litv, cur, p, c, itv, &out->tasks[i]);
     }
     cgroups_delta(prev ? prev->cgroups : NULL, cur->cgroups, out);
 

@@ -486,7 +486,7 @@ int export_run(const struct export_opts *o)
     signal(SIGPIPE, SIG_IGN);
 
     struct pipeline_opts po = { .sampler = { .proc_root = o->proc_root, .sys_root = o->sys_root,
-                                             .defer_idle_scans = true } };
+                                             .defer_idle_scans = true, .defer_lens = true } };
     struct pipeline *p;
     if (pipeline_open(&p, &po, err, sizeof(err)) < 0) {
         fprintf(stderr, "iotriage export: %s\n", err);

@@ -382,7 +382,7 @@ int main(int argc, char **argv)
     struct pipeline_opts po = {
         .sampler = { .threads = a.threads, .pids = a.pids, .npids = a.npids,
                      .proc_root = a.proc_root, .sys_root = a.sys_root, .no_bpf = a.no_bpf,
-                     .defer_idle_scans = !a.batch },
+                     .defer_idle_scans = !a.batch, .defer_lens = !a.batch },
         .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
         .interval_s = a.delay_s,
     };

@@ -489,7 +489,14 @@ int pipeline_first(struct pipeline *p, char *err, size_t errlen)
     if (!first_frame(p))
         return 0;
     int rc = emit(p, err, errlen);
+    pipeline_load_deferred(p);
     return rc < 0 ? rc : 1;
+}
+
+void pipeline_load_deferred(struct pipeline *p)
+{
+    if (p->sampler)
+        sampler_load_lens(p->sampler);
 }
 
 int pipeline_preview(struct pipeline *p)

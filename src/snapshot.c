@@ -36,6 +36,7 @@ struct sampler {
     struct fs_track *fst;            /* per filesystem, its used-bytes history */
     size_t nfst;
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
+    bool lens_deferred;              /* to be loaded by sampler_load_lens */
     char lens_msg[160];
     unsigned long takes;             /* snapshots taken: the first one scans no fds */
     /* The lens's submitted bytes at the previous snapshot (sorted; lens_submit_cmp), for
@@ -73,6 +74,29 @@ static bool cmdline_has_delayacct(int proc_fd)
         if (strcmp(tok, "delayacct") == 0)
             return true;
     return false;
+}
+
+static void sampler_load_lens_now(struct sampler *s)
+{
+    char why[128];
+    if (lens_open(&s->lens, why, sizeof(why)) < 0)
+        snprintf(s->lens_msg, sizeof(s->lens_msg), "off: %s", why);
+}
+
+void sampler_load_lens(struct sampler *s)
+{
+    if (!s->lens_deferred)
+        return;
+    s->lens_deferred = false;
+    s->lens_msg[0] = '\0';
+    sampler_load_lens_now(s);
+    if (!s->lens)
+        return;
+    /* Nothing was submitted under the lens before its attachment: each process's bytes
+     * of the next interval count from there (task_devs_lens). */
+    free(s->subs_prev.subs);
+    s->subs_prev = (struct lens_reading){ .mono = lens_since(s->lens), .since = lens_since(s->lens) };
+    s->have_subs = true;
 }
 
 int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen)
@@ -123,10 +147,11 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         str_copy(s->lens_msg, "off: --no-bpf", sizeof(s->lens_msg));
     else if (opts->proc_root || opts->sys_root)
         str_copy(s->lens_msg, "off: not the live /proc and /sys", sizeof(s->lens_msg));
-    else {
-        char why[128];
-        if (lens_open(&s->lens, why, sizeof(why)) < 0)
-            snprintf(s->lens_msg, sizeof(s->lens_msg), "off: %s", why);
+    else if (opts->defer_lens) {
+        s->lens_deferred = true;
+        str_copy(s->lens_msg, "loading", sizeof(s->lens_msg));
+    } else {
+        sampler_load_lens_now(s);
     }
     s->boot_delayacct = cmdline_has_delayacct(s->proc_fd);
     s->last_da = DA_UNKNOWN;
@@ -924,6 +949,7 @@ static void take_lens(struct sampler *s, struct snapshot *out)
 {
     if (!s->lens) {
         str_copy(out->lens_msg, s->lens_msg, sizeof(out->lens_msg));
+        out->lens_pending = s->lens_deferred;
         return;
     }
     int rc = lens_read(s->lens, &out->lens);

@@ -105,6 +105,8 @@ int  lens_read(struct lens *l, struct lens_reading *out);
 void lens_reading_free(struct lens_reading *r);
 /* Deep copy (for a snapshot that must outlive the next read). 0 or -ENOMEM. */
 int  lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst);
+/* CLOCK_MONOTONIC seconds the lens was attached (lens_reading.since of its readings). */
+double lens_since(const struct lens *l);
 void lens_close(struct lens *l);
 
 /* ---- Pure helpers (src/source/lens_calc.c) ---- */

@@ -554,6 +554,11 @@ static int read_wbs(struct lens *l, struct lens_reading *out)
     return 0;
 }
 
+double lens_since(const struct lens *l)
+{
+    return l->since;
+}
+
 int lens_read(struct lens *l, struct lens_reading *out)
 {
     memset(out, 0, sizeof *out);

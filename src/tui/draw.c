@@ -221,7 +221,7 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     /* The BPF lens off (its reason is in the device view and the JSON): iowait of tasks
      * delay accounting does not cover is unknown. */
     if (!c->lens_on && c->lens_msg[0])
-        x += putf(0, x, w - x, "lens off  ");
+        x += putf(0, x, w - x, c->lens_pending ? "lens loading  " : "lens off  ");
     if (c->hidden_note[0]) {
         long hidden = strtol(c->hidden_note, NULL, 10);
         x += putf(0, x, w - x, "%ld hidden (hidepid)  ", hidden);

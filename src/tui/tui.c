@@ -755,6 +755,9 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
             rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
             draw_screen(cur_result(t), cur_verdicts(t), &t->rows, &t->vw);
             dirty = false;
+            /* The first frame is on the screen: now the lens (main.c: defer_lens). */
+            if (!replaying(t))
+                pipeline_load_deferred(t->p);
         }
         double now = clock_mono();
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */

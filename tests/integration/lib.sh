@@ -50,6 +50,9 @@ for_nobody() { # for_nobody FILE
 
 # jq on a file, failing the test on a jq error (invalid JSON is a failure, not a skip).
 jqf() { jq -e "$@" || fail "jq $* returned false/invalid"; }
+# last_record FILE: the last whole JSON line of a recording or --json output still being
+# written (its last line may be cut where the writer is; empty when none is whole yet).
+last_record() { tail -n 3 "$1" 2>/dev/null | jq -cR 'fromjson? // empty' 2>/dev/null | tail -n 1; }
 
 # Float comparison: within REL (fraction) of EXPECTED.
 near() { # near VALUE EXPECTED REL

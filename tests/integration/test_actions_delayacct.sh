@@ -37,12 +37,12 @@ ok "A: n writes nothing, y turns kernel.task_delayacct on"
 
 # A reader started now has delays; the old one stays unknown, not 0.
 bg "$HELPER" dread "$LAB_DEV" 120; new=$BG
-for i in $(seq 1 60); do
-    tail -n 1 "$TMP/rec.jsonl" | jq -e --argjson n "$new" \
+for i in $(seq 1 150); do
+    last_record "$TMP/rec.jsonl" | jq -e --argjson n "$new" \
         '.processes[] | select(.pid == $n) | .io_delay_pct != null and .io_delay_pct > 10' >/dev/null 2>&1 && break
     sleep 0.2
 done
-last=$(tail -n 1 "$TMP/rec.jsonl")
+last=$(last_record "$TMP/rec.jsonl")
 echo "$last" | jq -e --argjson n "$new" '.processes[] | select(.pid == $n) | .io_delay_pct > 10' >/dev/null ||
     fail "the reader started after has no delay: $(echo "$last" | jq -c --argjson n "$new" '.processes[] | select(.pid == $n)')"
 # The reader started before carries no delay data from taskstats: unknown, or measured by
