@@ -104,6 +104,15 @@ done
 [ -e "$MNT/a.done" ] && [ -e "$MNT/b.done" ] || fail "the writers did not finish"
 wait "$CPID" || fail "dd failed"
 sync
+# Two whole samples after the sync has written every page, then iotriage stops (SIGINT:
+# it ends after the sample it is in, its output whole).
+n0=$(wc -l <"$TMP/iot.json")
+for i in $(seq 60); do
+    [ "$(wc -l <"$TMP/iot.json")" -ge $((n0 + 3)) ] && break
+    kill -0 "$IPID" 2>/dev/null || break
+    sleep 0.5
+done
+kill -INT "$IPID" 2>/dev/null
 wait "$IPID"
 IPID=
 jq -e . "$TMP/iot.json" >/dev/null || fail "iotriage's output is no JSON: $(tail -2 "$TMP/iot.err")"
