@@ -22,7 +22,7 @@
 #define LENS_MAX_PROCS  8192    /* thread groups (LRU) */
 #define LENS_RQ_SETS_LOG 13     /* requests in flight: 2^13 sets of 2 ways (see lens_rq_set) */
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
-#define LENS_MAX_DEVPRIO 1024   /* (device, priority) slots, a power of two; fewer on many
+#define LENS_MAX_DEVPRIO 256    /* (device, priority) slots, a power of two; fewer on many
                                  * CPUs (lens.c) */
 #define LENS_MAX_DEVS   256     /* device slots, a power of two */
 #define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */

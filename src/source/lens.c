@@ -132,7 +132,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
          * completions it could not hold in lens_dropped. */
         size_t per = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
         size_t n = LENS_MAX_DEVPRIO;     /* a power of two: the slots are masked */
-        while (n > 32 && n * per > LENS_DEVPRIO_BYTES)
+        while (n > 64 && n * per > LENS_DEVPRIO_BYTES)
             n /= 2;
         bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
         skel->rodata->devprio_mask = (__u32)n - 1;
