@@ -781,7 +781,11 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
         if (pr > 0 && (pfd.revents & POLLIN)) {
             int ch;
             while ((ch = getch()) != ERR && action != 1) {
-                keys++;
+                /* Each key acts on the rows the keys before it left: a filter typed and
+                 * Enter pressed in one burst (a paste, typing ahead over a slow link)
+                 * opens a row of the filtered list, not of the one on the screen. */
+                if (keys++ > 0 && dirty)
+                    rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
                 if (ch == KEY_RESIZE) {
                     dirty = true;
                     continue;

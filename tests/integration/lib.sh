@@ -50,6 +50,33 @@ for_nobody() { # for_nobody FILE
 
 # jq on a file, failing the test on a jq error (invalid JSON is a failure, not a skip).
 jqf() { jq -e "$@" || fail "jq $* returned false/invalid"; }
+# scratch_fs TYPE SIZE [MKFS-OPTION...]: a new TYPE filesystem of SIZE (truncate's units)
+# on a loop device over a file in /dev/shm, mounted on $TMP/mnt; sets MNT, LOOP, LNAME.
+# scratch_fs_down, from the test's EXIT trap, unmounts (retrying while a writer lets
+# go), detaches and removes whatever of it was made.
+scratch_fs() {
+    SCRATCH=$(mktemp -d /dev/shm/iotriage-scratch.XXXXXX) || fail "no /dev/shm"
+    MNT=$TMP/mnt
+    truncate -s "$2" "$SCRATCH/disk" || fail "no room in /dev/shm"
+    LOOP=$(losetup -f --show "$SCRATCH/disk") || skip "no free loop device"
+    LNAME=${LOOP#/dev/}
+    "mkfs.$1" -q "${@:3}" "$LOOP" >/dev/null 2>&1 || fail "mkfs.$1 $LOOP"
+    mkdir -p "$MNT"
+    mount "$LOOP" "$MNT" || fail "mount $1"
+}
+scratch_fs_down() {
+    local i
+    if [ -n "${MNT:-}" ]; then
+        for i in $(seq 20); do
+            mountpoint -q "$MNT" 2>/dev/null || break
+            umount "$MNT" 2>/dev/null && break
+            sleep 0.5
+        done
+        mountpoint -q "$MNT" 2>/dev/null && echo "cleanup: $MNT still mounted" >&2
+    fi
+    [ -n "${LOOP:-}" ] && losetup -d "$LOOP" 2>/dev/null
+    [ -n "${SCRATCH:-}" ] && rm -rf "$SCRATCH"
+}
 # last_record FILE: the last whole JSON line of a recording or --json output still being
 # written (its last line may be cut where the writer is; empty when none is whole yet).
 last_record() { tail -n 3 "$1" 2>/dev/null | jq -cR 'fromjson? // empty' 2>/dev/null | tail -n 1; }

@@ -26,33 +26,17 @@ SOCK=iotriage-attrib-$$
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF: the lens cannot load"
 [ -x "$IOT" ] || fail "build ./iotriage first"
 
-SHM=$(mktemp -d /dev/shm/iotriage-attrib.XXXXXX)
-MNT=$TMP/mnt
-LOOP=
 WGRP=
 cleanup() {
     # the writer's whole process group: a dd or sync left running keeps the mount busy
     [ -n "$WGRP" ] && kill -- -"$WGRP" 2>/dev/null
     it_kill_bg
-    local i
-    for i in $(seq 20); do
-        mountpoint -q "$MNT" 2>/dev/null || break
-        umount "$MNT" 2>/dev/null && break
-        sleep 0.5
-    done
-    mountpoint -q "$MNT" 2>/dev/null && echo "cleanup: $MNT still mounted" >&2
-    [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-    rm -rf "$SHM"
+    scratch_fs_down
     it_cleanup
 }
 trap cleanup EXIT
 
-truncate -s 256M "$SHM/disk" || fail "no room in /dev/shm"
-LOOP=$(losetup -f --show "$SHM/disk") || skip "no free loop device"
-LNAME=${LOOP#/dev/}
-mkfs.btrfs -q -f "$LOOP" >/dev/null 2>&1 || fail "mkfs.btrfs $LOOP"
-mkdir -p "$MNT"
-mount "$LOOP" "$MNT" || fail "mount btrfs"
+scratch_fs btrfs 256M -f
 dd if=/dev/urandom of="$MNT/data" bs=1M count=32 status=none || fail "write data"
 sync
 # the premise: btrfs gives its files an st_dev that is not the loop device's

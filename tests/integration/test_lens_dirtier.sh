@@ -26,9 +26,6 @@ SOCK=iotriage-dirtier-$$
 CG=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CG" ] || skip "no cgroup2 mount"
 
-SHM=$(mktemp -d /dev/shm/iotriage-dirtier.XXXXXX)
-MNT=$TMP/mnt
-LOOP=
 CGA=$CG/iotriage-dirtier-$$-a
 CGB=$CG/iotriage-dirtier-$$-b
 IPID=
@@ -43,24 +40,12 @@ cleanup() {
         for i in $(seq 20); do rmdir "$c" 2>/dev/null && break; sleep 0.2; done
         [ -d "$c" ] && echo "cleanup: $c not removed" >&2
     done
-    for i in $(seq 20); do
-        mountpoint -q "$MNT" 2>/dev/null || break
-        umount "$MNT" 2>/dev/null && break
-        sleep 0.5
-    done
-    mountpoint -q "$MNT" 2>/dev/null && echo "cleanup: $MNT still mounted" >&2
-    [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-    rm -rf "$SHM"
+    scratch_fs_down
     it_cleanup
 }
 trap cleanup EXIT
 
-truncate -s 512M "$SHM/disk" || fail "no room in /dev/shm"
-LOOP=$(losetup -f --show "$SHM/disk") || skip "no free loop device"
-LNAME=${LOOP#/dev/}
-mkfs.ext4 -q -F "$LOOP" >/dev/null 2>&1 || fail "mkfs.ext4 $LOOP"
-mkdir -p "$MNT"
-mount "$LOOP" "$MNT" || fail "mount ext4"
+scratch_fs ext4 512M -F
 mkdir "$CGA" "$CGB" || fail "cannot make cgroups under $CG"
 sync
 
