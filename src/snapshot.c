@@ -13,6 +13,7 @@
 
 #include "source/cgroups.h"
 #include "source/fdmap.h"
+#include "source/taskiter.h"
 #include "source/taskstats.h"
 #include "util.h"
 
@@ -117,6 +118,17 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         else
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
         s->cg = cgroups_open(s->proc_fd, s->sys_fd, FDMAP_RESCAN_S);
+    }
+    /* The task iterator (source/taskiter.h) stands for /proc's per-task files and taskstats
+     * where it loads; like the lens, not with --no-bpf nor for a fixture tree.
+     * IOTRIAGE_TASKITER=0 turns it off alone (tests and benchmarks compare the two). */
+    const char *ti_env = getenv("IOTRIAGE_TASKITER");
+    if (s->procs && !opts->no_bpf && !opts->proc_root && !opts->sys_root &&
+        !(ti_env && strcmp(ti_env, "0") == 0)) {
+        struct taskiter *ti;
+        char why[160];
+        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0)
+            procs_set_taskiter(s->procs, ti);
     }
     /* The lens is part of the live machine: not loaded for a test's fixture tree. */
     if (opts->no_bpf)
@@ -397,6 +409,10 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
     out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids, s->ts ? ask_stats : NULL, &c,
                                 &out->tasks, &out->ntasks);
     out->tasks_shared = true;
+    if (procs_from_taskiter(s->procs)) {     /* its records carried the delays */
+        out->taskstats_err = 0;
+        out->taskstats_msg[0] = '\0';
+    }
     if (out->taskstats_err)
         for (size_t i = 0; i < out->ntasks; i++)
             memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));

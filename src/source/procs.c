@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
+#include "source/taskiter.h"
 #include "util.h"
 #include "util/strpool.h"
 
@@ -72,6 +73,13 @@ struct procs_src {
                                       * refresh's own allocations; 0: unknown */
     double full_at;                  /* when /proc was last listed whole */
     uint64_t only_sig;               /* the `only` filter the last list was made with */
+    /* The task iterator (procs_set_taskiter): when set, the task list and every per-task
+     * figure come from it; NULL: from /proc. */
+    struct taskiter *ti;
+    struct taskiter_task *tt;        /* its tasks of this refresh, reused */
+    size_t tt_cap;
+    long clk_tck;
+    bool last_iter;                  /* the last procs_read's tasks came from it */
 };
 
 /* The refresh being assembled. */
@@ -249,8 +257,20 @@ int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
     s->threads = threads;
     s->pool = strpool_new();
     s->loadavg_fd = -1;
+    s->clk_tck = sysconf(_SC_CLK_TCK);
     *out = s;
     return 0;
+}
+
+void procs_set_taskiter(struct procs_src *src, struct taskiter *ti)
+{
+    taskiter_close(src->ti);
+    src->ti = ti;
+}
+
+bool procs_from_taskiter(const struct procs_src *src)
+{
+    return src->last_iter;
 }
 
 static bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
@@ -399,6 +419,12 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The four counters nothing shows, as one value that changes when one of them does. */
+static uint64_t io_other_sig(uint64_t rchar, uint64_t wchar, uint64_t syscr, uint64_t syscw)
+{
+    return mix64(mix64(mix64(mix64(rchar) ^ wchar) ^ syscr) ^ syscw);
+}
+
 static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
 {
     char buf[IO_BUF];
@@ -413,7 +439,7 @@ static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
         t->io.read_bytes = io.read_bytes;
         t->io.write_bytes = io.write_bytes;
         t->io.cancelled_write_bytes = io.cancelled_write_bytes;
-        t->io.other_sig = mix64(mix64(mix64(mix64(io.rchar) ^ io.wchar) ^ io.syscr) ^ io.syscw);
+        t->io.other_sig = io_other_sig(io.rchar, io.wchar, io.syscr, io.syscw);
     }
 }
 
@@ -756,10 +782,79 @@ static void note_full(struct reap *rp, size_t k)
 
 #define GATE_CHUNK 512
 
+static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
+
+/* Every task from one run of the task iterator: no file of /proc and no system call per
+ * task, only a command line for a task not seen before (or after PROCS_NAMES_REFRESH_S,
+ * or an exec), as on the /proc path. Returns 0 or the iterator's -errno. */
+static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
+                     double now, struct task_sample **tasks, size_t *n)
+{
+    const struct tasks_rec *recs;
+    size_t nrec;
+    int rc = taskiter_read(src->ti, &recs, &nrec);
+    if (rc < 0)
+        return rc;
+    if (src->tt_cap < nrec) {
+        src->tt_cap = nrec + nrec / 8 + 16;
+        src->tt = xreallocarray(src->tt, src->tt_cap, sizeof(src->tt[0]));
+    }
+    size_t nt = taskiter_tasks(recs, nrec, src->threads, src->clk_tck, src->tt);
+    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
+    rp.cap = nt ? nt : 1;
+    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
+    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    for (size_t k = 0; k < nt; k++) {
+        const struct taskiter_task *x = &src->tt[k];
+        if (!selected(x->id, x->tgid, only, nonly))
+            continue;
+        struct task_sample *t = &rp.out[rp.n];
+        memset(t, 0, sizeof(*t));
+        t->id = x->id;
+        t->tgid = x->tgid;
+        t->start_ticks = x->start_ticks;
+        t->uid = x->uid;
+        t->user = strpool_ref(user_of(src, x->uid));
+        t->nice = x->nice;
+        t->policy = x->policy;
+        t->state = x->state;
+        t->nlwp = x->nlwp;
+        t->kthread = x->kthread;
+        t->ioprio_raw = x->ioprio_raw;
+        if (x->io_known) {
+            t->io.read_bytes = x->io[TASKS_IO_READ];
+            t->io.write_bytes = x->io[TASKS_IO_WRITE];
+            t->io.cancelled_write_bytes = x->io[TASKS_IO_CANCELLED];
+            t->io.other_sig = io_other_sig(x->io[TASKS_IO_RCHAR], x->io[TASKS_IO_WCHAR],
+                                           x->io[TASKS_IO_SYSCR], x->io[TASKS_IO_SYSCW]);
+        } else {
+            t->io_err = -EOPNOTSUPP;         /* a kernel without I/O accounting: no io file */
+        }
+        t->delay.valid = x->delays_valid;
+        t->delay.blkio_count = x->blkio_count;
+        t->delay.blkio_delay_ns = x->blkio_delay_ns;
+        t->delay.swapin_count = x->swapin_count;
+        t->delay.swapin_delay_ns = x->swapin_delay_ns;
+        names_of(&rp, t, x->comm, &rp.next[rp.n]);
+        note_full(&rp, rp.n);
+        rp.last_id = t->id;
+        rp.n++;
+    }
+    /* the /proc path, should it run again, lists /proc whole first */
+    src->last_pid = 0;
+    src->range_from = 0;
+    finish_read(&rp, tasks, n);
+    return 0;
+}
+
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n)
 {
     double now = clock_mono();
+    /* A run of the iterator that failed leaves this refresh to /proc. */
+    src->last_iter = src->ti && read_iter(src, proc_fd, only, nonly, now, tasks, n) == 0;
+    if (src->last_iter)
+        return 0;
     struct list l = { 0 };
     int rc = make_list(src, proc_fd, only, nonly, now, &l);
     if (rc < 0)
@@ -812,6 +907,15 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
         }
     }
     free(l.v);
+    finish_read(&rp, tasks, n);
+    return 0;
+}
+
+/* The refresh assembled in rp becomes the result and the next refresh's cache. */
+static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
+{
+    struct reap rp = *rp_;
+    struct procs_src *src = rp.src;
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
      * below its leader's after the pids wrapped. */
     if (rp.unsorted) {
@@ -833,7 +937,6 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     src->last_count = rp.n;
     *tasks = rp.out;
     *n = rp.n;
-    return 0;
 }
 
 void procs_release(struct task_sample *tasks, size_t n)
@@ -877,5 +980,7 @@ void procs_close(struct procs_src *src)
     free(src->cmdbuf);
     if (src->loadavg_fd >= 0)
         close(src->loadavg_fd);
+    taskiter_close(src->ti);
+    free(src->tt);
     free(src);
 }
