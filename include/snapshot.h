@@ -208,6 +208,12 @@ struct snapshot {
     bool   lens_on;
     char   lens_msg[160];
     struct lens_reading lens;
+    /* Where the task list and its per-task figures came from (source/taskiter.h):
+     * "bpf" (the task iterator) or "proc" (/proc files and taskstats), with tasks_msg
+     * saying why the iterator did not serve; both empty when no tasks were sampled and
+     * in a replay. */
+    char   tasks_from[8];
+    char   tasks_msg[160];
 };
 
 struct sampler_opts {

@@ -37,6 +37,7 @@ struct sampler {
     struct fs_track *fst;            /* per filesystem, its used-bytes history */
     size_t nfst;
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
+    char tasks_msg[160];             /* why the task iterator is off; "" when it loaded */
     char lens_msg[160];
     unsigned long takes;             /* snapshots taken: the first one scans no fds */
     /* The lens's submitted bytes at the previous snapshot (sorted; lens_submit_cmp), for
@@ -123,12 +124,21 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
      * where it loads; like the lens, not with --no-bpf nor for a fixture tree.
      * IOTRIAGE_TASKITER=0 turns it off alone (tests and benchmarks compare the two). */
     const char *ti_env = getenv("IOTRIAGE_TASKITER");
-    if (s->procs && !opts->no_bpf && !opts->proc_root && !opts->sys_root &&
-        !(ti_env && strcmp(ti_env, "0") == 0)) {
+    if (!s->procs)
+        s->tasks_msg[0] = '\0';             /* no tasks sampled: nothing to say */
+    else if (opts->no_bpf)
+        str_copy(s->tasks_msg, "off: --no-bpf", sizeof(s->tasks_msg));
+    else if (opts->proc_root || opts->sys_root)
+        str_copy(s->tasks_msg, "off: not the live /proc and /sys", sizeof(s->tasks_msg));
+    else if (ti_env && strcmp(ti_env, "0") == 0)
+        str_copy(s->tasks_msg, "off: IOTRIAGE_TASKITER=0", sizeof(s->tasks_msg));
+    else {
         struct taskiter *ti;
-        char why[160];
+        char why[128];
         if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0)
             procs_set_taskiter(s->procs, ti);
+        else
+            snprintf(s->tasks_msg, sizeof(s->tasks_msg), "off: %s", why);
     }
     /* The lens is part of the live machine: not loaded for a test's fixture tree. */
     if (opts->no_bpf)
@@ -412,6 +422,11 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
     if (procs_from_taskiter(s->procs)) {     /* its records carried the delays */
         out->taskstats_err = 0;
         out->taskstats_msg[0] = '\0';
+        str_copy(out->tasks_from, "bpf", sizeof(out->tasks_from));
+    } else {
+        str_copy(out->tasks_from, "proc", sizeof(out->tasks_from));
+        str_copy(out->tasks_msg, s->tasks_msg[0] ? s->tasks_msg : "off this sample: the iterator's run failed",
+                 sizeof(out->tasks_msg));
     }
     if (out->taskstats_err)
         for (size_t i = 0; i < out->ntasks; i++)

@@ -150,8 +150,10 @@ int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t no
  * query per task (the `stats` callback is not called); the delays come from the records
  * (struct task_delay, valid when the task, or for a process one of its live threads or
  * its dead threads' stats, has a delay record). Command lines and user names keep their
- * caches as above. A run that fails leaves that refresh to /proc and taskstats as
- * described above. The source owns the iterator from then on (procs_close closes it);
+ * caches as above. Processes /proc lists that the iterator does not show (a kernel may
+ * keep some out of it) are found by a readdir of /proc every PROCS_FULL_LIST_S and read
+ * from /proc and taskstats. A run that fails leaves that refresh to /proc and taskstats
+ * as described above. The source owns the iterator from then on (procs_close closes it);
  * NULL closes the one set. */
 struct taskiter;
 void procs_set_taskiter(struct procs_src *src, struct taskiter *ti);

@@ -80,6 +80,10 @@ struct procs_src {
     size_t tt_cap;
     long clk_tck;
     bool last_iter;                  /* the last procs_read's tasks came from it */
+    pid_t *blind;                    /* processes /proc listed that the iterator did not
+                                      * show at the last check: read from /proc */
+    size_t nblind, blind_cap;
+    double blind_at;                 /* when /proc was last listed for that check */
 };
 
 /* The refresh being assembled. */
@@ -787,8 +791,100 @@ static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
 /* Every task from one run of the task iterator: no file of /proc and no system call per
  * task, only a command line for a task not seen before (or after PROCS_NAMES_REFRESH_S,
  * or an exec), as on the /proc path. Returns 0 or the iterator's -errno. */
+/* Whether this run of the iterator showed task id (src->tt, nt of them, sorted). */
+static bool iter_has(const struct procs_src *src, size_t nt, pid_t id)
+{
+    size_t lo = 0, hi = nt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (src->tt[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nt && src->tt[lo].id == id;
+}
+
+/* The processes /proc lists that the iterator did not show. A kernel may keep a task
+ * out of its iterator that /proc shows (seen: a kernel whose init process and its
+ * threads never reach task iterators); those few are read from /proc, so that the list
+ * is /proc's whatever the iterator skips. Checked every PROCS_FULL_LIST_S (one readdir
+ * of /proc); a process started between the run and the readdir is read from /proc
+ * until the next check, unless the iterator shows it. */
+static void blind_check(struct procs_src *src, int proc_fd, size_t nt)
+{
+    DIR *d = opendir_at(proc_fd, ".");
+    if (!d)
+        return;
+    src->nblind = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = pid_name(e->d_name);
+        if (pid <= 0 || iter_has(src, nt, pid))
+            continue;
+        if (src->nblind == src->blind_cap) {
+            src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
+            src->blind = xreallocarray(src->blind, src->blind_cap, sizeof(src->blind[0]));
+        }
+        src->blind[src->nblind++] = pid;
+    }
+    closedir(d);
+}
+
+/* The blind processes (or their threads) from /proc, with taskstats' delays, as the
+ * /proc path reads every task. */
+static void read_blind(struct reap *rp, size_t nt, const pid_t *only, size_t nonly,
+                       procs_stats_fn stats, void *ctx)
+{
+    struct procs_src *src = rp->src;
+    struct list l = { 0 };
+    for (size_t i = 0; i < src->nblind; i++) {
+        pid_t b = src->blind[i];
+        if (iter_has(src, nt, b))
+            continue;
+        if (src->threads)
+            list_threads(&l, rp->proc_fd, b, only, nonly);
+        else if (selected(b, b, only, nonly))
+            list_push(&l, b, b);
+    }
+    pid_t ids[GATE_CHUNK];
+    struct delay_sample ds[GATE_CHUNK];
+    char path[PATH_ROOM];
+    for (size_t i0 = 0; i0 < l.n; i0 += GATE_CHUNK) {
+        size_t k = l.n - i0 < GATE_CHUNK ? l.n - i0 : GATE_CHUNK;
+        for (size_t j = 0; j < k; j++)
+            ids[j] = l.v[i0 + j].id;
+        if (stats)
+            stats(ctx, ids, k, ds);
+        for (size_t j = 0; j < k; j++) {
+            const struct listed *x = &l.v[i0 + j];
+            if (src->threads)
+                snprintf(path, sizeof(path), "%d/task/%d", (int)x->tgid, (int)x->id);
+            else
+                snprintf(path, sizeof(path), "%d", (int)x->id);
+            size_t before = rp->n;
+            read_task(rp, x->tgid, x->id, path, strlen(path));
+            if (rp->n == before)
+                continue;
+            note_full(rp, before);
+            if (stats) {
+                struct task_delay *d = &rp->out[before].delay;
+                d->valid = ds[j].valid;
+                d->blkio_count = ds[j].blkio_count;
+                d->blkio_delay_ns = ds[j].blkio_delay_ns;
+                d->swapin_count = ds[j].swapin_count;
+                d->swapin_delay_ns = ds[j].swapin_delay_ns;
+            }
+        }
+    }
+    if (l.n)
+        rp->unsorted = true;
+    free(l.v);
+}
+
 static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                     double now, struct task_sample **tasks, size_t *n)
+                     procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
+                     size_t *n)
 {
     const struct tasks_rec *recs;
     size_t nrec;
@@ -840,6 +936,11 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         rp.last_id = t->id;
         rp.n++;
     }
+    if (!(now - src->blind_at < PROCS_FULL_LIST_S)) {
+        blind_check(src, proc_fd, nt);
+        src->blind_at = now;
+    }
+    read_blind(&rp, nt, only, nonly, stats, ctx);
     /* the /proc path, should it run again, lists /proc whole first */
     src->last_pid = 0;
     src->range_from = 0;
@@ -852,7 +953,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
 {
     double now = clock_mono();
     /* A run of the iterator that failed leaves this refresh to /proc. */
-    src->last_iter = src->ti && read_iter(src, proc_fd, only, nonly, now, tasks, n) == 0;
+    src->last_iter = src->ti && read_iter(src, proc_fd, only, nonly, stats, ctx, now, tasks, n) == 0;
     if (src->last_iter)
         return 0;
     struct list l = { 0 };
@@ -982,5 +1083,6 @@ void procs_close(struct procs_src *src)
         close(src->loadavg_fd);
     taskiter_close(src->ti);
     free(src->tt);
+    free(src->blind);
     free(src);
 }

@@ -138,6 +138,16 @@ IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/proc.json" || fa
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
     fail "threads differ between the iterator and /proc: $(head -40 "$TMP/diff")"
 ok "iotriage --json: identity and I/O priority keys agree with IOTRIAGE_TASKITER=0, processes and threads"
+# every process /proc lists before and after a sample is in it (a task the kernel keeps
+# out of its iterator is read from /proc)
+ls /proc | grep -E '^[0-9]+$' | sort >"$TMP/before"
+"$IOT" -b --json -n 1 >"$TMP/all.json" || fail "iotriage failed"
+ls /proc | grep -E '^[0-9]+$' | sort >"$TMP/after"
+jq -e '.tasks.from == "bpf"' "$TMP/all.json" >/dev/null || fail "the sample was not the iterator's: $(jq -c .tasks "$TMP/all.json")"
+jq '.processes[].pid' "$TMP/all.json" | sort >"$TMP/listed"
+missing=$(comm -12 "$TMP/before" "$TMP/after" | comm -23 - "$TMP/listed" | tr '\n' ' ')
+[ -z "$missing" ] || fail "processes /proc listed throughout but missing from the sample: $missing"
+ok "the sample lists every process /proc listed before and after it ($(wc -l <"$TMP/listed"))"
 
 # ---- 3. exits and new tasks, 4. no program outlives iotriage ----
 "$IOT" -b --json -n 6 -d 1 >"$TMP/run.json" &
