@@ -76,8 +76,7 @@ struct procs_src {
     /* The task iterator (procs_set_taskiter): when set, the task list and every per-task
      * figure come from it; NULL: from /proc. */
     struct taskiter *ti;
-    struct taskiter_task *tt;        /* its tasks of this refresh, reused */
-    size_t tt_cap;
+    struct taskiter_acc acc;         /* its tasks of this refresh, reused */
     long clk_tck;
     bool last_iter;                  /* the last procs_read's tasks came from it */
     pid_t *blind;                    /* processes /proc listed that the iterator did not
@@ -791,18 +790,19 @@ static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
 /* Every task from one run of the task iterator: no file of /proc and no system call per
  * task, only a command line for a task not seen before (or after PROCS_NAMES_REFRESH_S,
  * or an exec), as on the /proc path. Returns 0 or the iterator's -errno. */
-/* Whether this run of the iterator showed task id (src->tt, nt of them, sorted). */
-static bool iter_has(const struct procs_src *src, size_t nt, pid_t id)
+/* Whether this run of the iterator showed task id (src->acc, sorted). */
+static bool iter_has(const struct procs_src *src, pid_t id)
 {
-    size_t lo = 0, hi = nt;
+    const struct taskiter_task *v = src->acc.tasks;
+    size_t lo = 0, hi = src->acc.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (src->tt[mid].id < id)
+        if (v[mid].id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < nt && src->tt[lo].id == id;
+    return lo < src->acc.n && v[lo].id == id;
 }
 
 /* The processes /proc lists that the iterator did not show. A kernel may keep a task
@@ -811,7 +811,7 @@ static bool iter_has(const struct procs_src *src, size_t nt, pid_t id)
  * is /proc's whatever the iterator skips. Checked every PROCS_FULL_LIST_S (one readdir
  * of /proc); a process started between the run and the readdir is read from /proc
  * until the next check, unless the iterator shows it. */
-static void blind_check(struct procs_src *src, int proc_fd, size_t nt)
+static void blind_check(struct procs_src *src, int proc_fd)
 {
     DIR *d = opendir_at(proc_fd, ".");
     if (!d)
@@ -820,7 +820,7 @@ static void blind_check(struct procs_src *src, int proc_fd, size_t nt)
     struct dirent *e;
     while ((e = readdir(d))) {
         pid_t pid = pid_name(e->d_name);
-        if (pid <= 0 || iter_has(src, nt, pid))
+        if (pid <= 0 || iter_has(src, pid))
             continue;
         if (src->nblind == src->blind_cap) {
             src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
@@ -833,14 +833,14 @@ static void blind_check(struct procs_src *src, int proc_fd, size_t nt)
 
 /* The blind processes (or their threads) from /proc, with taskstats' delays, as the
  * /proc path reads every task. */
-static void read_blind(struct reap *rp, size_t nt, const pid_t *only, size_t nonly,
+static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
                        procs_stats_fn stats, void *ctx)
 {
     struct procs_src *src = rp->src;
     struct list l = { 0 };
     for (size_t i = 0; i < src->nblind; i++) {
         pid_t b = src->blind[i];
-        if (iter_has(src, nt, b))
+        if (iter_has(src, b))
             continue;
         if (src->threads)
             list_threads(&l, rp->proc_fd, b, only, nonly);
@@ -886,22 +886,16 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
                      procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
                      size_t *n)
 {
-    const struct tasks_rec *recs;
-    size_t nrec;
-    int rc = taskiter_read(src->ti, &recs, &nrec);
+    int rc = taskiter_read(src->ti, src->threads, src->clk_tck, &src->acc);
     if (rc < 0)
         return rc;
-    if (src->tt_cap < nrec) {
-        src->tt_cap = nrec + nrec / 8 + 16;
-        src->tt = xreallocarray(src->tt, src->tt_cap, sizeof(src->tt[0]));
-    }
-    size_t nt = taskiter_tasks(recs, nrec, src->threads, src->clk_tck, src->tt);
+    size_t nt = src->acc.n;
     struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
     rp.cap = nt ? nt : 1;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
     for (size_t k = 0; k < nt; k++) {
-        const struct taskiter_task *x = &src->tt[k];
+        const struct taskiter_task *x = &src->acc.tasks[k];
         if (!selected(x->id, x->tgid, only, nonly))
             continue;
         struct task_sample *t = &rp.out[rp.n];
@@ -937,10 +931,10 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         rp.n++;
     }
     if (!(now - src->blind_at < PROCS_FULL_LIST_S)) {
-        blind_check(src, proc_fd, nt);
+        blind_check(src, proc_fd);
         src->blind_at = now;
     }
-    read_blind(&rp, nt, only, nonly, stats, ctx);
+    read_blind(&rp, only, nonly, stats, ctx);
     /* the /proc path, should it run again, lists /proc whole first */
     src->last_pid = 0;
     src->range_from = 0;
@@ -1082,7 +1076,7 @@ void procs_close(struct procs_src *src)
     if (src->loadavg_fd >= 0)
         close(src->loadavg_fd);
     taskiter_close(src->ti);
-    free(src->tt);
+    taskiter_acc_free(&src->acc);
     free(src->blind);
     free(src);
 }

@@ -15,7 +15,7 @@
 
 #include "tasks.skel.h"
 
-_Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE, "tasks_rec layout");
+_Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
 
 #define PF_KTHREAD      0x00200000
 #define CAP_PERFMON_BIT 38
@@ -68,7 +68,8 @@ static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_tas
     t->id = (pid_t)r->tid;
     t->tgid = (pid_t)r->tgid;
     t->start_ticks = taskiter_ticks(r->start_boottime, clk_tck);
-    t->comm = r->comm;
+    memcpy(t->comm, r->comm, sizeof(t->comm));
+    t->comm[sizeof(t->comm) - 1] = '\0';
     t->kthread = (r->flags & PF_KTHREAD) != 0;
     /* fs/proc/base.c: task_dump_owner gives a kernel thread's directory to root, any
      * other task's to its effective uid (for the directory itself, dumpable or not) */
@@ -134,43 +135,89 @@ static int cmp_task(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-size_t taskiter_tasks(const struct tasks_rec *recs, size_t n, bool threads, long clk_tck,
-                      struct taskiter_task *out)
+/* The task with this id among the first n (sorted), or NULL. */
+static struct taskiter_task *find_task(struct taskiter_task *v, size_t n, pid_t id)
 {
-    size_t m = 0;
-    bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        const struct tasks_rec *r = &recs[i];
-        if (r->tid == 0 || (!threads && r->tid != r->tgid))
-            continue;
-        if (threads)
-            task_of(r, clk_tck, &out[m]);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
         else
-            group_of(r, clk_tck, &out[m]);
-        if (m > 0 && out[m].id <= out[m - 1].id)
-            sorted = false;
-        m++;
+            hi = mid;
     }
-    if (!sorted)
-        qsort(out, m, sizeof(out[0]), cmp_task);
-    if (threads)
-        return m;
+    return lo < n && v[lo].id == id ? &v[lo] : NULL;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, c * sz);
+    if (!q)
+        abort();                     /* as xrealloc: out of memory is fatal */
+    *cap = c;
+    return q;
+}
+
+void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)
+{
+    a->threads = threads;
+    a->clk_tck = clk_tck;
+    a->n = 0;
+    a->nlate = 0;
+    a->sorted = true;
+}
+
+void taskiter_acc_add(struct taskiter_acc *a, const struct tasks_rec *recs, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         const struct tasks_rec *r = &recs[i];
-        if (r->tid == r->tgid)
+        if (r->tid == 0)
             continue;
-        size_t lo = 0, hi = m;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (out[mid].id < (pid_t)r->tgid)
-                lo = mid + 1;
-            else
-                hi = mid;
+        if (!a->threads && r->tid != r->tgid) {
+            struct taskiter_task *t = a->sorted ? find_task(a->tasks, a->n, (pid_t)r->tgid) : NULL;
+            if (t) {
+                group_add(t, r);
+            } else {
+                a->late = grow(a->late, &a->late_cap, a->nlate + 1, sizeof(a->late[0]));
+                a->late[a->nlate++] = *r;
+            }
+            continue;
         }
-        if (lo < m && out[lo].id == (pid_t)r->tgid)
-            group_add(&out[lo], r);
+        a->tasks = grow(a->tasks, &a->cap, a->n + 1, sizeof(a->tasks[0]));
+        struct taskiter_task *t = &a->tasks[a->n];
+        if (a->threads)
+            task_of(r, a->clk_tck, t);
+        else
+            group_of(r, a->clk_tck, t);
+        if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
+            a->sorted = false;
+        a->n++;
     }
-    return m;
+}
+
+void taskiter_acc_end(struct taskiter_acc *a)
+{
+    if (!a->sorted)
+        qsort(a->tasks, a->n, sizeof(a->tasks[0]), cmp_task);
+    a->sorted = true;
+    for (size_t i = 0; i < a->nlate; i++) {
+        struct taskiter_task *t = find_task(a->tasks, a->n, (pid_t)a->late[i].tgid);
+        if (t)
+            group_add(t, &a->late[i]);
+    }
+    a->nlate = 0;
+}
+
+void taskiter_acc_free(struct taskiter_acc *a)
+{
+    free(a->tasks);
+    free(a->late);
+    memset(a, 0, sizeof(*a));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -179,8 +226,7 @@ size_t taskiter_tasks(const struct tasks_rec *recs, size_t n, bool threads, long
 
 struct taskiter {
     struct tasks_bpf *skel;
-    char  *buf;                      /* the records of the last read */
-    size_t cap;
+    char  *buf;                      /* ITER_BUF: one read's records */
 };
 
 static char last_libbpf[160];
@@ -280,34 +326,25 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
     return 0;
 }
 
-int taskiter_read(struct taskiter *ti, const struct tasks_rec **recs, size_t *n)
+/* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
+ * iterators is 8 pages; a record is never split across two reads. */
+#define ITER_BUF (64 * 1024)
+
+int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
 {
-    *recs = NULL;
-    *n = 0;
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
     int fd = bpf_iter_create(bpf_link__fd(ti->skel->links.tasks_dump));
     if (fd < 0)
         return fd;
-    if (!ti->buf) {
-        ti->cap = 256 * sizeof(struct tasks_rec);
-        ti->buf = malloc(ti->cap);
-        if (!ti->buf) {
-            close(fd);
-            return -ENOMEM;
-        }
-    }
-    size_t len = 0;
+    taskiter_acc_begin(acc, threads, clk_tck);
+    size_t len = 0;                  /* bytes in buf not yet handed on */
     int rc = 0;
     for (;;) {
-        if (ti->cap - len < 64 * 1024) {     /* a read returns up to the seq buffer (32 KiB) */
-            char *b = realloc(ti->buf, 2 * ti->cap);
-            if (!b) {
-                rc = -ENOMEM;
-                break;
-            }
-            ti->buf = b;
-            ti->cap *= 2;
-        }
-        ssize_t r = read(fd, ti->buf + len, ti->cap - len);
+        ssize_t r = read(fd, ti->buf + len, ITER_BUF - len);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -317,15 +354,17 @@ int taskiter_read(struct taskiter *ti, const struct tasks_rec **recs, size_t *n)
         if (r == 0)
             break;
         len += (size_t)r;
+        size_t whole = len / sizeof(struct tasks_rec);
+        /* the records are 8-byte aligned in buf (malloc'd, a multiple of 8 each) */
+        taskiter_acc_add(acc, (const struct tasks_rec *)(const void *)ti->buf, whole);
+        len -= whole * sizeof(struct tasks_rec);
+        memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_rec), len);
     }
     close(fd);
-    if (rc == 0 && len % sizeof(struct tasks_rec) != 0)
+    if (rc == 0 && len != 0)
         rc = -EPROTO;
-    if (rc < 0)
-        return rc;
-    *recs = (const struct tasks_rec *)(const void *)ti->buf;
-    *n = len / sizeof(struct tasks_rec);
-    return 0;
+    taskiter_acc_end(acc);
+    return rc;
 }
 
 void taskiter_close(struct taskiter *ti)

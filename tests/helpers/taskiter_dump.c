@@ -25,14 +25,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "taskiter: %s\n", err);
         return 77;
     }
-    const struct tasks_rec *recs;
-    size_t n;
-    if (taskiter_read(ti, &recs, &n) < 0 || n == 0) {
+    struct taskiter_acc acc = { 0 };
+    if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
         fprintf(stderr, "taskiter: read failed\n");
         return 1;
     }
-    struct taskiter_task *t = calloc(n, sizeof *t);
-    size_t m = taskiter_tasks(recs, n, threads, sysconf(_SC_CLK_TCK), t);
+    struct taskiter_task *t = acc.tasks;
+    size_t m = acc.n;
     for (size_t i = 0; i < m; i++) {
         bool want = argc <= first;
         for (int a = first; a < argc && !want; a++)
@@ -47,7 +46,7 @@ int main(int argc, char **argv)
         printf(" %d %llu %llu %s\n", t[i].delays_valid, (unsigned long long)t[i].blkio_count,
                (unsigned long long)t[i].swapin_count, t[i].comm);
     }
-    free(t);
+    taskiter_acc_free(&acc);
     taskiter_close(ti);
     close(proc_fd);
     return 0;

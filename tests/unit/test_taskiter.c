@@ -14,6 +14,34 @@
 
 #define PF_KTHREAD 0x00200000
 
+/* The records of one run, handed over in batches of `batch` as reads would, into out. */
+static size_t tasks_of_batched(const struct tasks_rec *recs, size_t n, bool threads, size_t batch,
+                               struct taskiter_task *out)
+{
+    struct taskiter_acc a = { 0 };
+    taskiter_acc_begin(&a, threads, 100);
+    for (size_t i = 0; i < n; i += batch)
+        taskiter_acc_add(&a, recs + i, n - i < batch ? n - i : batch);
+    taskiter_acc_end(&a);
+    size_t m = a.n;
+    memcpy(out, a.tasks, m * sizeof(out[0]));
+    taskiter_acc_free(&a);
+    return m;
+}
+
+static size_t taskiter_tasks(const struct tasks_rec *recs, size_t n, bool threads, long clk_tck,
+                             struct taskiter_task *out)
+{
+    assert_int_equal(clk_tck, 100);
+    size_t m = tasks_of_batched(recs, n, threads, n ? n : 1, out);
+    /* one record at a time gives the same */
+    struct taskiter_task one[8];
+    assert_true(m <= 8);
+    assert_int_equal(tasks_of_batched(recs, n, threads, 1, one), m);
+    assert_memory_equal(one, out, m * sizeof(out[0]));
+    return m;
+}
+
 /* fs/proc/array.c's letters for each state the kernel reports */
 static void test_state_letters(void **st)
 {
