@@ -227,14 +227,18 @@ int tasks_dump(struct bpf_iter__task *ctx)
         r->rflags |= TASKS_REC_IOAC;
         copy_ioac(r->ioac, &t->ioac);
     }
+    /* CONFIG_TASK_DELAY_ACCT; each field tested, so that a kernel that renamed one
+     * loads the rest (the missing figure reads 0 with the others) */
     if (bpf_core_field_exists(t->delays)) {
         struct task_delay_info *d = t->delays;
-        if (d) {
+        if (d && bpf_core_field_exists(d->blkio_delay) && bpf_core_field_exists(d->blkio_count)) {
             r->rflags |= TASKS_REC_DELAYS;
             r->blkio_count = d->blkio_count;
             r->blkio_delay_ns = d->blkio_delay;
-            r->swapin_count = d->swapin_count;
-            r->swapin_delay_ns = d->swapin_delay;
+            if (bpf_core_field_exists(d->swapin_delay) && bpf_core_field_exists(d->swapin_count)) {
+                r->swapin_count = d->swapin_count;
+                r->swapin_delay_ns = d->swapin_delay;
+            }
         }
     }
     struct signal_struct *sig = t->signal;
