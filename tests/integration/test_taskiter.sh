@@ -119,6 +119,19 @@ rec() { "$DUMP" "$1" | awk -v p="$1" '$1 == p'; }
 [ "$(rec "$P_STOP" | awk '{ print $3 }')" = T ] || fail "stopped read as $(rec "$P_STOP")"
 [ "$(rec "$P_DIO" | awk '{ print $15 }')" -ge $((8 << 20)) ] || fail "8 MiB read read as $(rec "$P_DIO")"
 ok "the known values: nice 7, idle, batch, ionice idle and be/5, uid 65534, 6 threads, Z, T, 8 MiB"
+# kernel threads' names: full names past 15 bytes, and a workqueue worker's +desc/-desc
+# (the work it runs or ran last: that part may change between the two reads, not the rest)
+"$DUMP" | awk '$10 == 1 { print $1, $NF }' | sort >"$TMP/kt.iter"
+while read -r p _; do
+    s=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+    c=${s#*(}; echo "$p ${c%)*}"
+done <"$TMP/kt.iter" | sort >"$TMP/kt.proc"
+strip() { sed -E 's/^([0-9]+ kworker\/[^:]*:[0-9A-Za-z]+)[-+].*/\1/' "$1"; }
+[ "$(wc -l <"$TMP/kt.iter")" -gt 5 ] || fail "only $(wc -l <"$TMP/kt.iter") kernel threads from the iterator"
+diff <(strip "$TMP/kt.iter" | while read -r p n; do grep -q "^$p " "$TMP/kt.proc" && echo "$p $n"; done) \
+     <(strip "$TMP/kt.proc") >"$TMP/kt.diff" || fail "kernel thread names differ: $(head -10 "$TMP/kt.diff")"
+long=$(awk 'length($2) > 15' "$TMP/kt.proc" | wc -l)
+ok "kernel threads: $(wc -l <"$TMP/kt.proc") names agree with /proc ($long longer than 15 bytes)"
 
 # ---- 2. the sampler's JSON, iterator against /proc ----
 pargs=""

@@ -154,42 +154,35 @@ static __always_inline void copy_ioac(__u64 *dst, const struct task_io_accountin
     dst[TASKS_IO_CANCELLED] = a->cancelled_write_bytes;
 }
 
-/* The name /proc/PID/stat shows (fs/proc/array.c: proc_task_name): a workqueue worker's
- * comm with "+desc" (working now) or "-desc" (its last work), another kernel thread's
- * full name when it has one longer than comm, else comm. */
+/* The name /proc/PID/stat shows (fs/proc/array.c: proc_task_name): a kernel thread's
+ * full name when it has one longer than comm, and for a workqueue worker with a pool,
+ * "+desc" (working now) or "-desc" (its last work) after it; else comm. A desc that
+ * would reach past 64 bytes (a full name of 32 or more) is left out. */
 static __always_inline void task_name(struct tasks_rec *r, struct task_struct *t)
 {
-    bpf_probe_read_kernel_str(r->comm, sizeof(t->comm), t->comm);
+    long len = bpf_probe_read_kernel_str(r->comm, sizeof(t->comm), t->comm);
     if (!(r->flags & PF_KTHREAD) || !bpf_core_field_exists(t->worker_private))
         return;
     struct kthread *k = t->worker_private;
     if (!k)
         return;
-    if (r->flags & PF_WQ_WORKER) {
-        struct worker *w = BPF_CORE_READ(k, data);
-        if (!w || !BPF_CORE_READ(w, pool))
-            return;
-        char first = 0;
-        bpf_probe_read_kernel(&first, 1, &w->desc[0]);
-        if (!first)
-            return;
-        __u32 off = 0;
-        for (int i = 0; i < 16; i++) {
-            if (!r->comm[i])
-                break;
-            off++;
-        }
-        if (off > 15)
-            return;
-        r->comm[off] = BPF_CORE_READ(w, current_work) ? '+' : '-';
-        bpf_probe_read_kernel_str(&r->comm[off + 1], sizeof(w->desc), w->desc);
-        return;
+    if (bpf_core_field_exists(k->full_name)) {
+        char *full = BPF_CORE_READ(k, full_name);
+        if (full)
+            len = bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), full);
     }
-    if (!bpf_core_field_exists(k->full_name))
+    if (!(r->flags & PF_WQ_WORKER))
         return;
-    char *full = BPF_CORE_READ(k, full_name);
-    if (full)
-        bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), full);
+    struct worker *w = BPF_CORE_READ(k, data);
+    if (!w || !BPF_CORE_READ(w, pool))
+        return;
+    char first = 0;
+    bpf_probe_read_kernel(&first, 1, &w->desc[0]);
+    long off = len - 1;              /* the name's length */
+    if (!first || off < 0 || off > 31)
+        return;
+    r->comm[off] = BPF_CORE_READ(w, current_work) ? '+' : '-';
+    bpf_probe_read_kernel_str(&r->comm[off + 1], 31, w->desc);
 }
 
 SEC("iter/task")
