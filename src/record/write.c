@@ -268,13 +268,6 @@ static void json_lens_state(struct jw *w, const struct snapshot *c)
     jw_bool(w, "on", c->lens_on);
     jw_str(w, "reason", c->lens_on || !c->lens_msg[0] ? NULL : c->lens_msg);
     jw_close(w, '}');
-    /* The task source: a live sample's only (a replay does not know it). */
-    if (c->tasks_from[0]) {
-        jw_open(w, "tasks", '{');
-        jw_str(w, "from", c->tasks_from);
-        jw_str(w, "reason", c->tasks_msg[0] ? c->tasks_msg : NULL);
-        jw_close(w, '}');
-    }
 }
 /* ---- end of the lens's keys ---- */
 
