@@ -20,7 +20,9 @@ need ionice
 [ "$(id -u)" = 0 ] || skip "needs root (BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 DUMP="$ROOT/build/tests/taskiter_dump"
-[ -x "$DUMP" ] && [ -x "$HELPER" ] || fail "build first: make build/tests/taskiter_dump build/tests/taskhelper"
+if ! [ -x "$DUMP" ] || ! [ -x "$HELPER" ]; then
+    fail "build first: make build/tests/taskiter_dump build/tests/taskhelper"
+fi
 "$DUMP" $$ >"$TMP/probe" 2>"$TMP/probe.err"
 rc=$?
 [ $rc = 77 ] && skip "the BPF task iterator cannot load: $(cat "$TMP/probe.err")"
@@ -63,7 +65,7 @@ for _ in $(seq 200); do
     zombie=$(awk '$3 == "Z" { print $1 }' /proc/[0-9]*/stat 2>/dev/null | while read -r z; do
         [ "$(awk '{ print $4 }' /proc/"$z"/stat 2>/dev/null)" = "$P_ZPARENT" ] && echo "$z"; done)
     rb=$(awk '$1 == "read_bytes:" { print $2 }' /proc/"$P_DIO"/io 2>/dev/null)
-    thr=$(ls /proc/"$P_THR"/task 2>/dev/null | wc -l)
+    thr=$(find /proc/"$P_THR"/task -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
     st=$(awk '{ print $3 }' /proc/"$P_STOP"/stat)
     [ -n "$zombie" ] && [ "${rb:-0}" -ge $((8 << 20)) ] && [ "$thr" = 6 ] && [ "$st" = T ] &&
         [ "$(ionice -p "$P_IOBE5")" = "best-effort: prio 5" ] && [ "$(stat -c %u /proc/"$P_USER")" = 65534 ] &&
@@ -100,7 +102,8 @@ for p in $PIDS; do
     [ "$got" = "$want" ] || fail "pid $p: iterator '$got' != /proc '$want'"
 done
 ok "processes: state, owner, nice, policy, threads, start time, I/O counters and name agree with /proc"
-for t in $(ls /proc/"$P_THR"/task); do
+for d in /proc/"$P_THR"/task/*; do
+    t=${d##*/}
     want=$(proc_line /proc/"$P_THR"/task/"$t" "$t" "$P_THR" 1) || fail "thread $t gone"
     got=$("$DUMP" -P "$P_THR" | awk -v t="$t" '$1 == t' | iter_line)
     [ "$got" = "$want" ] || fail "thread $t: iterator '$got' != /proc '$want'"
@@ -153,9 +156,10 @@ diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/
 ok "iotriage --json: identity and I/O priority keys agree with IOTRIAGE_TASKITER=0, processes and threads"
 # every process /proc lists before and after a sample is in it (a task the kernel keeps
 # out of its iterator is read from /proc)
-ls /proc | grep -E '^[0-9]+$' | sort >"$TMP/before"
+pids() { for d in /proc/[0-9]*; do echo "${d#/proc/}"; done | sort; }
+pids >"$TMP/before"
 "$IOT" -b --json -n 1 >"$TMP/all.json" || fail "iotriage failed"
-ls /proc | grep -E '^[0-9]+$' | sort >"$TMP/after"
+pids >"$TMP/after"
 jq '.processes[].pid' "$TMP/all.json" | sort >"$TMP/listed"
 missing=$(comm -12 "$TMP/before" "$TMP/after" | comm -23 - "$TMP/listed" | tr '\n' ' ')
 [ -z "$missing" ] || fail "processes /proc listed throughout but missing from the sample: $missing"
