@@ -7,7 +7,9 @@
  *   a kernel with task iterators (5.8 and later), and the initial pid namespace with
  *   proc_fd being its /proc (the records carry the kernel's global ids, which are then
  *   the ids /proc shows). Otherwise it fails with -errno and one line in err saying why;
- *   the caller then reads /proc as before. Nothing is pinned: the link and the program
+ *   the caller then reads /proc as before. Without root, CAP_BPF with CAP_PERFMON shows
+ *   every task's counters, where /proc/PID/io would refuse other users' (EACCES): those
+ *   capabilities already let a program read any kernel memory. Nothing is pinned: the link and the program
  *   are held by file descriptors of this process and go when it exits or crashes.
  * - taskiter_read() runs the iterator once: one record (include/bpf/tasks_rec.h) per
  *   task, in ascending tid order, read a seq_file buffer at a time (32 KiB, about 100
