@@ -21,7 +21,8 @@
 #
 # Usage: bench/firstframe.sh [--sizes "1000 10000"] [--rounds 5] [--programs LIST]
 #        [--smoke]   (root, tmux; about a minute at the defaults)
-# LIST: any of iotriage iotriage-nobpf iotop-c htop (those not installed are left out),
+# LIST: any of iotriage iotriage-nobpf iotriage-noiter (IOTRIAGE_TASKITER=0) iotop-c htop
+# (those not installed are left out),
 # and base base-nobpf: the binary IOTRIAGE_BASE=PATH, for an A/B interleaved with the
 # others. IOTRIAGE=PATH measures another binary. The table goes to stdout and to
 # $BENCH_OUT/firstframe.txt (build/bench/results by default), every run to firstframe.tsv.
@@ -66,6 +67,7 @@ command_of() {
     case $1 in
     iotriage) echo "$IOT" ;;
     iotriage-nobpf) echo "$IOT --no-bpf" ;;
+    iotriage-noiter) echo "env IOTRIAGE_TASKITER=0 $IOT" ;;
     base) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE" ;;
     base-nobpf) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE --no-bpf" ;;
     iotop-c) command -v iotop-c >/dev/null && echo "iotop-c -P" ;;

@@ -15,7 +15,9 @@
 # Usage: bench/run.sh [--smoke] [--sizes "0 1000 10000"] [--threads PROCSxTHREADS]
 #                     [-n REFRESHES] [-d SECONDS] [--reps K] [--programs "..."]
 #                     [--no-callgrind] [--no-cold] [--no-cgcost] [--out DIR] [--table]
-#   programs: iotriage iotop-c floor floor-k floor-lazy (default: the first four)
+#   programs: iotriage iotop-c floor floor-k floor-lazy (default: the first four);
+#     iotriage-nobpf (--no-bpf), iotriage-noiter (IOTRIAGE_TASKITER=0: the lens without
+#     the task iterator)
 #     floor       bench/floor: stat and io opened and read every refresh
 #     floor-k     the same with stat and io kept open (pread): less CPU, more slab
 #     floor-lazy  a design sketch, not a floor: io (kept open) and taskstats every
@@ -257,6 +259,7 @@ cmdline() { # cmdline PROGRAM MODE R DELAY
     case $1 in
     iotriage)   echo "$IOT -b $t -n $3 -d $4" ;;
     iotriage-nobpf) echo "$IOT -b --no-bpf $t -n $3 -d $4" ;;   # also a program: no BPF lens
+    iotriage-noiter) echo "env IOTRIAGE_TASKITER=0 $IOT -b $t -n $3 -d $4" ;;   # the lens, not the task iterator
     iotop-c)    if [ "$2" = threads ]; then echo "$IOTOPC -b -n $3 -d $d_int"
                 else echo "$IOTOPC -b -P -n $3 -d $d_int"; fi ;;
     floor)      echo "$BIN/floor -b $t -n $3 -d $4" ;;

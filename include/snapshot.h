@@ -211,6 +211,13 @@ struct snapshot {
                                       * interval has its figures from its attachment */
     char   lens_msg[160];
     struct lens_reading lens;
+    /* Where the task list and its per-task figures came from (source/taskiter.h):
+     * "bpf" (the task iterator) or "proc" (/proc files and taskstats), with tasks_msg
+     * saying why the iterator did not serve; both empty when no tasks were sampled and
+     * in a replay. Not in the sample format yet: a key there must be read back by the
+     * replay (every recorded sample is written again byte for byte). */
+    char   tasks_from[8];
+    char   tasks_msg[160];
 };
 
 struct sampler_opts {

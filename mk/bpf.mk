@@ -20,6 +20,26 @@ $(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h
 $(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton $< name iotriage_bpf > $@.tmp && mv $@.tmp $@
 
+# The task source (src/bpf/kern/tasks.bpf.c, read by src/source/taskiter.c): a second,
+# small object, so that it loads before the first sample while the lens loads apart.
+TASKS_SKEL  := $(BUILD)/bpf/tasks.skel.h
+
+$(BUILD)/bpf/tasks.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h mk/bpf.mk
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(TASKS_SKEL): $(BUILD)/bpf/tasks.bpf.o
+	$(BPFTOOL) gen skeleton $< name tasks_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL)
+$(BUILD)/src/source/taskiter.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
+
+# tests/integration/test_taskiter.sh's helper: the iterator's records next to /proc's.
+CHECK_HELPERS += $(BUILD)/tests/taskiter_dump
+$(BUILD)/tests/taskiter_dump: tests/helpers/taskiter_dump.c $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS_ALL)
+
 # lens.c includes the skeleton: build it first, and find it.
 $(BUILD)/src/source/lens.o: $(BPF_SKEL)
 # -isystem: the generated skeleton is not held to our warnings (it casts const away).

@@ -13,6 +13,7 @@
 
 #include "source/cgroups.h"
 #include "source/fdmap.h"
+#include "source/taskiter.h"
 #include "source/taskstats.h"
 #include "util.h"
 
@@ -37,6 +38,7 @@ struct sampler {
     size_t nfst;
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
     bool lens_deferred;              /* to be loaded by sampler_load_lens */
+    char tasks_msg[160];             /* why the task iterator is off; "" when it loaded */
     char lens_msg[160];
     unsigned long takes;             /* snapshots taken: the first one scans no fds */
     /* The lens's submitted bytes at the previous snapshot (sorted; lens_submit_cmp), for
@@ -141,6 +143,26 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         else
             fdmap_set_idle_rescan(s->fdmap, FDMAP_IDLE_RESCAN_S);
         s->cg = cgroups_open(s->proc_fd, s->sys_fd, FDMAP_RESCAN_S);
+    }
+    /* The task iterator (source/taskiter.h) stands for /proc's per-task files and taskstats
+     * where it loads; like the lens, not with --no-bpf nor for a fixture tree.
+     * IOTRIAGE_TASKITER=0 turns it off alone (tests and benchmarks compare the two). */
+    const char *ti_env = getenv("IOTRIAGE_TASKITER");
+    if (!s->procs)
+        s->tasks_msg[0] = '\0';             /* no tasks sampled: nothing to say */
+    else if (opts->no_bpf)
+        str_copy(s->tasks_msg, "off: --no-bpf", sizeof(s->tasks_msg));
+    else if (opts->proc_root || opts->sys_root)
+        str_copy(s->tasks_msg, "off: not the live /proc and /sys", sizeof(s->tasks_msg));
+    else if (ti_env && strcmp(ti_env, "0") == 0)
+        str_copy(s->tasks_msg, "off: IOTRIAGE_TASKITER=0", sizeof(s->tasks_msg));
+    else {
+        struct taskiter *ti;
+        char why[128];
+        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0)
+            procs_set_taskiter(s->procs, ti);
+        else
+            snprintf(s->tasks_msg, sizeof(s->tasks_msg), "off: %s", why);
     }
     /* The lens is part of the live machine: not loaded for a test's fixture tree. */
     if (opts->no_bpf)
@@ -422,6 +444,15 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
     out->procs_err = procs_read(s->procs, s->proc_fd, s->opts.pids, s->opts.npids, s->ts ? ask_stats : NULL, &c,
                                 &out->tasks, &out->ntasks);
     out->tasks_shared = true;
+    if (procs_from_taskiter(s->procs)) {     /* its records carried the delays */
+        out->taskstats_err = 0;
+        out->taskstats_msg[0] = '\0';
+        str_copy(out->tasks_from, "bpf", sizeof(out->tasks_from));
+    } else {
+        str_copy(out->tasks_from, "proc", sizeof(out->tasks_from));
+        str_copy(out->tasks_msg, s->tasks_msg[0] ? s->tasks_msg : "off this sample: the iterator's run failed",
+                 sizeof(out->tasks_msg));
+    }
     if (out->taskstats_err)
         for (size_t i = 0; i < out->ntasks; i++)
             memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));

@@ -144,6 +144,22 @@ int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t no
  * and every PROCS_FULL_LIST_S seconds regardless: a task given a chosen pid
  * through clone3's set_tid (checkpoint/restore) is outside the range and shows by then. */
 #define PROCS_FULL_LIST_S 10.0
+/* The task source (source/taskiter.h, issue 19). With an iterator set, procs_read takes
+ * the task list and every per-task figure from one run of it: no stat, io or status file,
+ * no owner of a /proc directory, no nice, policy or ioprio system call and no taskstats
+ * query per task (the `stats` callback is not called); the delays come from the records
+ * (struct task_delay, valid when the task, or for a process one of its live threads or
+ * its dead threads' stats, has a delay record). Command lines and user names keep their
+ * caches as above. Processes /proc lists that the iterator does not show (a kernel may
+ * keep some out of it) are found by a readdir of /proc every PROCS_FULL_LIST_S and read
+ * from /proc and taskstats. A run that fails leaves that refresh to /proc and taskstats
+ * as described above. The source owns the iterator from then on (procs_close closes it);
+ * NULL closes the one set. */
+struct taskiter;
+void procs_set_taskiter(struct procs_src *src, struct taskiter *ti);
+/* Whether the last procs_read took its tasks (and their delays) from the iterator. */
+bool procs_from_taskiter(const struct procs_src *src);
+
 /* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);
 

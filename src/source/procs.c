@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
+#include "source/taskiter.h"
 #include "util.h"
 #include "util/strpool.h"
 
@@ -72,6 +73,16 @@ struct procs_src {
                                       * refresh's own allocations; 0: unknown */
     double full_at;                  /* when /proc was last listed whole */
     uint64_t only_sig;               /* the `only` filter the last list was made with */
+    /* The task iterator (procs_set_taskiter): when set, the task list and every per-task
+     * figure come from it; NULL: from /proc. */
+    struct taskiter *ti;
+    struct taskiter_acc acc;         /* its tasks of this refresh, reused */
+    long clk_tck;
+    bool last_iter;                  /* the last procs_read's tasks came from it */
+    pid_t *blind;                    /* processes /proc listed that the iterator did not
+                                      * show at the last check: read from /proc */
+    size_t nblind, blind_cap;
+    double blind_at;                 /* when /proc was last listed for that check */
 };
 
 /* The refresh being assembled. */
@@ -249,8 +260,20 @@ int procs_open(struct procs_src **out, bool threads, char *err, size_t errlen)
     s->threads = threads;
     s->pool = strpool_new();
     s->loadavg_fd = -1;
+    s->clk_tck = sysconf(_SC_CLK_TCK);
     *out = s;
     return 0;
+}
+
+void procs_set_taskiter(struct procs_src *src, struct taskiter *ti)
+{
+    taskiter_close(src->ti);
+    src->ti = ti;
+}
+
+bool procs_from_taskiter(const struct procs_src *src)
+{
+    return src->last_iter;
 }
 
 static bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
@@ -399,6 +422,12 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The four counters nothing shows, as one value that changes when one of them does. */
+static uint64_t io_other_sig(uint64_t rchar, uint64_t wchar, uint64_t syscr, uint64_t syscw)
+{
+    return mix64(mix64(mix64(mix64(rchar) ^ wchar) ^ syscr) ^ syscw);
+}
+
 static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
 {
     char buf[IO_BUF];
@@ -413,7 +442,7 @@ static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
         t->io.read_bytes = io.read_bytes;
         t->io.write_bytes = io.write_bytes;
         t->io.cancelled_write_bytes = io.cancelled_write_bytes;
-        t->io.other_sig = mix64(mix64(mix64(mix64(io.rchar) ^ io.wchar) ^ io.syscr) ^ io.syscw);
+        t->io.other_sig = io_other_sig(io.rchar, io.wchar, io.syscr, io.syscw);
     }
 }
 
@@ -756,10 +785,171 @@ static void note_full(struct reap *rp, size_t k)
 
 #define GATE_CHUNK 512
 
+static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
+
+/* Every task from one run of the task iterator: no file of /proc and no system call per
+ * task, only a command line for a task not seen before (or after PROCS_NAMES_REFRESH_S,
+ * or an exec), as on the /proc path. Returns 0 or the iterator's -errno. */
+/* Whether this run of the iterator showed task id (src->acc, sorted). */
+static bool iter_has(const struct procs_src *src, pid_t id)
+{
+    const struct taskiter_task *v = src->acc.tasks;
+    size_t lo = 0, hi = src->acc.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < src->acc.n && v[lo].id == id;
+}
+
+/* The processes /proc lists that the iterator did not show. A kernel may keep a task
+ * out of its iterator that /proc shows (seen: a kernel whose init process and its
+ * threads never reach task iterators); those few are read from /proc, so that the list
+ * is /proc's whatever the iterator skips. Checked every PROCS_FULL_LIST_S (one readdir
+ * of /proc); a process started between the run and the readdir is read from /proc
+ * until the next check, unless the iterator shows it. */
+static void blind_check(struct procs_src *src, int proc_fd)
+{
+    DIR *d = opendir_at(proc_fd, ".");
+    if (!d)
+        return;
+    src->nblind = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = pid_name(e->d_name);
+        if (pid <= 0 || iter_has(src, pid))
+            continue;
+        if (src->nblind == src->blind_cap) {
+            src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
+            src->blind = xreallocarray(src->blind, src->blind_cap, sizeof(src->blind[0]));
+        }
+        src->blind[src->nblind++] = pid;
+    }
+    closedir(d);
+}
+
+/* The blind processes (or their threads) from /proc, with taskstats' delays, as the
+ * /proc path reads every task. */
+static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
+                       procs_stats_fn stats, void *ctx)
+{
+    struct procs_src *src = rp->src;
+    struct list l = { 0 };
+    for (size_t i = 0; i < src->nblind; i++) {
+        pid_t b = src->blind[i];
+        if (iter_has(src, b))
+            continue;
+        if (src->threads)
+            list_threads(&l, rp->proc_fd, b, only, nonly);
+        else if (selected(b, b, only, nonly))
+            list_push(&l, b, b);
+    }
+    pid_t ids[GATE_CHUNK];
+    struct delay_sample ds[GATE_CHUNK];
+    char path[PATH_ROOM];
+    for (size_t i0 = 0; i0 < l.n; i0 += GATE_CHUNK) {
+        size_t k = l.n - i0 < GATE_CHUNK ? l.n - i0 : GATE_CHUNK;
+        for (size_t j = 0; j < k; j++)
+            ids[j] = l.v[i0 + j].id;
+        if (stats)
+            stats(ctx, ids, k, ds);
+        for (size_t j = 0; j < k; j++) {
+            const struct listed *x = &l.v[i0 + j];
+            if (src->threads)
+                snprintf(path, sizeof(path), "%d/task/%d", (int)x->tgid, (int)x->id);
+            else
+                snprintf(path, sizeof(path), "%d", (int)x->id);
+            size_t before = rp->n;
+            read_task(rp, x->tgid, x->id, path, strlen(path));
+            if (rp->n == before)
+                continue;
+            note_full(rp, before);
+            if (stats) {
+                struct task_delay *d = &rp->out[before].delay;
+                d->valid = ds[j].valid;
+                d->blkio_count = ds[j].blkio_count;
+                d->blkio_delay_ns = ds[j].blkio_delay_ns;
+                d->swapin_count = ds[j].swapin_count;
+                d->swapin_delay_ns = ds[j].swapin_delay_ns;
+            }
+        }
+    }
+    if (l.n)
+        rp->unsorted = true;
+    free(l.v);
+}
+
+static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
+                     procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
+                     size_t *n)
+{
+    int rc = taskiter_read(src->ti, src->threads, src->clk_tck, &src->acc);
+    if (rc < 0)
+        return rc;
+    size_t nt = src->acc.n;
+    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
+    rp.cap = nt ? nt : 1;
+    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
+    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    for (size_t k = 0; k < nt; k++) {
+        const struct taskiter_task *x = &src->acc.tasks[k];
+        if (!selected(x->id, x->tgid, only, nonly))
+            continue;
+        struct task_sample *t = &rp.out[rp.n];
+        memset(t, 0, sizeof(*t));
+        t->id = x->id;
+        t->tgid = x->tgid;
+        t->start_ticks = x->start_ticks;
+        t->uid = x->uid;
+        t->user = strpool_ref(user_of(src, x->uid));
+        t->nice = x->nice;
+        t->policy = x->policy;
+        t->state = x->state;
+        t->nlwp = x->nlwp;
+        t->kthread = x->kthread;
+        t->ioprio_raw = x->ioprio_raw;
+        if (x->io_known) {
+            t->io.read_bytes = x->io[TASKS_IO_READ];
+            t->io.write_bytes = x->io[TASKS_IO_WRITE];
+            t->io.cancelled_write_bytes = x->io[TASKS_IO_CANCELLED];
+            t->io.other_sig = io_other_sig(x->io[TASKS_IO_RCHAR], x->io[TASKS_IO_WCHAR],
+                                           x->io[TASKS_IO_SYSCR], x->io[TASKS_IO_SYSCW]);
+        } else {
+            t->io_err = -EOPNOTSUPP;         /* a kernel without I/O accounting: no io file */
+        }
+        t->delay.valid = x->delays_valid;
+        t->delay.blkio_count = x->blkio_count;
+        t->delay.blkio_delay_ns = x->blkio_delay_ns;
+        t->delay.swapin_count = x->swapin_count;
+        t->delay.swapin_delay_ns = x->swapin_delay_ns;
+        names_of(&rp, t, x->comm, &rp.next[rp.n]);
+        note_full(&rp, rp.n);
+        rp.last_id = t->id;
+        rp.n++;
+    }
+    if (!(now - src->blind_at < PROCS_FULL_LIST_S)) {
+        blind_check(src, proc_fd);
+        src->blind_at = now;
+    }
+    read_blind(&rp, only, nonly, stats, ctx);
+    /* the /proc path, should it run again, lists /proc whole first */
+    src->last_pid = 0;
+    src->range_from = 0;
+    finish_read(&rp, tasks, n);
+    return 0;
+}
+
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n)
 {
     double now = clock_mono();
+    /* A run of the iterator that failed leaves this refresh to /proc. */
+    src->last_iter = src->ti && read_iter(src, proc_fd, only, nonly, stats, ctx, now, tasks, n) == 0;
+    if (src->last_iter)
+        return 0;
     struct list l = { 0 };
     int rc = make_list(src, proc_fd, only, nonly, now, &l);
     if (rc < 0)
@@ -812,6 +1002,15 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
         }
     }
     free(l.v);
+    finish_read(&rp, tasks, n);
+    return 0;
+}
+
+/* The refresh assembled in rp becomes the result and the next refresh's cache. */
+static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
+{
+    struct reap rp = *rp_;
+    struct procs_src *src = rp.src;
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
      * below its leader's after the pids wrapped. */
     if (rp.unsorted) {
@@ -833,7 +1032,6 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     src->last_count = rp.n;
     *tasks = rp.out;
     *n = rp.n;
-    return 0;
 }
 
 void procs_release(struct task_sample *tasks, size_t n)
@@ -877,5 +1075,8 @@ void procs_close(struct procs_src *src)
     free(src->cmdbuf);
     if (src->loadavg_fd >= 0)
         close(src->loadavg_fd);
+    taskiter_close(src->ti);
+    taskiter_acc_free(&src->acc);
+    free(src->blind);
     free(src);
 }

@@ -1,0 +1,59 @@
+/* tasks_rec.h: the record the task iterator (src/bpf/kern/tasks.bpf.c) writes for each
+ * task, read by src/source/taskiter.c.
+ *
+ * Contract: one fixed-size record per task (thread), written whole with bpf_seq_write,
+ * in the order the kernel's task iterator visits them (ascending tid: it walks the pid
+ * numbers of the reader's pid namespace). Only fixed-width __u* types, no pointers,
+ * explicit padding, so that the BPF object and the host compiler agree byte for byte;
+ * TASKS_REC_SIZE pins the size on both sides. Every field is copied as the kernel keeps
+ * it: the conversions to what /proc shows (state letter, clock ticks, nice) are the
+ * reader's, pure and unit-tested. Counters of the group's dead threads (sig_*) are filled
+ * for a group leader only (tid == tgid), 0 for the other threads.
+ */
+#ifndef IOTRIAGE_TASKS_REC_H
+#define IOTRIAGE_TASKS_REC_H
+
+/* Indices into ioac[] and sig_ioac[]: struct task_io_accounting's fields, the lines of
+ * /proc/PID/io in its order. */
+#define TASKS_IO_RCHAR      0
+#define TASKS_IO_WCHAR      1
+#define TASKS_IO_SYSCR      2
+#define TASKS_IO_SYSCW      3
+#define TASKS_IO_READ       4
+#define TASKS_IO_WRITE      5
+#define TASKS_IO_CANCELLED  6
+#define TASKS_IO_N          7
+
+/* rflags */
+#define TASKS_REC_DELAYS    0x1u    /* task->delays was allocated: blkio_* and swapin_* hold data */
+#define TASKS_REC_SIG_STATS 0x2u    /* a leader whose signal->stats was allocated (sig_blkio_* ...) */
+#define TASKS_REC_IOAC      0x4u    /* the kernel keeps per-task I/O accounting (ioac exists) */
+
+#define TASKS_COMM_LEN      64      /* as TASK_COMM_MAX: a kernel thread's full name, a
+                                     * workqueue worker's "+desc"/"-desc" suffix */
+
+struct tasks_rec {
+    __u32 tid, tgid;
+    __u64 start_boottime;           /* ns since boot, CLOCK_BOOTTIME (task->start_boottime) */
+    __u32 euid;                     /* real_cred->euid: the owner /proc gives the task's directory */
+    __s32 static_prio;              /* nice = static_prio - 120 */
+    __u32 policy;                   /* SCHED_* */
+    __s32 nr_threads;               /* signal->nr_threads */
+    __u32 state;                    /* task->__state (the old "state" before 5.14) */
+    __u32 exit_state;               /* EXIT_ZOMBIE 0x20, EXIT_DEAD 0x10 */
+    __u32 flags;                    /* PF_* */
+    __u32 ioprio;                   /* what ioprio_get(IOPRIO_WHO_PROCESS, tid) returns */
+    __u32 rflags;                   /* TASKS_REC_* */
+    __u32 pad;
+    __u64 run_ns;                   /* se.sum_exec_runtime */
+    __u64 ioac[TASKS_IO_N];         /* task->ioac */
+    __u64 blkio_count, blkio_delay_ns, swapin_count, swapin_delay_ns;   /* task->delays */
+    __u64 sig_run_ns;               /* signal->sum_sched_runtime (dead threads) */
+    __u64 sig_ioac[TASKS_IO_N];     /* signal->ioac (dead threads) */
+    __u64 sig_blkio_count, sig_blkio_delay_ns, sig_swapin_count, sig_swapin_delay_ns; /* signal->stats */
+    char  comm[TASKS_COMM_LEN];     /* NUL-terminated */
+};
+
+#define TASKS_REC_SIZE 312
+
+#endif

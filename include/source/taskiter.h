@@ -1,0 +1,94 @@
+/* source/taskiter.h: every task of the machine in one pass, from a BPF task iterator
+ * (src/bpf/kern/tasks.bpf.c, issue #19).
+ *
+ * Contract
+ * - taskiter_open() loads the iterator's small BPF object and attaches it. It needs
+ *   root (or CAP_BPF with CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux),
+ *   a kernel with task iterators (5.8 and later), and the initial pid namespace with
+ *   proc_fd being its /proc (the records carry the kernel's global ids, which are then
+ *   the ids /proc shows). Otherwise it fails with -errno and one line in err saying why;
+ *   the caller then reads /proc as before. Without root, CAP_BPF with CAP_PERFMON shows
+ *   every task's counters, where /proc/PID/io would refuse other users' (EACCES): those
+ *   capabilities already let a program read any kernel memory. Nothing is pinned: the link and the program
+ *   are held by file descriptors of this process and go when it exits or crashes.
+ * - taskiter_read() runs the iterator once: one record (include/bpf/tasks_rec.h) per
+ *   task, in ascending tid order, read a seq_file buffer at a time (32 KiB, about 100
+ *   records) and handed to acc (taskiter_acc_begin ... _end below). Returns 0, or -errno
+ *   (then nothing is known of this refresh from it).
+ * - The conversions below are pure (unit-tested without BPF): they turn records into
+ *   what /proc/PID/stat, the owner of /proc/PID, /proc/PID/io (or
+ *   /proc/PID/task/TID/io), ioprio_get and a taskstats reply (TGID for processes, PID
+ *   for threads) say, and where the two could differ it is said at the function.
+ * - Not thread-safe: one source per sampler.
+ */
+#ifndef IOTRIAGE_SOURCE_TASKITER_H
+#define IOTRIAGE_SOURCE_TASKITER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/tasks_rec.h"
+
+/* One process (or thread) as the records tell it. */
+struct taskiter_task {
+    pid_t    id, tgid;
+    unsigned long long start_ticks;  /* /proc/PID/stat field 22 */
+    uid_t    uid;                    /* the owner of /proc/PID */
+    int      nice, policy;
+    int      nlwp;                   /* threads of the process; 1 in threads mode */
+    int      ioprio_raw;             /* ioprio_get's value */
+    char     state;                  /* /proc/PID/stat field 3 */
+    bool     kthread;
+    bool     io_known;               /* the kernel keeps I/O accounting */
+    bool     delays_valid;           /* a delay record (task->delays or the group's stats) */
+    uint64_t io[TASKS_IO_N];         /* /proc/PID/io, in its order */
+    uint64_t run_ns;                 /* run time: every thread, plus dead ones for a process */
+    uint64_t blkio_count, blkio_delay_ns, swapin_count, swapin_delay_ns;
+    char     comm[TASKS_COMM_LEN];
+};
+
+/* Pure: the letter /proc/PID/stat shows for a task's state word and exit state
+ * (fs/proc/array.c: task_state_index with the 6.x bit values, which older kernels
+ * share for every bit they have): R S D T t X Z P I. */
+char taskiter_state_letter(uint32_t state, uint32_t exit_state);
+
+/* Pure: nanoseconds since boot as clock ticks, as /proc's nsec_to_clock_t rounds
+ * (down). clk_tck: sysconf(_SC_CLK_TCK), USER_HZ. */
+unsigned long long taskiter_ticks(uint64_t ns, long clk_tck);
+
+/* Pure: records turned into tasks as they are read (no run's records are kept whole):
+ * one task per record in threads mode, else one per thread group with its leader's
+ * identity and state, the group's thread count, and counters summed as the kernel sums
+ * them for a process: I/O over every thread still listed plus the leader's
+ * signal->ioac (dead threads), as /proc/PID/io; delays over the live threads plus
+ * signal->stats, as a taskstats TGID reply; run time over every thread plus
+ * signal->sum_sched_runtime. Records come in ascending tid order, so a thread finds its
+ * leader already there; one that does not (the pids wrapped) is kept aside until
+ * taskiter_acc_end, and left out if its leader never came (a race with exec or exit).
+ * Use: taskiter_acc_begin, taskiter_acc_add for each batch, taskiter_acc_end: then
+ * tasks[0, n) are sorted by id and valid until the next begin. The arrays are reused
+ * across runs; taskiter_acc_free releases them. */
+struct taskiter_acc {
+    bool threads;
+    long clk_tck;
+    struct taskiter_task *tasks;
+    size_t n, cap;
+    bool   sorted;
+    struct tasks_rec *late;          /* threads whose leader was not there yet */
+    size_t nlate, late_cap;
+};
+void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck);
+void taskiter_acc_add(struct taskiter_acc *a, const struct tasks_rec *recs, size_t n);
+void taskiter_acc_end(struct taskiter_acc *a);
+void taskiter_acc_free(struct taskiter_acc *a);
+
+struct taskiter;
+
+int  taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen);
+int  taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc);
+void taskiter_close(struct taskiter *ti);
+
+#endif

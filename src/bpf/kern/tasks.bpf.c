@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tasks.bpf.c: the task source (issue #19). A BPF task iterator: reading its file runs
+ * the program once for every task of the machine, and each run writes one record
+ * (include/bpf/tasks_rec.h) with what /proc/PID/stat, the owner of /proc/PID,
+ * /proc/PID/io, ioprio_get and a taskstats reply would each have said. Built by
+ * mk/bpf.mk into its own small object and skeleton (it verifies in milliseconds, apart
+ * from the lens); loaded by src/source/taskiter.c.
+ *
+ * No vmlinux.h, as in iotriage.bpf.c: the few kernel structures read are declared below
+ * with preserve_access_index, and libbpf relocates each field against the running
+ * kernel's BTF (CO-RE). The iterator hands the program a trusted task pointer, so fields
+ * are read with plain loads (a fault reads 0); pointers that may be NULL (delays,
+ * io_context, signal->stats, a kernel thread's private data) are tested first.
+ */
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
+
+enum bpf_map_type {
+    BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+};
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/tasks_rec.h"
+
+#define PF_WQ_WORKER 0x00000020
+#define PF_KTHREAD   0x00200000
+
+/* ---- The kernel structures read, only the fields used (CO-RE relocates them). ---- */
+typedef struct {
+    __u32 val;
+} kuid_t;
+
+struct cred {
+    kuid_t euid;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+    __u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+struct task_io_accounting {
+    __u64 rchar, wchar, syscr, syscw, read_bytes, write_bytes, cancelled_write_bytes;
+} __attribute__((preserve_access_index));
+
+struct task_delay_info {
+    __u64 blkio_delay;
+    __u64 swapin_delay;
+    __u32 blkio_count;
+    __u32 swapin_count;
+} __attribute__((preserve_access_index));
+
+struct taskstats {
+    __u64 blkio_count, blkio_delay_total;
+    __u64 swapin_count, swapin_delay_total;
+} __attribute__((preserve_access_index));
+
+struct signal_struct {
+    int nr_threads;
+    struct task_io_accounting ioac;
+    unsigned long long sum_sched_runtime;
+    struct taskstats *stats;
+} __attribute__((preserve_access_index));
+
+struct io_context {
+    unsigned short ioprio;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+    unsigned int __state;
+    unsigned int flags;
+    int static_prio;
+    unsigned int policy;
+    struct sched_entity se;
+    int exit_state;
+    int pid;
+    int tgid;
+    void *worker_private;
+    __u64 start_boottime;
+    const struct cred *real_cred;
+    char comm[16];
+    struct signal_struct *signal;
+    struct io_context *io_context;
+    struct task_io_accounting ioac;
+    struct task_delay_info *delays;
+} __attribute__((preserve_access_index));
+
+/* Before 5.14 the state was a volatile long named "state". */
+struct task_struct___old {
+    long state;
+} __attribute__((preserve_access_index));
+
+/* kernel/kthread.c: a kernel thread's private data (task->worker_private since 5.17) */
+struct kthread {
+    void *data;
+    char *full_name;
+} __attribute__((preserve_access_index));
+
+struct worker_pool;
+struct work_struct;
+
+/* kernel/workqueue_internal.h */
+struct worker {
+    struct work_struct *current_work;
+    struct worker_pool *pool;
+    char desc[32];
+} __attribute__((preserve_access_index));
+
+struct seq_file;
+
+struct bpf_iter_meta {
+    struct seq_file *seq;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+    struct bpf_iter_meta *meta;
+    struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The record is built here, not on the 512-byte stack. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct tasks_rec);
+} scratch SEC(".maps");
+
+_Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE, "tasks_rec layout");
+
+static __always_inline void copy_ioac(__u64 *dst, const struct task_io_accounting *a)
+{
+    dst[TASKS_IO_RCHAR] = a->rchar;
+    dst[TASKS_IO_WCHAR] = a->wchar;
+    dst[TASKS_IO_SYSCR] = a->syscr;
+    dst[TASKS_IO_SYSCW] = a->syscw;
+    dst[TASKS_IO_READ] = a->read_bytes;
+    dst[TASKS_IO_WRITE] = a->write_bytes;
+    dst[TASKS_IO_CANCELLED] = a->cancelled_write_bytes;
+}
+
+/* The name /proc/PID/stat shows (fs/proc/array.c: proc_task_name): a kernel thread's
+ * full name when it has one longer than comm, and for a workqueue worker with a pool,
+ * "+desc" (working now) or "-desc" (its last work) after it; else comm. A desc that
+ * would reach past 64 bytes (a full name of 32 or more) is left out. */
+static __always_inline void task_name(struct tasks_rec *r, struct task_struct *t)
+{
+    long len = bpf_probe_read_kernel_str(r->comm, sizeof(t->comm), t->comm);
+    if (!(r->flags & PF_KTHREAD) || !bpf_core_field_exists(t->worker_private))
+        return;
+    struct kthread *k = t->worker_private;
+    if (!k)
+        return;
+    if (bpf_core_field_exists(k->full_name)) {
+        char *full = BPF_CORE_READ(k, full_name);
+        if (full)
+            len = bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), full);
+    }
+    if (!(r->flags & PF_WQ_WORKER))
+        return;
+    struct worker *w = BPF_CORE_READ(k, data);
+    if (!w || !BPF_CORE_READ(w, pool))
+        return;
+    char first = 0;
+    bpf_probe_read_kernel(&first, 1, &w->desc[0]);
+    long off = len - 1;              /* the name's length */
+    if (!first || off < 0 || off > 31)
+        return;
+    r->comm[off] = BPF_CORE_READ(w, current_work) ? '+' : '-';
+    bpf_probe_read_kernel_str(&r->comm[off + 1], 31, w->desc);
+}
+
+SEC("iter/task")
+int tasks_dump(struct bpf_iter__task *ctx)
+{
+    struct seq_file *seq = ctx->meta->seq;
+    struct task_struct *t = ctx->task;
+    if (!t)
+        return 0;
+    __u32 zero = 0;
+    struct tasks_rec *r = bpf_map_lookup_elem(&scratch, &zero);
+    if (!r)
+        return 0;
+    __builtin_memset(r, 0, sizeof(*r));
+    r->tid = (__u32)t->pid;
+    r->tgid = (__u32)t->tgid;
+    r->start_boottime = t->start_boottime;
+    const struct cred *cred = t->real_cred;
+    r->euid = cred ? cred->euid.val : 0;
+    r->static_prio = t->static_prio;
+    r->policy = t->policy;
+    if (bpf_core_field_exists(t->__state))
+        r->state = t->__state;
+    else
+        r->state = (__u32)BPF_CORE_READ((struct task_struct___old *)t, state);
+    r->exit_state = (__u32)t->exit_state;
+    r->flags = t->flags;
+    r->run_ns = t->se.sum_exec_runtime;
+    task_name(r, t);
+    /* block/ioprio.c: get_task_ioprio, the io_context's value, or IOPRIO_DEFAULT
+     * (class none, data 0 since 5.19) for a task that never had one */
+    struct io_context *ioc = t->io_context;
+    r->ioprio = ioc ? ioc->ioprio : 0;
+    if (bpf_core_field_exists(t->ioac)) {
+        r->rflags |= TASKS_REC_IOAC;
+        copy_ioac(r->ioac, &t->ioac);
+    }
+    /* CONFIG_TASK_DELAY_ACCT; each field tested, so that a kernel that renamed one
+     * loads the rest (the missing figure reads 0 with the others) */
+    if (bpf_core_field_exists(t->delays)) {
+        struct task_delay_info *d = t->delays;
+        if (d && bpf_core_field_exists(d->blkio_delay) && bpf_core_field_exists(d->blkio_count)) {
+            r->rflags |= TASKS_REC_DELAYS;
+            r->blkio_count = d->blkio_count;
+            r->blkio_delay_ns = d->blkio_delay;
+            if (bpf_core_field_exists(d->swapin_delay) && bpf_core_field_exists(d->swapin_count)) {
+                r->swapin_count = d->swapin_count;
+                r->swapin_delay_ns = d->swapin_delay;
+            }
+        }
+    }
+    struct signal_struct *sig = t->signal;
+    if (sig) {
+        r->nr_threads = sig->nr_threads;
+        if (r->tid == r->tgid) {
+            r->sig_run_ns = sig->sum_sched_runtime;
+            if (bpf_core_field_exists(sig->ioac))
+                copy_ioac(r->sig_ioac, &sig->ioac);
+            if (bpf_core_field_exists(sig->stats)) {
+                struct taskstats *st = sig->stats;
+                if (st) {
+                    r->rflags |= TASKS_REC_SIG_STATS;
+                    r->sig_blkio_count = st->blkio_count;
+                    r->sig_blkio_delay_ns = st->blkio_delay_total;
+                    r->sig_swapin_count = st->swapin_count;
+                    r->sig_swapin_delay_ns = st->swapin_delay_total;
+                }
+            }
+        }
+    }
+    bpf_seq_write(seq, r, sizeof(*r));
+    return 0;
+}

@@ -1,0 +1,377 @@
+/* taskiter.c: load, attach and read the task iterator (source/taskiter.h); the pure
+ * conversions of its records into what /proc says. */
+#include "source/taskiter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "tasks.skel.h"
+
+_Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
+
+#define PF_KTHREAD      0x00200000
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT     39
+/* fs/proc's inode number of the initial pid namespace (PROC_PID_INIT_INO) */
+#define PID_NS_INIT     "pid:[4026531836]"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pure conversions                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* include/linux/sched.h, 6.x values */
+#define TASK_REPORT       0x7fu
+#define TASK_IDLE         0x402u      /* TASK_UNINTERRUPTIBLE | TASK_NOLOAD */
+#define TASK_REPORT_IDLE  0x80u
+#define TASK_UNINTERRUPTIBLE 0x2u
+#define TASK_RTLOCK_WAIT  0x1000u
+#define TASK_FROZEN       0x8000u
+
+char taskiter_state_letter(uint32_t state, uint32_t exit_state)
+{
+    static const char letters[] = "RSDTtXZPI";
+    unsigned s = (state | exit_state) & TASK_REPORT;
+    if ((state & TASK_IDLE) == TASK_IDLE)
+        s = TASK_REPORT_IDLE;
+    /* an rt-mutex wait and a frozen task are shown as an uninterruptible sleep */
+    if (state & (TASK_RTLOCK_WAIT | TASK_FROZEN))
+        s = TASK_UNINTERRUPTIBLE;
+    unsigned idx = 0;                /* fls(s) */
+    while (s) {
+        idx++;
+        s >>= 1;
+    }
+    return letters[idx];
+}
+
+unsigned long long taskiter_ticks(uint64_t ns, long clk_tck)
+{
+    if (clk_tck <= 0)
+        return 0;
+    if (1000000000ull % (unsigned long long)clk_tck == 0)
+        return ns / (1000000000ull / (unsigned long long)clk_tck);
+    /* kernel/time/time.c: the rounding of a USER_HZ that does not divide a second */
+    return ns * 9 / ((9000000000ull + (unsigned long long)clk_tck / 2) / (unsigned long long)clk_tck);
+}
+
+static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_task *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->id = (pid_t)r->tid;
+    t->tgid = (pid_t)r->tgid;
+    t->start_ticks = taskiter_ticks(r->start_boottime, clk_tck);
+    memcpy(t->comm, r->comm, sizeof(t->comm));
+    t->comm[sizeof(t->comm) - 1] = '\0';
+    t->kthread = (r->flags & PF_KTHREAD) != 0;
+    /* fs/proc/base.c: task_dump_owner gives a kernel thread's directory to root, any
+     * other task's to its effective uid (for the directory itself, dumpable or not) */
+    t->uid = t->kthread ? 0 : (uid_t)r->euid;
+    t->nice = r->static_prio - 120;
+    t->policy = (int)r->policy;
+    t->nlwp = 1;
+    t->ioprio_raw = (int)r->ioprio;
+    t->state = taskiter_state_letter(r->state, r->exit_state);
+    t->io_known = (r->rflags & TASKS_REC_IOAC) != 0;
+    memcpy(t->io, r->ioac, sizeof(t->io));
+    t->run_ns = r->run_ns;
+    if (r->rflags & TASKS_REC_DELAYS) {
+        t->delays_valid = true;
+        t->blkio_count = r->blkio_count;
+        t->blkio_delay_ns = r->blkio_delay_ns;
+        t->swapin_count = r->swapin_count;
+        t->swapin_delay_ns = r->swapin_delay_ns;
+    }
+}
+
+/* A process's counters from its leader's record: the leader's own, the dead threads'
+ * (signal struct), and, for the delays, only a live leader's (taskstats skips threads
+ * with an exit state). */
+static void group_of(const struct tasks_rec *r, long clk_tck, struct taskiter_task *t)
+{
+    task_of(r, clk_tck, t);
+    t->nlwp = r->nr_threads;
+    for (int i = 0; i < TASKS_IO_N; i++)
+        t->io[i] += r->sig_ioac[i];
+    t->run_ns += r->sig_run_ns;
+    if (r->exit_state) {
+        t->delays_valid = false;
+        t->blkio_count = t->blkio_delay_ns = t->swapin_count = t->swapin_delay_ns = 0;
+    }
+    if (r->rflags & TASKS_REC_SIG_STATS) {
+        t->delays_valid = true;
+        t->blkio_count += r->sig_blkio_count;
+        t->blkio_delay_ns += r->sig_blkio_delay_ns;
+        t->swapin_count += r->sig_swapin_count;
+        t->swapin_delay_ns += r->sig_swapin_delay_ns;
+    }
+}
+
+/* Another thread's counters into its process. */
+static void group_add(struct taskiter_task *t, const struct tasks_rec *r)
+{
+    for (int i = 0; i < TASKS_IO_N; i++)
+        t->io[i] += r->ioac[i];
+    t->run_ns += r->run_ns;
+    if (!r->exit_state && (r->rflags & TASKS_REC_DELAYS)) {
+        t->delays_valid = true;
+        t->blkio_count += r->blkio_count;
+        t->blkio_delay_ns += r->blkio_delay_ns;
+        t->swapin_count += r->swapin_count;
+        t->swapin_delay_ns += r->swapin_delay_ns;
+    }
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+    const struct taskiter_task *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The task with this id among the first n (sorted), or NULL. */
+static struct taskiter_task *find_task(struct taskiter_task *v, size_t n, pid_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].id == id ? &v[lo] : NULL;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, c * sz);
+    if (!q)
+        abort();                     /* as xrealloc: out of memory is fatal */
+    *cap = c;
+    return q;
+}
+
+void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)
+{
+    a->threads = threads;
+    a->clk_tck = clk_tck;
+    a->n = 0;
+    a->nlate = 0;
+    a->sorted = true;
+}
+
+void taskiter_acc_add(struct taskiter_acc *a, const struct tasks_rec *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct tasks_rec *r = &recs[i];
+        if (r->tid == 0)
+            continue;
+        if (!a->threads && r->tid != r->tgid) {
+            struct taskiter_task *t = a->sorted ? find_task(a->tasks, a->n, (pid_t)r->tgid) : NULL;
+            if (t) {
+                group_add(t, r);
+            } else {
+                a->late = grow(a->late, &a->late_cap, a->nlate + 1, sizeof(a->late[0]));
+                a->late[a->nlate++] = *r;
+            }
+            continue;
+        }
+        a->tasks = grow(a->tasks, &a->cap, a->n + 1, sizeof(a->tasks[0]));
+        struct taskiter_task *t = &a->tasks[a->n];
+        if (a->threads)
+            task_of(r, a->clk_tck, t);
+        else
+            group_of(r, a->clk_tck, t);
+        if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
+            a->sorted = false;
+        a->n++;
+    }
+}
+
+void taskiter_acc_end(struct taskiter_acc *a)
+{
+    if (!a->sorted)
+        qsort(a->tasks, a->n, sizeof(a->tasks[0]), cmp_task);
+    a->sorted = true;
+    for (size_t i = 0; i < a->nlate; i++) {
+        struct taskiter_task *t = find_task(a->tasks, a->n, (pid_t)a->late[i].tgid);
+        if (t)
+            group_add(t, &a->late[i]);
+    }
+    a->nlate = 0;
+}
+
+void taskiter_acc_free(struct taskiter_acc *a)
+{
+    free(a->tasks);
+    free(a->late);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The kernel side                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+struct taskiter {
+    struct tasks_bpf *skel;
+    char  *buf;                      /* ITER_BUF: one read's records */
+};
+
+static char last_libbpf[160];
+
+__attribute__((format(printf, 2, 0)))
+static int taskiter_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+static int taskiter_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    if (level != LIBBPF_WARN)
+        return 0;
+    char line[sizeof last_libbpf];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
+        line[--n] = '\0';
+    if (n > 0)
+        memcpy(last_libbpf, line, n + 1);
+    return 0;
+}
+
+/* Whether the effective capability set holds CAP_BPF and CAP_PERFMON. */
+static bool bpf_caps(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return false;
+    char line[256];
+    unsigned long long eff = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "CapEff: %llx", &eff) == 1;
+    fclose(f);
+    return found && (eff >> CAP_BPF_BIT & 1) && (eff >> CAP_PERFMON_BIT & 1);
+}
+
+/* The records carry the kernel's global ids: they are /proc's only in the initial pid
+ * namespace, read through a /proc of that namespace. */
+static int check_namespace(int proc_fd, char *err, size_t errlen)
+{
+    char link[64];
+    ssize_t l = readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    if (l <= 0 || (size_t)l != strlen(PID_NS_INIT) || memcmp(link, PID_NS_INIT, (size_t)l) != 0) {
+        snprintf(err, errlen, "not the initial pid namespace");
+        return -EXDEV;
+    }
+    char self[32];
+    l = readlinkat(proc_fd, "self", self, sizeof self - 1);
+    if (l > 0)
+        self[l] = '\0';
+    if (l <= 0 || strtol(self, NULL, 10) != (long)getpid()) {
+        snprintf(err, errlen, "the /proc read is not this pid namespace's");
+        return -EXDEV;
+    }
+    return 0;
+}
+
+int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (geteuid() != 0 && !bpf_caps()) {
+        snprintf(err, errlen, "not root and no CAP_BPF+CAP_PERFMON");
+        return -EPERM;
+    }
+    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "no kernel BTF at /sys/kernel/btf/vmlinux: %s", strerror(e));
+        return -e;
+    }
+    int rc = check_namespace(proc_fd, err, errlen);
+    if (rc < 0)
+        return rc;
+    struct taskiter *ti = calloc(1, sizeof *ti);
+    if (!ti) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    last_libbpf[0] = '\0';
+    libbpf_print_fn_t old = libbpf_set_print(taskiter_print);
+    const char *step = "load";
+    ti->skel = tasks_bpf__open_and_load();
+    if (!ti->skel) {
+        rc = errno ? -errno : -ENOMEM;
+    } else {
+        step = "attach";
+        rc = tasks_bpf__attach(ti->skel);
+    }
+    libbpf_set_print(old);
+    if (rc != 0) {
+        if (rc > 0)
+            rc = -rc;
+        snprintf(err, errlen, "BPF task iterator %s failed: %s%s%s", step, strerror(-rc),
+                 last_libbpf[0] ? ": " : "", last_libbpf);
+        taskiter_close(ti);
+        return rc;
+    }
+    *out = ti;
+    return 0;
+}
+
+/* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
+ * iterators is 8 pages; a record is never split across two reads. */
+#define ITER_BUF (64 * 1024)
+
+int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+{
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
+    int fd = bpf_iter_create(bpf_link__fd(ti->skel->links.tasks_dump));
+    if (fd < 0)
+        return fd;
+    taskiter_acc_begin(acc, threads, clk_tck);
+    size_t len = 0;                  /* bytes in buf not yet handed on */
+    int rc = 0;
+    for (;;) {
+        ssize_t r = read(fd, ti->buf + len, ITER_BUF - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        size_t whole = len / sizeof(struct tasks_rec);
+        /* the records are 8-byte aligned in buf (malloc'd, a multiple of 8 each) */
+        taskiter_acc_add(acc, (const struct tasks_rec *)(const void *)ti->buf, whole);
+        len -= whole * sizeof(struct tasks_rec);
+        memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_rec), len);
+    }
+    close(fd);
+    if (rc == 0 && len != 0)
+        rc = -EPROTO;
+    taskiter_acc_end(acc);
+    return rc;
+}
+
+void taskiter_close(struct taskiter *ti)
+{
+    if (!ti)
+        return;
+    tasks_bpf__destroy(ti->skel);
+    free(ti->buf);
+    free(ti);
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The BPF task iterator (src/source/taskiter.c) against /proc, on real processes with
+# known attributes: a reniced one, SCHED_IDLE and SCHED_BATCH ones, ionice -c3 and
+# -c2 -n5, one running as another user, one with 6 threads, one that read 8 MiB with
+# O_DIRECT, a zombie and a stopped one.
+#  1. taskiter_dump (the iterator's records, converted as the sampler converts them)
+#     against /proc/PID/stat, the owner of /proc/PID and /proc/PID/io, per process and
+#     per thread: state, uid, nice, policy, threads, start time, every I/O counter, name.
+#  2. iotriage -b --json with the iterator and with IOTRIAGE_TASKITER=0 (/proc and
+#     taskstats) agree on every identity and priority key, processes and threads.
+#  3. A process killed while iotriage runs leaves its samples, one started appears.
+#  4. The iterator's program and link go with the process that loaded them.
+. "$(dirname "$0")/lib.sh"
+need jq
+need bpftool
+need python3
+need setpriv
+need chrt
+need ionice
+[ "$(id -u)" = 0 ] || skip "needs root (BPF)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
+DUMP="$ROOT/build/tests/taskiter_dump"
+if ! [ -x "$DUMP" ] || ! [ -x "$HELPER" ]; then
+    fail "build first: make build/tests/taskiter_dump build/tests/taskhelper"
+fi
+"$DUMP" $$ >"$TMP/probe" 2>"$TMP/probe.err"
+rc=$?
+[ $rc = 77 ] && skip "the BPF task iterator cannot load: $(cat "$TMP/probe.err")"
+[ $rc = 0 ] || fail "taskiter_dump: $(cat "$TMP/probe.err")"
+
+# ---- the processes ----
+bg nice -n 7 sleep 120;                         P_NICE=$BG
+bg chrt --idle 0 sleep 120;                     P_IDLE=$BG
+bg chrt -b 0 sleep 120;                         P_BATCH=$BG
+bg ionice -c3 sleep 120;                        P_IOIDLE=$BG
+bg ionice -c2 -n5 sleep 120;                    P_IOBE5=$BG
+bg setpriv --reuid=65534 --regid=65534 --clear-groups sleep 120; P_USER=$BG
+bg "$HELPER" threads 6 120;                     P_THR=$BG
+bg sleep 120;                                   P_STOP=$BG
+# a zombie: its parent execs into something that never waits
+bg bash -c 'sleep 0.1 & exec sleep 120';        P_ZPARENT=$BG
+# 8 MiB of O_DIRECT reads from a file on a disk, then asleep with the counters still
+dd if=/dev/urandom of="$ROOT/build/taskiter.dat" bs=1M count=8 status=none conv=fsync ||
+    fail "cannot write the test file"
+# a stopped process takes its SIGTERM only once continued
+trap 'kill -CONT "$P_STOP" 2>/dev/null; it_kill_bg; rm -f "$ROOT/build/taskiter.dat"; it_cleanup' EXIT
+bg python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 1 << 20)
+n = 0
+while n < 8 << 20:
+    r = os.readv(fd, [buf])
+    if r <= 0:
+        break
+    n += r
+print("read", n, flush=True)
+time.sleep(120)' "$ROOT/build/taskiter.dat"
+P_DIO=$BG
+kill -STOP "$P_STOP"
+
+# wait until every one is what it should be (a loaded machine takes a while to start them)
+zombie=""
+for _ in $(seq 200); do
+    zombie=$(awk '$3 == "Z" { print $1 }' /proc/[0-9]*/stat 2>/dev/null | while read -r z; do
+        [ "$(awk '{ print $4 }' /proc/"$z"/stat 2>/dev/null)" = "$P_ZPARENT" ] && echo "$z"; done)
+    rb=$(awk '$1 == "read_bytes:" { print $2 }' /proc/"$P_DIO"/io 2>/dev/null)
+    thr=$(find /proc/"$P_THR"/task -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+    st=$(awk '{ print $3 }' /proc/"$P_STOP"/stat)
+    [ -n "$zombie" ] && [ "${rb:-0}" -ge $((8 << 20)) ] && [ "$thr" = 6 ] && [ "$st" = T ] &&
+        [ "$(ionice -p "$P_IOBE5")" = "best-effort: prio 5" ] && [ "$(stat -c %u /proc/"$P_USER")" = 65534 ] &&
+        break
+    sleep 0.1
+done
+[ -n "$zombie" ] || fail "no zombie appeared"
+[ "${rb:-0}" -ge $((8 << 20)) ] || fail "the O_DIRECT reader read ${rb:-0} bytes, not 8 MiB (is $ROOT/build on a disk?)"
+[ "$thr" = 6 ] || fail "the threaded helper has $thr threads"
+PIDS="$P_NICE $P_IDLE $P_BATCH $P_IOIDLE $P_IOBE5 $P_USER $P_THR $P_STOP $zombie $P_DIO"
+
+# ---- 1. records against /proc ----
+# /proc's view in taskiter_dump's columns (ioprio and the delays are not in /proc: 2.)
+proc_line() { # proc_line DIR ID TGID THREADS
+    local d=$1 stat comm rest io
+    stat=$(cat "$d/stat") || return 1
+    comm=${stat#*(}; comm=${comm%)*}
+    rest=${stat##*) }
+    io=$(awk '{ printf " %s", $2 }' "$d/io")
+    # fields after the name: 1 state, 17 nice, 18 threads, 20 start, 39 policy
+    echo "$rest" | awk -v id="$2" -v tgid="$3" -v uid="$(stat -c %u "$d")" -v thr="$4" \
+        -v io="$io" -v comm="$comm" \
+        '{ printf "%s %s %s %s %s %s %s %s%s %s\n", id, tgid, $1, uid, $17, $39, thr ? 1 : $18, $20, io, comm }'
+}
+iter_line() { # the same columns from taskiter_dump's line
+    awk '{ printf "%s %s %s %s %s %s %s %s", $1, $2, $3, $4, $5, $6, $7, $8;
+           for (i = 11; i <= 17; i++) printf " %s", $i;
+           printf " %s", $21; for (i = 22; i <= NF; i++) printf " %s", $i; printf "\n" }'
+}
+for p in $PIDS; do
+    want=$(proc_line /proc/"$p" "$p" "$p" 0) || fail "/proc/$p gone"
+    got=$("$DUMP" "$p" | awk -v p="$p" '$1 == p' | iter_line)
+    [ -n "$got" ] || fail "pid $p: no record from the iterator"
+    [ "$got" = "$want" ] || fail "pid $p: iterator '$got' != /proc '$want'"
+done
+ok "processes: state, owner, nice, policy, threads, start time, I/O counters and name agree with /proc"
+for d in /proc/"$P_THR"/task/*; do
+    t=${d##*/}
+    want=$(proc_line /proc/"$P_THR"/task/"$t" "$t" "$P_THR" 1) || fail "thread $t gone"
+    got=$("$DUMP" -P "$P_THR" | awk -v t="$t" '$1 == t' | iter_line)
+    [ "$got" = "$want" ] || fail "thread $t: iterator '$got' != /proc '$want'"
+done
+ok "threads: the 6 threads agree with /proc/PID/task/TID"
+# the values themselves, so that both sides being wrong the same way fails too
+rec() { "$DUMP" "$1" | awk -v p="$1" '$1 == p'; }
+[ "$(rec "$P_NICE" | awk '{ print $5 }')" = 7 ] || fail "nice 7 read as $(rec "$P_NICE" | awk '{ print $5 }')"
+[ "$(rec "$P_IDLE" | awk '{ print $6 }')" = 5 ] || fail "SCHED_IDLE read as $(rec "$P_IDLE")"
+[ "$(rec "$P_BATCH" | awk '{ print $6 }')" = 3 ] || fail "SCHED_BATCH read as $(rec "$P_BATCH")"
+[ "$(rec "$P_IOIDLE" | awk '{ print int($9 / 8192) }')" = 3 ] || fail "ionice -c3 read as $(rec "$P_IOIDLE")"
+[ "$(rec "$P_IOBE5" | awk '{ print $9 }')" = $((2 << 13 | 5)) ] || fail "ionice -c2 -n5 read as $(rec "$P_IOBE5")"
+[ "$(rec "$P_USER" | awk '{ print $4 }')" = 65534 ] || fail "setpriv --reuid read as $(rec "$P_USER")"
+[ "$(rec "$P_THR" | awk '{ print $7 }')" = 6 ] || fail "6 threads read as $(rec "$P_THR")"
+[ "$(rec "$zombie" | awk '{ print $3 }')" = Z ] || fail "zombie read as $(rec "$zombie")"
+[ "$(rec "$P_STOP" | awk '{ print $3 }')" = T ] || fail "stopped read as $(rec "$P_STOP")"
+[ "$(rec "$P_DIO" | awk '{ print $15 }')" -ge $((8 << 20)) ] || fail "8 MiB read read as $(rec "$P_DIO")"
+ok "the known values: nice 7, idle, batch, ionice idle and be/5, uid 65534, 6 threads, Z, T, 8 MiB"
+# kernel threads' names: full names past 15 bytes, and a workqueue worker's +desc/-desc
+# (the work it runs or ran last: that part may change between the two reads, not the rest)
+"$DUMP" | awk '$10 == 1 { print $1, $NF }' | sort >"$TMP/kt.iter"
+while read -r p _; do
+    s=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+    c=${s#*(}; echo "$p ${c%)*}"
+done <"$TMP/kt.iter" | sort >"$TMP/kt.proc"
+strip() { sed -E 's/^([0-9]+ kworker\/[^:]*:[0-9A-Za-z]+)[-+].*/\1/' "$1"; }
+[ "$(wc -l <"$TMP/kt.iter")" -gt 5 ] || fail "only $(wc -l <"$TMP/kt.iter") kernel threads from the iterator"
+diff <(strip "$TMP/kt.iter" | while read -r p n; do grep -q "^$p " "$TMP/kt.proc" && echo "$p $n"; done) \
+     <(strip "$TMP/kt.proc") >"$TMP/kt.diff" || fail "kernel thread names differ: $(head -10 "$TMP/kt.diff")"
+long=$(awk 'length($2) > 15' "$TMP/kt.proc" | wc -l)
+ok "kernel threads: $(wc -l <"$TMP/kt.proc") names agree with /proc ($long longer than 15 bytes)"
+
+# ---- 2. the sampler's JSON, iterator against /proc ----
+pargs=""
+for p in $PIDS; do pargs="$pargs -p $p"; done
+keys='[.processes[] | {pid, tgid, comm, cmdline, user, uid, nice, policy, start_ticks, ioprio}] | sort_by(.pid)'
+# shellcheck disable=SC2086
+"$IOT" -b --json -n 1 $pargs >"$TMP/iter.json" || fail "iotriage with the iterator failed"
+# shellcheck disable=SC2086
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 $pargs >"$TMP/proc.json" || fail "iotriage on /proc failed"
+n=$(jq "$keys | length" "$TMP/iter.json")
+[ "$n" = 10 ] || fail "the iterator's sample has $n of the 10 processes"
+diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
+    fail "processes differ between the iterator and /proc: $(head -40 "$TMP/diff")"
+"$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/iter.json" || fail "iotriage -P failed"
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/proc.json" || fail "iotriage -P on /proc failed"
+[ "$(jq "$keys | length" "$TMP/iter.json")" = 6 ] || fail "-P: not 6 threads from the iterator"
+diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
+    fail "threads differ between the iterator and /proc: $(head -40 "$TMP/diff")"
+ok "iotriage --json: identity and I/O priority keys agree with IOTRIAGE_TASKITER=0, processes and threads"
+# every process /proc lists before and after a sample is in it (a task the kernel keeps
+# out of its iterator is read from /proc)
+pids() { for d in /proc/[0-9]*; do echo "${d#/proc/}"; done | sort; }
+pids >"$TMP/before"
+"$IOT" -b --json -n 1 >"$TMP/all.json" || fail "iotriage failed"
+pids >"$TMP/after"
+jq '.processes[].pid' "$TMP/all.json" | sort >"$TMP/listed"
+missing=$(comm -12 "$TMP/before" "$TMP/after" | comm -23 - "$TMP/listed" | tr '\n' ' ')
+[ -z "$missing" ] || fail "processes /proc listed throughout but missing from the sample: $missing"
+ok "the sample lists every process /proc listed before and after it ($(wc -l <"$TMP/listed"))"
+
+# ---- 3. exits and new tasks, 4. no program outlives iotriage ----
+"$IOT" -b --json -n 6 -d 1 >"$TMP/run.json" &
+IPID=$!
+BG_PIDS+=("$IPID")
+# the iterator's program and link held by iotriage, once loaded
+ids=""
+for _ in $(seq 100); do
+    for id in $(cat /proc/"$IPID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u); do
+        [ "$(bpftool prog show id "$id" -j 2>/dev/null | jq -r .name)" = tasks_dump ] && ids="prog:$id"
+    done
+    [ -n "$ids" ] && break
+    sleep 0.1
+done
+[ -n "$ids" ] || fail "iotriage holds no tasks_dump program (the iterator did not load)"
+link=$(bpftool link show -j 2>/dev/null | jq -r --argjson p "${ids#prog:}" '.[] | select(.prog_id == $p) | .id' | head -1)
+[ -n "$link" ] && ids="$ids link:$link"
+sleep 1.5
+kill "$P_NICE"
+bg sleep 120
+P_NEW=$BG
+wait "$IPID" || fail "iotriage -n 6 failed"
+last=$(tail -1 "$TMP/run.json")
+echo "$last" | jq -e --argjson p "$P_NICE" '[.processes[] | select(.pid == $p)] | length == 0' >/dev/null ||
+    fail "pid $P_NICE was killed but is still in the last sample"
+echo "$last" | jq -e --argjson p "$P_NEW" '[.processes[] | select(.pid == $p)] | length == 1' >/dev/null ||
+    fail "pid $P_NEW was started but is not in the last sample"
+head -1 "$TMP/run.json" | jq -e --argjson p "$P_NICE" '[.processes[] | select(.pid == $p)] | length == 1' >/dev/null ||
+    fail "pid $P_NICE missing from the first sample"
+ok "a killed process leaves the samples, a new one appears"
+for _ in $(seq 50); do
+    left=""
+    for x in $ids; do bpftool "${x%%:*}" show id "${x#*:}" >/dev/null 2>&1 && left="$left $x"; done
+    [ -z "$left" ] && break
+    sleep 0.1
+done
+[ -z "$left" ] || fail "still loaded after iotriage ended:$left"
+ok "the iterator's program and link ($ids) went with iotriage"
