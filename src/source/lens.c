@@ -14,9 +14,8 @@
 #include <bpf/libbpf.h>
 
 #include "iotriage.skel.h"
+#include "source/bpfload.h"
 
-#define CAP_PERFMON_BIT 38
-#define CAP_BPF_BIT     39
 /* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
 #define LENS_DEVPRIO_BYTES (8u << 20)
 
@@ -60,64 +59,18 @@ static size_t lens_percpu_size(size_t vsz, int ncpus)
     return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
 }
 
-/* libbpf prints its reasons; keep the last error line to pass on instead of printing
- * over the screen. */
-static char last_libbpf[160];
-
-__attribute__((format(printf, 2, 0)))
-static int lens_print(enum libbpf_print_level level, const char *fmt, va_list ap);
-static int lens_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    if (level != LIBBPF_WARN)
-        return 0;
-    char line[sizeof last_libbpf];
-    vsnprintf(line, sizeof line, fmt, ap);
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-        line[--n] = '\0';
-    if (n > 0)
-        memcpy(last_libbpf, line, n + 1);
-    return 0;
-}
-
-/* Whether the effective capability set holds both bits (/proc/self/status CapEff). */
-static bool have_caps(void)
-{
-    FILE *f = fopen("/proc/self/status", "re");
-    if (!f)
-        return false;
-    char line[256];
-    unsigned long long eff = 0;
-    bool found = false;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-            found = true;
-            break;
-        }
-    fclose(f);
-    return found && (eff >> CAP_BPF_BIT & 1) && (eff >> CAP_PERFMON_BIT & 1);
-}
-
 int lens_open(struct lens **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (geteuid() != 0 && !have_caps()) {
-        snprintf(err, errlen, "not root and no CAP_BPF+CAP_PERFMON");
-        return -EPERM;
-    }
-    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-        int e = errno;
-        snprintf(err, errlen, "no kernel BTF at /sys/kernel/btf/vmlinux: %s", strerror(e));
-        return -e;
-    }
+    int rc = bpfload_check(err, errlen);
+    if (rc < 0)
+        return rc;
     struct lens *l = calloc(1, sizeof *l);
     if (!l) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    last_libbpf[0] = '\0';
-    libbpf_print_fn_t old = libbpf_set_print(lens_print);
-    int rc = 0;
+    libbpf_print_fn_t old = bpfload_begin();
     const char *step = "open";
     struct iotriage_bpf *skel = iotriage_bpf__open();
     l->skel = skel;
@@ -163,12 +116,12 @@ int lens_open(struct lens **out, char *err, size_t errlen)
             rc = iotriage_bpf__attach(skel);
         }
     }
-    libbpf_set_print(old);
+    bpfload_end(old);
     if (rc != 0) {
         if (rc > 0)
             rc = -rc;
         snprintf(err, errlen, "BPF %s failed: %s%s%s", step, strerror(-rc),
-                 last_libbpf[0] ? ": " : "", last_libbpf);
+                 bpfload_last()[0] ? ": " : "", bpfload_last());
         lens_close(l);
         return rc;
     }

@@ -14,12 +14,11 @@
 #include <bpf/libbpf.h>
 
 #include "tasks.skel.h"
+#include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
 
 #define PF_KTHREAD      0x00200000
-#define CAP_PERFMON_BIT 38
-#define CAP_BPF_BIT     39
 /* fs/proc's inode number of the initial pid namespace (PROC_PID_INIT_INO) */
 #define PID_NS_INIT     "pid:[4026531836]"
 
@@ -229,38 +228,6 @@ struct taskiter {
     char  *buf;                      /* ITER_BUF: one read's records */
 };
 
-static char last_libbpf[160];
-
-__attribute__((format(printf, 2, 0)))
-static int taskiter_print(enum libbpf_print_level level, const char *fmt, va_list ap);
-static int taskiter_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    if (level != LIBBPF_WARN)
-        return 0;
-    char line[sizeof last_libbpf];
-    vsnprintf(line, sizeof line, fmt, ap);
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-        line[--n] = '\0';
-    if (n > 0)
-        memcpy(last_libbpf, line, n + 1);
-    return 0;
-}
-
-/* Whether the effective capability set holds CAP_BPF and CAP_PERFMON. */
-static bool bpf_caps(void)
-{
-    FILE *f = fopen("/proc/self/status", "re");
-    if (!f)
-        return false;
-    char line[256];
-    unsigned long long eff = 0;
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f))
-        found = sscanf(line, "CapEff: %llx", &eff) == 1;
-    fclose(f);
-    return found && (eff >> CAP_BPF_BIT & 1) && (eff >> CAP_PERFMON_BIT & 1);
-}
 
 /* The records carry the kernel's global ids: they are /proc's only in the initial pid
  * namespace, read through a /proc of that namespace. */
@@ -286,16 +253,9 @@ static int check_namespace(int proc_fd, char *err, size_t errlen)
 int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
 {
     *out = NULL;
-    if (geteuid() != 0 && !bpf_caps()) {
-        snprintf(err, errlen, "not root and no CAP_BPF+CAP_PERFMON");
-        return -EPERM;
-    }
-    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-        int e = errno;
-        snprintf(err, errlen, "no kernel BTF at /sys/kernel/btf/vmlinux: %s", strerror(e));
-        return -e;
-    }
-    int rc = check_namespace(proc_fd, err, errlen);
+    int rc = bpfload_check(err, errlen);
+    if (rc == 0)
+        rc = check_namespace(proc_fd, err, errlen);
     if (rc < 0)
         return rc;
     struct taskiter *ti = calloc(1, sizeof *ti);
@@ -303,8 +263,7 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    last_libbpf[0] = '\0';
-    libbpf_print_fn_t old = libbpf_set_print(taskiter_print);
+    libbpf_print_fn_t old = bpfload_begin();
     const char *step = "load";
     ti->skel = tasks_bpf__open_and_load();
     if (!ti->skel) {
@@ -313,12 +272,12 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
         step = "attach";
         rc = tasks_bpf__attach(ti->skel);
     }
-    libbpf_set_print(old);
+    bpfload_end(old);
     if (rc != 0) {
         if (rc > 0)
             rc = -rc;
         snprintf(err, errlen, "BPF task iterator %s failed: %s%s%s", step, strerror(-rc),
-                 last_libbpf[0] ? ": " : "", last_libbpf);
+                 bpfload_last()[0] ? ": " : "", bpfload_last());
         taskiter_close(ti);
         return rc;
     }
