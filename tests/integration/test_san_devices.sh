@@ -58,7 +58,10 @@ for _ in $(seq 50); do [ -b "$DEV" ] && break; sleep 0.1; done
 "$SAN_IOT" --json -d 0.1 >"$TMP/out.json" 2>"$TMP/err" &
 IOT_PID=$!
 BG_PIDS+=("$IOT_PID")
-sleep 0.5
+# Counted once the first sample is out: before it, the BPF objects are still being
+# loaded (their maps, programs and links are descriptors too; slow under ASan).
+for _ in $(seq 300); do [ -s "$TMP/out.json" ] && break; sleep 0.1; done
+[ -s "$TMP/out.json" ] || fail "no sample in 30 s: $(head -c 300 "$TMP/err")"
 # Each listed device's sysfs files stay open (source/blockdev.h): a device that goes
 # must take its files with it.
 fds0=$(ls "/proc/$IOT_PID/fd" | wc -l)

@@ -23,10 +23,13 @@ ok "root's process: read_bps null, io_error 'permission denied'"
 jqf '[.devices[] | select(.name == "vda")] | length == 1' "$TMP/n.json" >/dev/null
 jqf '.processes | length > 1' "$TMP/n.json" >/dev/null
 ok "devices and process list still there"
-jqf 'all(.processes[]; .io_delay_pct == null)' "$TMP/n.json" >/dev/null
+# No taskstats (CAP_NET_ADMIN) and no lens: no delay is measured. The estimate sampled
+# from thread states (io_delay_source "sampled") needs no privilege and is given to a task
+# found in D state by the first sample, so it may appear; nothing else may.
+jqf 'all(.processes[]; .io_delay_pct == null or .io_delay_source == "sampled")' "$TMP/n.json" >/dev/null
 jqf 'any(.notes[]; .source == "delayacct" and (.text | test("CAP_NET_ADMIN|delay accounting is off|task_delayacct")))' \
     "$TMP/n.json" >/dev/null
-ok "delays null, with a note: $(jq -r '.notes[] | select(.source=="delayacct") | .text' "$TMP/n.json")"
+ok "delays null (or sampled), with a note: $(jq -r '.notes[] | select(.source=="delayacct") | .text' "$TMP/n.json")"
 # Its own processes' io is readable.
 run_nobody bash -c "\"$IOT\" --json -n 1 -d 0.2 -p \$\$" >"$TMP/own.json" || fail "own run failed"
 jqf '.processes[0].read_bps != null and .processes[0].io_error == null' "$TMP/own.json" >/dev/null

@@ -34,6 +34,7 @@
 
 LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LAB_SLOWFS=$LAB_ROOT/build/tests/slowfs
+LAB_LOOPCTL=$LAB_ROOT/build/tests/loopctl
 
 _lab_err() { echo "lab: $*" >&2; }
 
@@ -152,6 +153,15 @@ lab_up() {
         return 1
     fi
 
+    # Fresh disk counters: a loop device keeps its diskstats across detach and attach, so
+    # a lab disk given a number a fast device had before would carry that device's
+    # lifetime mean await (the ceiling saturation is judged against with no quiet level
+    # seen: delta.c). The free device is made anew first; the kernel refuses while another
+    # binds or opens it (the old counters then stay).
+    local free
+    free=$(losetup -f 2>/dev/null) && [ -x "$LAB_LOOPCTL" ] &&
+        "$LAB_LOOPCTL" recreate "${free#/dev/loop}" >/dev/null 2>&1
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [ -z "$free" ] || [ -b "$free" ] && break; sleep 0.1; done
     LAB_DEV=$(losetup --direct-io=on --find --show "$LAB_MNT/disk.img") || {
         _lab_err "lab_up: losetup failed"; LAB_DEV=; lab_down; return 1; }
     LAB_NAME=${LAB_DEV#/dev/}
