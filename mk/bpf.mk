@@ -13,7 +13,7 @@ BPF_CFLAGS  := -target bpf -g -O2 -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -We
                $(shell pkg-config --cflags libbpf 2>/dev/null)
 BPF_SKEL    := $(BUILD)/bpf/iotriage.skel.h
 
-$(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h mk/bpf.mk
+$(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 
@@ -24,7 +24,7 @@ $(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
 # small object, so that it loads before the first sample while the lens loads apart.
 TASKS_SKEL  := $(BUILD)/bpf/tasks.skel.h
 
-$(BUILD)/bpf/tasks.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h mk/bpf.mk
+$(BUILD)/bpf/tasks.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 

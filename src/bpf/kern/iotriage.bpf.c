@@ -22,31 +22,7 @@
  * preserve_access_index, so libbpf relocates each field against the running kernel's
  * BTF (CO-RE) and the object needs no BTF of the build machine.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-typedef _Bool bool;
-#define true 1
-#define false 0
-
-enum bpf_map_type {
-    BPF_MAP_TYPE_HASH = 1,
-    BPF_MAP_TYPE_ARRAY = 2,
-    BPF_MAP_TYPE_PERCPU_HASH = 5,
-    BPF_MAP_TYPE_PERCPU_ARRAY = 6,
-    BPF_MAP_TYPE_LRU_HASH = 9,
-    BPF_MAP_TYPE_LRU_PERCPU_HASH = 10,
-};
-#define BPF_ANY     0
-#define BPF_NOEXIST 1
+#include "bpf/kern_types.h"
 
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -255,7 +231,6 @@ const volatile bool lens_submits = false;
  * tracepoint is attached (lens.c), so that without one no bio pays for the lookups. */
 const volatile bool lens_wb_split = false;
 
-#define PF_KTHREAD 0x00200000   /* include/linux/sched.h: a kernel thread */
 
 /* ---- Per-thread iowait. ----
  * Both programs run on every context switch and wakeup of the machine: they return on

@@ -12,33 +12,13 @@
  * are read with plain loads (a fault reads 0); pointers that may be NULL (delays,
  * io_context, signal->stats, a kernel thread's private data) are tested first.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-typedef _Bool bool;
-#define true 1
-#define false 0
-
-enum bpf_map_type {
-    BPF_MAP_TYPE_PERCPU_ARRAY = 6,
-};
+#include "bpf/kern_types.h"
 
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/tasks_rec.h"
-
-#define PF_WQ_WORKER 0x00000020
-#define PF_KTHREAD   0x00200000
 
 /* ---- The kernel structures read, only the fields used (CO-RE relocates them). ---- */
 typedef struct {
