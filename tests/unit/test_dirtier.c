@@ -28,6 +28,7 @@
 #include "source/cgroups.h"
 #include "source/lens.h"
 #include "verdict.h"
+#include "devs_fixture.h"
 
 static const char *fixtures(void)
 {
@@ -167,15 +168,7 @@ static void test_writeback_by(void **state)
     struct cgroup_set *set = world_take(&w);
     uint64_t db = fixture_ino("/system.slice/db.service");
     struct dev_sample dv[3];
-    memset(dv, 0, sizeof(dv));
-    snprintf(dv[0].ds.name, sizeof(dv[0].ds.name), "sdb");
-    dv[0].ds.major = 8, dv[0].ds.minor = 16;
-    snprintf(dv[1].ds.name, sizeof(dv[1].ds.name), "sdb1");
-    dv[1].ds.major = 8, dv[1].ds.minor = 17;
-    dv[1].bd.partition = true;
-    snprintf(dv[1].bd.disk, sizeof(dv[1].bd.disk), "sdb");
-    snprintf(dv[2].ds.name, sizeof(dv[2].ds.name), "sdc");
-    dv[2].ds.major = 8, dv[2].ds.minor = 32;
+    devs_fixture(dv);
     struct snapshot p, c;
     set_snap(&p, 10.0);
     set_snap(&c, 12.0);

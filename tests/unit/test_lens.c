@@ -22,6 +22,7 @@
 #include "delta.h"
 #include "source/lens.h"
 #include "verdict.h"
+#include "devs_fixture.h"
 
 #define assert_near(a, b, tol)                                                               \
     do {                                                                                     \
@@ -520,15 +521,7 @@ static void test_writeback_bps(void **state)
 {
     (void)state;
     struct dev_sample dv[3];
-    memset(dv, 0, sizeof(dv));
-    snprintf(dv[0].ds.name, sizeof(dv[0].ds.name), "sdb");
-    dv[0].ds.major = 8, dv[0].ds.minor = 16;
-    snprintf(dv[1].ds.name, sizeof(dv[1].ds.name), "sdb1");
-    dv[1].ds.major = 8, dv[1].ds.minor = 17;
-    dv[1].bd.partition = true;
-    snprintf(dv[1].bd.disk, sizeof(dv[1].bd.disk), "sdb");
-    snprintf(dv[2].ds.name, sizeof(dv[2].ds.name), "sdc");
-    dv[2].ds.major = 8, dv[2].ds.minor = 32;
+    devs_fixture(dv);
     struct snapshot p, c;
     set_snap(&p, 10.0, NULL, 0);
     set_snap(&c, 12.0, NULL, 0);
