@@ -2,6 +2,7 @@
  * shows, and their rates (cgroups.h). */
 #include "source/cgroups.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -497,12 +498,37 @@ static int cmp_listed(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* The ids of one listing (cgroup.procs, cgroup.threads or v1's tasks), each put in
+ * known[] cgroup k, appended to *v. */
+static void add_listed(const char *buf, size_t len, int k, struct listed **v, size_t *n, size_t *cap)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        uint64_t id;
+        if (parse_u64(&p, end, &id) == 0 && id > 0 && id <= INT32_MAX) {
+            if (*n == *cap) {
+                *cap = *cap ? 2 * *cap : 1024;
+                *v = xreallocarray(*v, *cap, sizeof(**v));
+            }
+            (*v)[(*n)++] = (struct listed){ (pid_t)id, k };
+        }
+        while (p < end && *p != '\n')
+            p++;
+        p++;
+    }
+}
+
+static const char *listing_file(const struct cgroup_src *s, bool threads)
+{
+    return !threads ? "cgroup.procs" : s->v1_only ? "tasks" : "cgroup.threads";
+}
+
 /* Every member of the cgroups that held a task at the last take, from their listings
  * (cgroup.procs; cgroup.threads, or v1's tasks, for threads): one read per cgroup
  * instead of one /proc/PID/cgroup per task. Sorted by pid. */
 static size_t list_members(struct cgroup_src *s, bool threads, struct listed **out)
 {
-    const char *file = !threads ? "cgroup.procs" : s->v1_only ? "tasks" : "cgroup.threads";
+    const char *file = listing_file(s, threads);
     struct listed *v = NULL;
     size_t n = 0, cap = 0;
     char path[CG_PATH_MAX + 32];
@@ -514,26 +540,114 @@ static size_t list_members(struct cgroup_src *s, bool threads, struct listed **o
         ssize_t len = read_file_alloc_at(s->root_fd, path, &buf, 64u << 20);
         if (len < 0)
             continue;                /* gone: its tasks are read again one by one */
-        const char *p = buf, *end = buf + len;
-        while (p < end) {
-            uint64_t id;
-            if (parse_u64(&p, end, &id) == 0 && id > 0 && id <= INT32_MAX) {
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 1024;
-                    v = xreallocarray(v, cap, sizeof(*v));
-                }
-                v[n++] = (struct listed){ (pid_t)id, (int)k };
-            }
-            while (p < end && *p != '\n')
-                p++;
-            p++;
-        }
+        add_listed(buf, (size_t)len, (int)k, &v, &n, &cap);
         free(buf);
     }
     if (n)
         qsort(v, n, sizeof(*v), cmp_listed);
     *out = v;
     return n;
+}
+
+/* ---- the whole tree's listings, for many new tasks at once ------------------------------ */
+
+/* At the first take every task is new, and reading each one's /proc/PID/cgroup is the
+ * largest per-task cost of the first sample (three or four system calls a task: at
+ * 10,000 processes, tens of milliseconds). The hierarchy's own listings name the same
+ * memberships at one read per cgroup: walked when at least CG_WALK_MIN tasks are new,
+ * visiting at most one directory per two new tasks (a tree larger than that costs more
+ * than the tasks' files) and CG_WALK_DEPTH levels. A task the walk did not list, or
+ * listed twice (it moved during the walk), is read from its file as before. */
+#define CG_WALK_MIN   64
+#define CG_WALK_DEPTH 32
+
+struct cg_walk {
+    struct cgroup_src *s;
+    const char *file;
+    double mono;
+    size_t dirs, max_dirs;
+    struct listed *v;
+    size_t n, cap;
+};
+
+/* The cgroup path (as /proc/PID/cgroup prints it) of directory rel below the mount. */
+static void walk_path(const struct cgroup_src *s, const char *rel, char *out, size_t n)
+{
+    size_t rl = strlen(s->mount_root);
+    while (rl > 0 && s->mount_root[rl - 1] == '/')
+        rl--;
+    if (strcmp(rel, ".") == 0)
+        snprintf(out, n, "%.*s", rl ? (int)rl : 1, rl ? s->mount_root : "/");
+    else
+        snprintf(out, n, "%.*s/%s", (int)rl, s->mount_root, rel);
+}
+
+static void walk_dir(struct cg_walk *w, int fd, const char *rel, int depth)
+{
+    if (w->dirs++ >= w->max_dirs) {
+        close(fd);
+        return;
+    }
+    char *buf = NULL;
+    ssize_t len = read_file_alloc_at(fd, w->file, &buf, 64u << 20);
+    if (len > 0) {
+        char path[CG_PATH_MAX];
+        walk_path(w->s, rel, path, sizeof(path));
+        int k = intern(w->s, path, w->mono);
+        if (k >= 0)
+            add_listed(buf, (size_t)len, k, &w->v, &w->n, &w->cap);
+    }
+    free(buf);
+    DIR *d = depth < CG_WALK_DEPTH ? fdopendir(fd) : NULL;
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && w->dirs < w->max_dirs) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.')
+            continue;
+        char sub[CG_PATH_MAX];
+        int r = strcmp(rel, ".") == 0 ? snprintf(sub, sizeof(sub), "%s", e->d_name)
+                                      : snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name);
+        if (r < 0 || (size_t)r >= sizeof(sub))
+            continue;
+        int cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cfd >= 0)
+            walk_dir(w, cfd, sub, depth + 1);
+    }
+    closedir(d);
+}
+
+/* Every member of the hierarchy's cgroups, sorted by pid, at most max_dirs of them read. */
+static size_t walk_members(struct cgroup_src *s, bool threads, double mono, size_t max_dirs,
+                           struct listed **out)
+{
+    struct cg_walk w = { .s = s, .file = listing_file(s, threads), .mono = mono, .max_dirs = max_dirs };
+    int fd = openat(s->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+        walk_dir(&w, fd, ".", 0);
+    if (w.n)
+        qsort(w.v, w.n, sizeof(*w.v), cmp_listed);
+    *out = w.v;
+    return w.n;
+}
+
+/* The cgroup the walk's listing (sorted by pid) puts task id in; -1 when none, or more
+ * than one (the task moved while the tree was read). */
+static int walked_in(const struct listed *v, size_t n, pid_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= n || v[lo].id != id || (lo + 1 < n && v[lo + 1].id == id))
+        return -1;
+    return v[lo].known;
 }
 
 /* Does the listing put task id in cgroup k? */
@@ -584,6 +698,17 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
         s->verify_due = mono + s->rescan_s;
         nlst = list_members(s, threads, &lst);
     }
+    /* Many new tasks (the first take): their memberships from the tree's listings. */
+    struct listed *walked = NULL;
+    size_t nwalked = 0, nnew = 0;
+    for (size_t i = 0, j = 0; s->root_fd >= 0 && i < ntasks; i++) {
+        while (j < s->ntasks && s->tasks[j].id < tasks[i].id)
+            j++;
+        nnew += !(j < s->ntasks && s->tasks[j].id == tasks[i].id &&
+                  s->tasks[j].start_ticks == tasks[i].start_ticks);
+    }
+    if (nnew >= CG_WALK_MIN)
+        nwalked = walk_members(s, threads, mono, nnew / 2, &walked);
     /* Walk the cache and the tasks together (both sorted by id). */
     struct task_cg *nt = xcalloc(ntasks ? ntasks : 1, sizeof(*nt));
     size_t j = 0;
@@ -598,6 +723,8 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
             *c = *o;
         else if (o && o->known < 0 && o->err && !verify)
             *c = *o;                 /* unreadable: tried again at the next check */
+        else if (!o && (c->known = walked_in(walked, nwalked, t->id)) >= 0)
+            *c = (struct task_cg){ .id = t->id, .start_ticks = t->start_ticks, .known = c->known };
         else if (s->root_fd >= 0)
             read_task(s, t, mono, c);
         else
@@ -609,6 +736,7 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
             s->known[k].used_gen = s->gen;
     }
     free(lst);
+    free(walked);
     free(s->tasks);
     s->tasks = nt;
     s->ntasks = ntasks;

@@ -927,6 +927,81 @@ static void test_model_moves_seen_through_listings(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Many new tasks at once (the first take): memberships come from the tree's listings,
+ * not from one /proc/PID/cgroup each. Every task's file here names /wrong, so a task
+ * placed by its listing shows that its file was not read; the tasks the listings do not
+ * place (in none, or in two: moved during the walk) are read from their files. */
+static void test_model_first_take_walks_listings(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/iotriage-cgtest.XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/self/mountinfo", "26 25 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+    put(root, "sys/fs/cgroup/cgroup.controllers", "io memory\n");
+    enum { N = 100 };
+    char rel[64], text[N * 8 + 1];
+    for (int id = 100; id < 100 + N; id++) {
+        snprintf(rel, sizeof(rel), "proc/%d/cgroup", id);
+        put(root, rel, "0::/wrong\n");
+    }
+    /* / holds 100-109, /a 110-149 and 197, /b/c 150-196 and 197; 198, 199 in none */
+    text[0] = '\0';
+    for (int id = 100; id < 110; id++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d\n", id);
+    put(root, "sys/fs/cgroup/cgroup.procs", text);
+    text[0] = '\0';
+    for (int id = 110; id < 150; id++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d\n", id);
+    strcat(text, "197\n");
+    put(root, "sys/fs/cgroup/a/cgroup.procs", text);
+    put(root, "sys/fs/cgroup/b/cgroup.procs", "");
+    text[0] = '\0';
+    for (int id = 150; id < 198; id++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d\n", id);
+    put(root, "sys/fs/cgroup/b/c/cgroup.procs", text);
+    put(root, "sys/fs/cgroup/empty/cgroup.procs", "");
+    char dir[1100];
+    snprintf(dir, sizeof(dir), "%s/proc", root);
+    int proc = open(dir, O_RDONLY | O_DIRECTORY);
+    snprintf(dir, sizeof(dir), "%s/sys", root);
+    int sys = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(proc >= 0 && sys >= 0);
+    struct cgroup_src *src = cgroups_open(proc, sys, 5.0);
+    struct task_sample t[N];
+    memset(t, 0, sizeof(t));
+    for (int i = 0; i < N; i++)
+        t[i] = (struct task_sample){ .id = 100 + i, .tgid = 100 + i, .start_ticks = 7,
+                                     .comm = "w", .cmdline = "", .user = "" };
+    struct snapshot snap = { .tasks = t, .ntasks = N, .mono = 0.0 };
+    struct cgroup_set *set = cgroups_take(src, snap.mono, snap.threads, snap.tasks, snap.ntasks);
+    assert_string_equal(set->v[set->task_cg[0]].path, "/");
+    assert_string_equal(set->v[set->task_cg[9]].path, "/");
+    assert_string_equal(set->v[set->task_cg[10]].path, "/a");
+    assert_string_equal(set->v[set->task_cg[49]].path, "/a");
+    assert_string_equal(set->v[set->task_cg[50]].path, "/b/c");
+    assert_string_equal(set->v[set->task_cg[96]].path, "/b/c");
+    assert_string_equal(set->v[set->task_cg[97]].path, "/wrong");  /* listed twice */
+    assert_string_equal(set->v[set->task_cg[98]].path, "/wrong");  /* listed nowhere */
+    /* the empty cgroups hold no task: not part of the set */
+    for (size_t k = 0; k < set->n; k++)
+        assert_null(strstr(set->v[k].path, "empty"));
+    cgroups_free(set);
+
+    /* Below CG_WALK_MIN new tasks, each new one is read from its file. */
+    t[5].start_ticks = 8;          /* pid 105 reused */
+    snap.mono = 1.0;
+    set = cgroups_take(src, snap.mono, snap.threads, snap.tasks, snap.ntasks);
+    assert_string_equal(set->v[set->task_cg[5]].path, "/wrong");
+    assert_string_equal(set->v[set->task_cg[6]].path, "/");
+    cgroups_free(set);
+    cgroups_close(src);
+    close(proc);
+    close(sys);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_model_quiet_parent_not_read(void **state)
 {
     (void)state;
@@ -1071,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_verdict_writeback_root),
         cmocka_unit_test(test_model_legacy_and_missing),
         cmocka_unit_test(test_model_moves_seen_through_listings),
+        cmocka_unit_test(test_model_first_take_walks_listings),
         cmocka_unit_test(test_model_quiet_parent_not_read),
         cmocka_unit_test(test_json_replay_roundtrip),
     };
