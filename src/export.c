@@ -1,6 +1,7 @@
 /* export.c: `iotriage export`: the sampling loop, the page swap, HTTP and the textfile. */
 #include "export.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,60 @@
 #define PER_IP_LIMIT_DEFAULT  16
 #define TIMEOUT_S_DEFAULT     10
 #define CONN_MEMORY_DEFAULT   (16 * 1024)
+
+/* libmicrohttpd is loaded with dlopen when the HTTP endpoint starts: linked, it and what
+ * it pulls in (GnuTLS, p11-kit, nettle, gmp and others) cost every run of iotriage,
+ * the screen and batch ones included, about 3 MB of resident memory and 8 ms of CPU at
+ * start (docs/performance.md). The pointers keep the library's own prototypes. */
+#define MHD_SONAME "libmicrohttpd.so.12"
+static struct {
+    void *lib;
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_get_daemon_info) *get_daemon_info;
+    __typeof__(MHD_create_response_from_buffer) *response_from_buffer;
+    __typeof__(MHD_create_response_from_buffer_with_free_callback_cls) *response_with_free;
+    __typeof__(MHD_add_response_header) *add_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_lookup_connection_value) *lookup_value;
+} mhd;
+
+static int mhd_load(char *err, size_t errlen)
+{
+    if (mhd.lib)
+        return 0;
+    void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(err, errlen, "the HTTP endpoint needs %s (Debian: libmicrohttpd12): %s",
+                 MHD_SONAME, dlerror());
+        return -ENOENT;
+    }
+    /* POSIX: a function pointer is stored through its object representation */
+    static const struct { const char *name; size_t off; } syms[] = {
+        { "MHD_start_daemon", offsetof(__typeof__(mhd), start_daemon) },
+        { "MHD_stop_daemon", offsetof(__typeof__(mhd), stop_daemon) },
+        { "MHD_get_daemon_info", offsetof(__typeof__(mhd), get_daemon_info) },
+        { "MHD_create_response_from_buffer", offsetof(__typeof__(mhd), response_from_buffer) },
+        { "MHD_create_response_from_buffer_with_free_callback_cls", offsetof(__typeof__(mhd), response_with_free) },
+        { "MHD_add_response_header", offsetof(__typeof__(mhd), add_header) },
+        { "MHD_queue_response", offsetof(__typeof__(mhd), queue_response) },
+        { "MHD_destroy_response", offsetof(__typeof__(mhd), destroy_response) },
+        { "MHD_lookup_connection_value", offsetof(__typeof__(mhd), lookup_value) },
+    };
+    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+        void *f = dlsym(h, syms[i].name);
+        if (!f) {
+            snprintf(err, errlen, "%s lacks %s", MHD_SONAME, syms[i].name);
+            dlclose(h);
+            memset(&mhd, 0, sizeof(mhd));
+            return -ENOSYS;
+        }
+        memcpy((char *)&mhd + syms[i].off, &f, sizeof(f));
+    }
+    mhd.lib = h;
+    return 0;
+}
 
 static volatile sig_atomic_t export_stop;
 
@@ -94,15 +150,15 @@ static const char index_html[] =
 static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status,
                                     const char *ctype, const char *body, const char *allow)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+    struct MHD_Response *r = mhd.response_from_buffer(strlen(body), (void *)(uintptr_t)body,
                                                              MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    mhd.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        mhd.add_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ret = mhd.queue_response(c, status, r);
+    mhd.destroy_response(r);
     return ret;
 }
 
@@ -118,20 +174,20 @@ static enum MHD_Result reply_page(struct MHD_Connection *c, struct pages *ps)
         return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
                             "no sample taken yet\n", NULL);
     enum metrics_fmt fmt = metrics_negotiate(
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+        mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
     /* The response borrows the page's text and drops its reference when MHD is done with
      * it, however the connection ends. */
-    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(
+    struct MHD_Response *r = mhd.response_with_free(
         p->len[fmt], p->text[fmt], page_release, p);
     if (!r) {
         page_unref(p);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+    mhd.add_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             fmt == METRICS_OPENMETRICS ? METRICS_CTYPE_OPENMETRICS : METRICS_CTYPE_TEXT);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
+    mhd.add_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = mhd.queue_response(c, MHD_HTTP_OK, r);
+    mhd.destroy_response(r);
     return ret;
 }
 
@@ -231,10 +287,14 @@ static struct MHD_Daemon *http_start(const struct export_opts *o, struct pages *
         snprintf(err, errlen, "--listen %s: %s", listen, gai_strerror(rc));
         return NULL;
     }
+    if (mhd_load(err, errlen) < 0) {
+        freeaddrinfo(ai);
+        return NULL;
+    }
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(
+    struct MHD_Daemon *d = mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, ps,
         MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,   /* first, or MHD logs before it */
         MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -250,7 +310,7 @@ static struct MHD_Daemon *http_start(const struct export_opts *o, struct pages *
         freeaddrinfo(ai);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char shown[300];
     if (ai->ai_family == AF_INET6)
         snprintf(shown, sizeof(shown), "[%s]", host);
@@ -458,7 +518,7 @@ void export_sink_close(struct export_sink *k)
     if (!k)
         return;
     if (k->http)
-        MHD_stop_daemon(k->http);    /* joins the HTTP thread: no scrape holds a page after */
+        mhd.stop_daemon(k->http);    /* joins the HTTP thread: no scrape holds a page after */
     pages_publish(&k->pages, NULL);
     pthread_mutex_destroy(&k->pages.lock);
     textfile_close(&k->tf);

@@ -269,3 +269,24 @@ r1=$(refreshes)
 [ $((rss1 - rss0)) -le 16384 ] || fail "RSS grew from $rss0 kB to $rss1 kB"
 [ "$hwm" -le 65536 ] || fail "peak RSS $hwm kB"
 ok "during the attacks: refreshes $r0 -> $r1, RSS $rss0 -> $rss1 kB (peak $hwm kB)"
+
+# ---- libmicrohttpd is loaded by the exporter alone ------------------------------------------
+grep -q libmicrohttpd "/proc/$EXP/maps" || fail "the exporter has no libmicrohttpd mapped"
+"$IOT" -b -n 2 -d 1 >/dev/null 2>&1 &
+b=$!; BG_PIDS+=("$b")
+sleep 0.5
+if kill -0 "$b" 2>/dev/null; then
+    ! grep -q -e libmicrohttpd -e libgnutls "/proc/$b/maps" || fail "a batch run mapped libmicrohttpd or GnuTLS"
+fi
+wait "$b" || fail "batch run failed"
+ok "libmicrohttpd mapped by the exporter, not by a batch run"
+# Without the library the exporter says what it lacks (the file hidden in a mount namespace).
+lib=$(awk '/libmicrohttpd/ { print $6; exit }' "/proc/$EXP/maps")
+if [ -n "$lib" ] && command -v unshare >/dev/null; then
+    if unshare -m sh -c "mount --bind /dev/null '$lib' && exec '$IOT' export --listen 127.0.0.1:0 -n 1" \
+        >/dev/null 2>"$TMP/nolib.err"; then
+        fail "the exporter ran without libmicrohttpd"
+    fi
+    grep -q "libmicrohttpd" "$TMP/nolib.err" || fail "no word of the missing library: $(cat "$TMP/nolib.err")"
+    ok "without the library: $(head -c 160 "$TMP/nolib.err")"
+fi
