@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "source/ioprio.h"
@@ -722,6 +723,37 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
     return 0;
 }
 
+/* The scheduling policy and nice of task id: one sched_getattr (Linux 3.14) where it
+ * says both, instead of sched_getscheduler and getpriority, two system calls a task and
+ * refresh. It leaves the nice out for the real-time and deadline policies, whose nice
+ * still sets the I/O priority's level (block/ioprio.c): getpriority then. */
+struct sched_attr_v0 {                   /* include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER0 */
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t  sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+static int policy_nice(pid_t id, int *policy, int *nice)
+{
+    struct sched_attr_v0 a = { .size = sizeof a };
+    if (syscall(SYS_sched_getattr, id, &a, sizeof a, 0) == 0) {
+        *policy = (int)a.sched_policy;
+        if (*policy == SCHED_OTHER || *policy == SCHED_BATCH || *policy == SCHED_IDLE) {
+            *nice = a.sched_nice;
+            return 0;
+        }
+    } else if (errno != ENOSYS) {
+        return -errno;
+    } else if ((*policy = sched_getscheduler(id)) < 0) {
+        return -errno;
+    }
+    errno = 0;
+    *nice = getpriority(PRIO_PROCESS, (id_t)id);
+    return errno ? -errno : 0;
+}
+
 /* The task as its last full read left it, when the kernel says it has not run since: a
  * task that did not run changed none of what stat, io and the owner of its directory
  * say (its counters move only in its own context; a new thread, an exec, a setuid, a
@@ -730,12 +762,8 @@ static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size
  * Returns false when the task is gone or the cache cannot stand for it. */
 static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache *old)
 {
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, (id_t)id);
-    if (errno)
-        return false;
-    int policy = sched_getscheduler(id);
-    if (policy < 0)
+    int nice = 0, policy = SCHED_OTHER;
+    if (policy_nice(id, &policy, &nice) < 0)
         return false;
     if (rp->n == rp->cap) {
         rp->cap = rp->cap ? 2 * rp->cap : 256;

@@ -224,10 +224,13 @@ int taskstats_parse(const void *payload, size_t len, struct delay_sample *out)
 #define REQ_LEN      (REQ_ATTR_OFF + NLA_HDRLEN + sizeof(uint32_t))
 static_assert(REQ_LEN == 28 && NLMSG_ALIGN(REQ_LEN) == REQ_LEN, "request size");
 
-/* One datagram holds one reply (about 620 bytes for v16) or one error; 32 KiB leaves room for
+/* One datagram holds one reply (about 620 bytes for v16) or one error; 8 KiB leaves room for
  * much larger future structs. A datagram that does not fit is discarded (MSG_TRUNC), never
- * parsed, and its request is sent again. */
-#define RBUF_LEN 32768u
+ * parsed, and its request is sent again. Replies are taken RECV_BATCH at a time with one
+ * recvmmsg: with a reply per task, a recvmsg each was a system call per task and refresh
+ * (docs/performance.md). */
+#define RBUF_LEN   8192u
+#define RECV_BATCH 16u
 
 /* Socket buffers. libnl's nl_connect() sets both to 32 KiB (64 KiB effective, the kernel doubles
  * SO_RCVBUF), which holds only about 50 replies of about 1.3 KB truesize each; 256 KiB holds
@@ -255,7 +258,11 @@ struct taskstats_src {
     size_t          batch_cap;     /* capacity of sbuf (in requests) and idx */
     unsigned char  *sbuf;
     size_t         *idx;           /* request j of the current batch answers ids[idx[j]] */
-    unsigned char  *rbuf;
+    unsigned char  *rbuf;          /* RECV_BATCH buffers of RBUF_LEN */
+    struct mmsghdr  rmsg[RECV_BATCH];
+    struct iovec    riov[RECV_BATCH];
+    struct sockaddr_nl rsa[RECV_BATCH];
+    unsigned        rnext, rcount; /* rmsg[rnext..rcount) received, not yet taken */
     struct taskstats_counters c;
 };
 
@@ -355,7 +362,7 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
         return -ENOMEM;
     }
     src->fd = -1;
-    src->rbuf = malloc(RBUF_LEN);
+    src->rbuf = malloc((size_t)RBUF_LEN * RECV_BATCH);
     if (src->rbuf == NULL || taskstats_set_batch(src, TASKSTATS_BATCH_DEFAULT) < 0) {
         taskstats_close(src);
         err_set(err, errlen, "taskstats: out of memory");
@@ -431,30 +438,33 @@ int taskstats_open(struct taskstats_src **out, char *err, size_t errlen)
     return 0;
 }
 
-/* Read one datagram without blocking. Returns its length, 0 when the queue is empty, or -errno.
- * *skip is set when the datagram must be ignored (truncated, or not from the kernel). */
-static ssize_t recv_one(struct taskstats_src *src, bool *dropped, bool *skip)
+/* Take one datagram without blocking: the next of those the last recvmmsg brought, or a
+ * new batch. Returns its length with *data pointing at it, 0 when the queue is empty, or
+ * -errno. *skip is set when the datagram must be ignored (truncated, or not from the
+ * kernel). */
+static ssize_t recv_one(struct taskstats_src *src, bool *dropped, bool *skip,
+                        const unsigned char **data)
 {
-    struct sockaddr_nl sa;
-    struct iovec iov = { .iov_base = src->rbuf, .iov_len = RBUF_LEN };
-    struct msghdr mh;
-    ssize_t r;
-
     *skip = false;
-    for (;;) {
-        memset(&sa, 0, sizeof sa);
-        memset(&mh, 0, sizeof mh);
-        mh.msg_name = &sa;
-        mh.msg_namelen = sizeof sa;
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        r = recvmsg(src->fd, &mh, MSG_DONTWAIT);
-        if (r >= 0)                    /* netlink never sends an empty datagram */
+    while (src->rnext == src->rcount) {
+        src->rnext = src->rcount = 0;
+        for (unsigned i = 0; i < RECV_BATCH; i++) {
+            src->riov[i] = (struct iovec){ .iov_base = src->rbuf + (size_t)i * RBUF_LEN,
+                                           .iov_len = RBUF_LEN };
+            memset(&src->rsa[i], 0, sizeof src->rsa[i]);
+            src->rmsg[i] = (struct mmsghdr){ .msg_hdr = {
+                .msg_name = &src->rsa[i], .msg_namelen = sizeof src->rsa[i],
+                .msg_iov = &src->riov[i], .msg_iovlen = 1 } };
+        }
+        int n = recvmmsg(src->fd, src->rmsg, RECV_BATCH, MSG_DONTWAIT, NULL);
+        if (n > 0) {                   /* netlink never sends an empty datagram */
+            src->rcount = (unsigned)n;
             break;
+        }
+        if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
         if (errno == EINTR)
             continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
         if (errno == ENOBUFS) {
             /* The kernel dropped replies because our receive queue was full. The queued ones
              * are still readable; the missing ones are sent again by the caller. */
@@ -464,21 +474,26 @@ static ssize_t recv_one(struct taskstats_src *src, bool *dropped, bool *skip)
         }
         return -errno;
     }
-    if ((mh.msg_flags & MSG_TRUNC) || mh.msg_namelen < sizeof sa ||
-        sa.nl_family != AF_NETLINK || sa.nl_pid != 0) {
+    unsigned i = src->rnext++;
+    const struct msghdr *mh = &src->rmsg[i].msg_hdr;
+    const struct sockaddr_nl *sa = &src->rsa[i];
+    if ((mh->msg_flags & MSG_TRUNC) || mh->msg_namelen < sizeof *sa ||
+        sa->nl_family != AF_NETLINK || sa->nl_pid != 0) {
         src->c.bad_replies++;
         *skip = true;
     }
-    return r;
+    *data = src->riov[i].iov_base;
+    return (ssize_t)src->rmsg[i].msg_len;
 }
 
 /* Discard whatever an earlier, aborted query left queued, including a pending ENOBUFS. */
 static int drain(struct taskstats_src *src)
 {
     bool dropped = false, skip;
+    const unsigned char *data;
     ssize_t r;
 
-    while ((r = recv_one(src, &dropped, &skip)) > 0)
+    while ((r = recv_one(src, &dropped, &skip, &data)) > 0)
         ;
     return r < 0 ? (int)r : 0;
 }
@@ -586,7 +601,8 @@ static int run_batch(struct taskstats_src *src, const pid_t *ids, size_t k, bool
 
     while (outstanding > 0) {
         bool skip;
-        ssize_t r = recv_one(src, dropped, &skip);
+        const unsigned char *data = NULL;
+        ssize_t r = recv_one(src, dropped, &skip, &data);
 
         if (r < 0) {
             err_set(err, errlen, "taskstats: receiving replies failed: %s", strerror((int)-r));
@@ -605,7 +621,7 @@ static int run_batch(struct taskstats_src *src, const pid_t *ids, size_t k, bool
             continue;
 
         int rem = (int)r;
-        for (struct nlmsghdr *nlh = (struct nlmsghdr *)(void *)src->rbuf; nlmsg_ok(nlh, rem);
+        for (struct nlmsghdr *nlh = (struct nlmsghdr *)(uintptr_t)data; nlmsg_ok(nlh, rem);
              nlh = nlmsg_next(nlh, &rem)) {
             uint32_t j = nlh->nlmsg_seq - seq0;
 
