@@ -56,13 +56,23 @@ struct task_devs {
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
     uint16_t from_files;             /* bit k: idx[k] found through its open files */
     uint16_t from_lens;              /* bit k: the lens saw it submit bios to idx[k] */
-    /* Bytes a second it submitted to idx[k] (its partitions added up) between the lens's
-     * two readings, when `lens`; 0 for a device it submitted nothing to. */
-    double   lens_bps[TASK_DEVS_MAX];
+    /* 1 + its row of the snapshot's lens_bps (task_lens_bps), when `lens` and it
+     * submitted anything; 0: none. Apart from this struct because most tasks have none:
+     * 16 doubles each were most of a task's attribution memory (docs/performance.md). */
+    uint32_t lens_row;
 };
 
 /* Where a task's device list came from (docs/json.md "devices_from"): NULL when it has no
  * device. */
+struct snapshot;
+
+/* Bytes a second td submitted to its device idx[k] per the lens; 0 when it submitted
+ * none there (or the lens did not see the interval: td->lens says which). */
+double task_lens_bps(const struct snapshot *s, const struct task_devs *td, unsigned k);
+
+/* td's row of lens rates in s, made (zeroed) when it has none. */
+double *task_lens_row(struct snapshot *s, struct task_devs *td);
+
 const char *task_devs_source(const struct task_devs *td);
 
 /* ---- Filesystems and the space deleted-but-open files hold (issue #20) ---- */
@@ -160,6 +170,10 @@ struct snapshot {
     int    procs_err;
     struct task_sample *tasks;       /* sorted by id */
     struct task_devs *tdevs;         /* per task, same order; NULL when not attributed */
+    /* Bytes a second each task submitted to its device idx[k] (its partitions added up)
+     * between the lens's two readings: the rows task_devs.lens_row points at. */
+    double (*lens_bps)[TASK_DEVS_MAX];
+    size_t nlens_bps;
     size_t ntasks;
     bool   tasks_shared;             /* tasks from procs_read: their strings are shared
                                       * (procs_release); else malloc'd (procs_free) */

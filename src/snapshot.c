@@ -576,12 +576,32 @@ const char *task_devs_source(const struct task_devs *td)
     return "both";
 }
 
+double task_lens_bps(const struct snapshot *s, const struct task_devs *td, unsigned k)
+{
+    if (!td->lens_row || td->lens_row > s->nlens_bps || k >= TASK_DEVS_MAX)
+        return 0;
+    return s->lens_bps[td->lens_row - 1][k];
+}
+
+double *task_lens_row(struct snapshot *s, struct task_devs *td)
+{
+    if (!td->lens_row) {
+        /* Grown by doubling: few tasks submit in an interval. */
+        if ((s->nlens_bps & (s->nlens_bps - 1)) == 0)
+            s->lens_bps = xreallocarray(s->lens_bps, s->nlens_bps ? 2 * s->nlens_bps : 8,
+                                        sizeof(*s->lens_bps));
+        memset(s->lens_bps[s->nlens_bps], 0, sizeof(s->lens_bps[0]));
+        td->lens_row = (uint32_t)++s->nlens_bps;
+    }
+    return s->lens_bps[td->lens_row - 1];
+}
+
 /* The devices the lens saw process t submit bios to over the interval, added to its set
  * (partitions and stacked devices as the disk whose scheduler meets them, as for open
  * files). Open files miss a filesystem with an anonymous st_dev (btrfs, overlayfs), reads
  * through a memory map, and hold a device a process opened but does not use; the lens
  * sees what was submitted. Processes only: the lens counts by thread group. */
-static void task_devs_lens(const struct sampler *s, const struct snapshot *out,
+static void task_devs_lens(const struct sampler *s, struct snapshot *out,
                            const struct task_sample *t, struct task_devs *td)
 {
     double itv = out->lens.mono - s->subs_prev.mono;
@@ -605,7 +625,7 @@ static void task_devs_lens(const struct sampler *s, const struct snapshot *out,
             td->idx[td->n++] = (uint16_t)idx;
         }
         td->from_lens |= (uint16_t)(1u << k);
-        td->lens_bps[k] += (double)rows[i].bytes / itv;
+        task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
     }
     if (n > TASK_DEVS_MAX)
         td->truncated = true;
@@ -968,6 +988,9 @@ void snapshot_reduce(struct snapshot *p)
     }
     procs_release(p->tasks, p->ntasks);
     free(p->tdevs);
+    free(p->lens_bps);
+    p->lens_bps = NULL;
+    p->nlens_bps = 0;
     p->hist = h;
     p->nhist = p->ntasks;
     p->tasks = NULL;
@@ -1024,6 +1047,7 @@ void snapshot_free(struct snapshot *snap)
     else
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
+    free(snap->lens_bps);
     free(snap->hist);
     cgroups_free(snap->cgroups);
     fs_samples_free(snap->fss, snap->nfss);

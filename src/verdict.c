@@ -469,7 +469,7 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
         double mine = bps;
         if (td->lens) {
             double wb = dev_writeback_of(d, t->task->tgid);
-            mine = td->lens_bps[k] + (isnan(wb) ? 0 : wb);
+            mine = task_lens_bps(r->cur, td, k) + (isnan(wb) ? 0 : wb);
         }
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;

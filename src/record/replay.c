@@ -1192,6 +1192,7 @@ struct ptask {
     struct task_sample s;
     struct task_rates r;
     struct task_devs td;
+    double lens_bps[TASK_DEVS_MAX];  /* to the frame's snapshot rows (layout_tasks) */
     enum role role;
     bool stub;
 };
@@ -1273,7 +1274,7 @@ static int decode_ioprio(struct dec *d, const struct json_value *t, struct ptask
  * devices then came from open files). A device in lens_bytes was seen by the lens; the
  * others came from files, and under "both" with every device in lens_bytes, all did. */
 static int decode_task_lens(struct dec *d, const struct json_value *o, const struct name_ix *ix,
-                            struct task_devs *td)
+                            struct task_devs *td, double *lens_bps)
 {
     uint16_t all = (uint16_t)((1u << td->n) - 1);
     const char *from = NULL;
@@ -1292,7 +1293,7 @@ static int decode_task_lens(struct dec *d, const struct json_value *o, const str
             if (!json_get(v, name))
                 continue;
             size_t old = at_push(d, ".lens_bytes");
-            rc = get_num(d, v, name, &td->lens_bps[k]);
+            rc = get_num(d, v, name, &lens_bps[k]);
             at_pop(d, old);
             if (rc)
                 return rc;
@@ -1315,7 +1316,7 @@ static int decode_task_lens(struct dec *d, const struct json_value *o, const str
 
 /* devices: names into snap.devs indices; null with devices_error when unknown. */
 static int decode_task_devs(struct dec *d, const struct json_value *o, const struct name_ix *ix,
-                            struct task_devs *td)
+                            struct task_devs *td, double *lens_bps)
 {
     const struct json_value *v = json_get(o, "devices");
     const char *s;
@@ -1344,7 +1345,7 @@ static int decode_task_devs(struct dec *d, const struct json_value *o, const str
             return dfail(d, key, "\"%s\" is not among the sample's devices", shown(buf, s, len));
         td->idx[k] = (uint16_t)di;
     }
-    return decode_task_lens(d, o, ix, td);
+    return decode_task_lens(d, o, ix, td, lens_bps);
 }
 
 /* Identity, owner and scheduling. */
@@ -1415,7 +1416,7 @@ static int decode_task(struct dec *d, const struct json_value *o, bool threads,
     if ((rc = decode_task_ident(d, o, threads, &p->s)) ||
         (rc = get_str(d, o, "cmdline", false, &cmd, &cmdlen)) ||
         (rc = decode_task_rates(d, o, p)) || (rc = decode_ioprio(d, o, p)) ||
-        (rc = decode_task_devs(d, o, ix, &p->td)))
+        (rc = decode_task_devs(d, o, ix, &p->td, p->lens_bps)))
         return rc;
     rc = get_name(d, o, "role", true, role_lookup, "role", &role);
     if (rc < 0)
@@ -1572,6 +1573,9 @@ static void layout_tasks(struct replay_frame *f, struct ptasks *pt)
     for (size_t i = 0; i < n; i++) {
         f->snap.tasks[i] = pt->v[i].s;   /* the strings change owner */
         f->snap.tdevs[i] = pt->v[i].td;
+        if (pt->v[i].td.lens && pt->v[i].td.from_lens)
+            memcpy(task_lens_row(&f->snap, &f->snap.tdevs[i]), pt->v[i].lens_bps,
+                   sizeof(pt->v[i].lens_bps));
         f->res.tasks[i] = pt->v[i].r;
         f->res.tasks[i].task = &f->snap.tasks[i];
         f->ver.roles[i] = pt->v[i].role;

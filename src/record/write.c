@@ -452,7 +452,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         jw_open(w, "lens_bytes", '{');
         for (unsigned k = 0; k < td->n; k++)
             if (td->from_lens >> k & 1)
-                jw_num(w, r->devs[td->idx[k]].dev->ds.name, td->lens_bps[k]);
+                jw_num(w, r->devs[td->idx[k]].dev->ds.name, task_lens_bps(r->cur, td, k));
         jw_close(w, '}');
     } else {
         jw_key(w, "lens_bytes");

@@ -257,12 +257,12 @@ static void test_cause_counts_writeback(void **state)
     dev.bd.nr_requests = 64;
     struct task_sample ts = { .id = 42, .tgid = 42, .comm = "writer" };
     struct task_devs td = { .known = true, .lens = true, .n = 1, .from_lens = 1 };
-    td.lens_bps[0] = 100.0 * 1024;
     snap.devs = &dev;
     snap.ndevs = 1;
     snap.tasks = &ts;
     snap.ntasks = 1;
     snap.tdevs = &td;
+    task_lens_row(&snap, &td)[0] = 100.0 * 1024;
     struct wb_share rows[2] = {
         { .bps = 600.0 * 1024, .pid = 42, .cgid = 5, .from = WB_FROM_LENS },
         { .bps = 300.0 * 1024 },
@@ -297,6 +297,7 @@ static void test_cause_counts_writeback(void **state)
     assert_true(dev_writeback_of(&dr, 42) == 0);
     dr.wb_valid = false;
     assert_true(isnan(dev_writeback_of(&dr, 43)));
+    free(snap.lens_bps);
 }
 
 /* rec-lens.jsonl's last sample carries rows; the same file without the two keys (a

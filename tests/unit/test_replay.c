@@ -734,7 +734,8 @@ static void test_lens_attribution(void **state)
     assert_true(td->lens);
     assert_int_equal(td->from_files, 1);          /* vda: from files */
     assert_int_equal(td->from_lens, 2);           /* loop1: the lens */
-    assert_num(td->lens_bps[1], 1234.5);
+    assert_num(task_lens_bps(&f.snap, td, 1), 1234.5);
+    assert_num(task_lens_bps(&f.snap, td, 0), 0.0);
     assert_string_equal(task_devs_source(td), "both");
     assert_num(f.res.devs[di].kernel_bps, 4096.0);
     assert_true(isnan(f.res.devs[find_dev(&f, "vda")].kernel_bps));

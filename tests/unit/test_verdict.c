@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -442,8 +443,8 @@ static void test_cause_share_from_the_lens(void **state)
     verdicts_free(&w.v);
     w.td[t].lens = true;
     w.td[t].from_lens = 3;
-    w.td[t].lens_bps[0] = 6000.0 * 1024;
-    w.td[t].lens_bps[1] = 1000.0 * 1024;             /* 12 % of loop1 */
+    task_lens_row(&w.snap, &w.td[t])[0] = 6000.0 * 1024;
+    task_lens_row(&w.snap, &w.td[t])[1] = 1000.0 * 1024;   /* 12 % of loop1 */
     verdict_compute(&w.res, &w.v);
     assert_int_equal(w.v.roles[t], ROLE_NONE);
     verdicts_free(&w.v);
@@ -451,6 +452,7 @@ static void test_cause_share_from_the_lens(void **state)
     verdict_compute(&w.res, &w.v);
     assert_int_equal(w.v.roles[t], ROLE_CAUSE);
     verdicts_free(&w.v);
+    free(w.snap.lens_bps);
 }
 
 int main(void)
