@@ -73,4 +73,11 @@ int stream_flush(FILE *f);
 /* FNV-1a of a C string, for hash tables keyed by paths and names. */
 uint64_t hash_str(const char *s);
 
+/* The first of base[0..n) (elements of size bytes, sorted by the pid_t at byte offset off)
+ * whose id is not below id; n when none. The one search by task or process id that the
+ * arrays sorted by id (tasks, caches, kernel rows) share: LOWER_BOUND_ID names the field. */
+size_t lower_bound_id(const void *base, size_t n, size_t size, size_t off, pid_t id);
+#define LOWER_BOUND_ID(arr, n, field, id) \
+    lower_bound_id((arr), (n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), (id))
+
 #endif

@@ -361,14 +361,7 @@ static int cmp_wb_share(const void *a, const void *b)
  * group's leader has id == tgid in either mode. */
 static const char *comm_of(const struct snapshot *cur, pid_t tgid)
 {
-    size_t lo = 0, hi = cur->ntasks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cur->tasks[mid].id < tgid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = LOWER_BOUND_ID(cur->tasks, cur->ntasks, id, tgid);
     const char *c = lo < cur->ntasks && cur->tasks[lo].id == tgid ? cur->tasks[lo].comm : NULL;
     return c ? c : "";
 }

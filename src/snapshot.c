@@ -473,14 +473,7 @@ static unsigned long long process_start(const struct snapshot *out, const struct
 {
     if (!out->threads || t->id == t->tgid)
         return t->start_ticks;
-    size_t lo = 0, hi = out->ntasks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (out->tasks[mid].id < t->tgid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = LOWER_BOUND_ID(out->tasks, out->ntasks, id, t->tgid);
     return lo < out->ntasks && out->tasks[lo].id == t->tgid ? out->tasks[lo].start_ticks : t->start_ticks;
 }
 
@@ -793,14 +786,7 @@ static int cmp_deleted_file(const void *a, const void *b)
 
 static const struct task_sample *task_by_id(const struct snapshot *out, pid_t id)
 {
-    size_t lo = 0, hi = out->ntasks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (out->tasks[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = LOWER_BOUND_ID(out->tasks, out->ntasks, id, id);
     return lo < out->ntasks && out->tasks[lo].id == id ? &out->tasks[lo] : NULL;
 }
 

@@ -1470,17 +1470,8 @@ static struct pid_ix *pid_index(const struct ptasks *pt)
 
 static long pid_find(const struct pid_ix *ix, size_t n, pid_t pid)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix[mid].pid == pid)
-            return (long)ix[mid].idx;
-        if (ix[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    size_t lo = LOWER_BOUND_ID(ix, n, pid, pid);
+    return lo < n && ix[lo].pid == pid ? (long)ix[lo].idx : -1;
 }
 
 static int check_unique_pids(struct dec *d, const struct pid_ix *ix, size_t n)

@@ -362,14 +362,7 @@ static int decode_members(struct cdec *d, const struct json_value *root, struct 
         const char *path;
         if ((rc = get_i(d, o, "pid", 0, INT32_MAX, false, 0, &pid)) || (rc = get_s(d, o, "cgroup", true, &path)))
             break;
-        size_t lo = 0, hi = snap->ntasks;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (snap->tasks[mid].id < (pid_t)pid)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = LOWER_BOUND_ID(snap->tasks, snap->ntasks, id, (pid_t)pid);
         if (lo == snap->ntasks || snap->tasks[lo].id != (pid_t)pid) {
             rc = cfail(d, "pid", "not among the sample's tasks");
             break;

@@ -637,14 +637,7 @@ static size_t walk_members(struct cgroup_src *s, bool threads, double mono, size
  * than one (the task moved while the tree was read). */
 static int walked_in(const struct listed *v, size_t n, pid_t id)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = LOWER_BOUND_ID(v, n, id, id);
     if (lo >= n || v[lo].id != id || (lo + 1 < n && v[lo + 1].id == id))
         return -1;
     return v[lo].known;
@@ -653,14 +646,7 @@ static int walked_in(const struct listed *v, size_t n, pid_t id)
 /* Does the listing put task id in cgroup k? */
 static bool listed_in(const struct listed *v, size_t n, pid_t id, int k)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = LOWER_BOUND_ID(v, n, id, id);
     return lo < n && v[lo].id == id && v[lo].known == k;
 }
 

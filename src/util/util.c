@@ -239,6 +239,22 @@ int stream_flush(FILE *f)
     return ferror(f) ? (earlier ? -earlier : -EIO) : 0;
 }
 
+size_t lower_bound_id(const void *base, size_t n, size_t size, size_t off, pid_t id)
+{
+    const unsigned char *b = base;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        pid_t v;
+        memcpy(&v, b + mid * size + off, sizeof(v));
+        if (v < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 uint64_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ull;   /* FNV-1a */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
 #include "util/fmt.h"
 #include "out/output.h"
 
@@ -124,6 +125,32 @@ static void test_rate(void **state)
     assert_string_equal(small, want);
 }
 
+/* The search every id-sorted array shares (util.h): the first not below id, at any
+ * offset in an element, with duplicates, and at the ends. */
+static void test_lower_bound_id(void **state)
+{
+    (void)state;
+    struct row { double pad; pid_t id; char tail[3]; } v[] = {
+        { 0, 2, "" }, { 0, 5, "" }, { 0, 5, "" }, { 0, 9, "" }, { 0, 40000, "" },
+    };
+    size_t n = sizeof(v) / sizeof(v[0]);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 1), 0);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 2), 0);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 3), 1);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 5), 1);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 6), 3);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 40000), 4);
+    assert_int_equal(LOWER_BOUND_ID(v, n, id, 40001), n);
+    assert_int_equal(LOWER_BOUND_ID(v, 0, id, 5), 0);
+    /* against a linear scan over every id in range */
+    for (pid_t id = 0; id < 12; id++) {
+        size_t want = 0;
+        while (want < n && v[want].id < id)
+            want++;
+        assert_int_equal(lower_bound_id(v, n, sizeof(v[0]), offsetof(struct row, id), id), want);
+    }
+}
+
 static void test_int(void **state)
 {
     (void)state;
@@ -142,6 +169,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_edges),
+        cmocka_unit_test(test_lower_bound_id),
         cmocka_unit_test(test_fixed_random),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_int),
