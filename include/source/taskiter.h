@@ -2,7 +2,8 @@
  * (src/bpf/kern/tasks.bpf.c, issue #19).
  *
  * Contract
- * - taskiter_open() loads the iterator's small BPF object and attaches it. It needs
+ * - taskiter_open() loads the iterator's small BPF object and attaches it, through the
+ *   light skeleton first, then libbpf's (source/bpfload.h, IOTRIAGE_BPF_LOADER). It needs
  *   root (or CAP_BPF with CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux),
  *   a kernel with task iterators (5.8 and later), and the initial pid namespace with
  *   proc_fd being its /proc (the records carry the kernel's global ids, which are then
@@ -89,6 +90,8 @@ struct taskiter;
 
 int  taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen);
 int  taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc);
+/* Which loader loaded it: "light" or "libbpf" (source/bpfload.h). */
+const char *taskiter_loader(const struct taskiter *ti);
 void taskiter_close(struct taskiter *ti);
 
 #endif

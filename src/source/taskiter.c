@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "tasks.skel.h"
+#include "tasks.lskel.h"
 #include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
@@ -224,10 +225,12 @@ void taskiter_acc_free(struct taskiter_acc *a)
 /* ------------------------------------------------------------------------------------------ */
 
 struct taskiter {
-    struct tasks_bpf *skel;
+    struct tasks_lskel *lskel;       /* the light skeleton's, or NULL */
+    struct tasks_bpf *skel;          /* the normal skeleton's, or NULL */
+    int    link_fd;                  /* the iterator's link, from either; -1 none */
+    const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
     char  *buf;                      /* ITER_BUF: one read's records */
 };
-
 
 /* The records carry the kernel's global ids: they are /proc's only in the initial pid
  * namespace, read through a /proc of that namespace. */
@@ -250,21 +253,33 @@ static int check_namespace(int proc_fd, char *err, size_t errlen)
     return 0;
 }
 
-int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
+/* The light skeleton: the kernel's loader program relocates and loads the program (no
+ * BTF parsed here); the link is made here, as the skeleton's own attach skips iterators. */
+static int open_light(struct taskiter *ti)
 {
-    *out = NULL;
-    int rc = bpfload_check(err, errlen);
-    if (rc == 0)
-        rc = check_namespace(proc_fd, err, errlen);
-    if (rc < 0)
-        return rc;
-    struct taskiter *ti = calloc(1, sizeof *ti);
-    if (!ti) {
-        snprintf(err, errlen, "out of memory");
+    ti->lskel = tasks_lskel__open();
+    if (!ti->lskel)
         return -ENOMEM;
+    int rc = tasks_lskel__load(ti->lskel);
+    if (rc == 0) {
+        rc = bpf_link_create(ti->lskel->progs.tasks_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);
+        if (rc >= 0) {
+            ti->link_fd = rc;
+            ti->loader = BPFLOAD_NAME_LIGHT;
+            return 0;
+        }
     }
+    tasks_lskel__destroy(ti->lskel);
+    ti->lskel = NULL;
+    return rc < 0 ? rc : -EINVAL;
+}
+
+/* libbpf's normal skeleton (kernels before in-kernel CO-RE); err says which step failed. */
+static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
+{
     libbpf_print_fn_t old = bpfload_begin();
     const char *step = "load";
+    int rc;
     ti->skel = tasks_bpf__open_and_load();
     if (!ti->skel) {
         rc = errno ? -errno : -ENOMEM;
@@ -278,11 +293,47 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
             rc = -rc;
         snprintf(err, errlen, "BPF task iterator %s failed: %s%s%s", step, strerror(-rc),
                  bpfload_last()[0] ? ": " : "", bpfload_last());
+        return rc;
+    }
+    ti->link_fd = bpf_link__fd(ti->skel->links.tasks_dump);
+    ti->loader = BPFLOAD_NAME_LIBBPF;
+    return 0;
+}
+
+int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc = bpfload_check(err, errlen);
+    if (rc == 0)
+        rc = check_namespace(proc_fd, err, errlen);
+    if (rc < 0)
+        return rc;
+    struct taskiter *ti = calloc(1, sizeof *ti);
+    if (!ti) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    ti->link_fd = -1;
+    enum bpfload_loader how = bpfload_choice();
+    rc = -ENOEXEC;
+    if (how != BPFLOAD_LIBBPF) {
+        rc = open_light(ti);
+        if (rc < 0 && how == BPFLOAD_LIGHT)
+            snprintf(err, errlen, "BPF task iterator light load failed: %s", strerror(-rc));
+    }
+    if (rc < 0 && how != BPFLOAD_LIGHT)
+        rc = open_libbpf(ti, err, errlen);
+    if (rc < 0) {
         taskiter_close(ti);
         return rc;
     }
     *out = ti;
     return 0;
+}
+
+const char *taskiter_loader(const struct taskiter *ti)
+{
+    return ti->loader;
 }
 
 /* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
@@ -296,7 +347,7 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskit
         if (!ti->buf)
             return -ENOMEM;
     }
-    int fd = bpf_iter_create(bpf_link__fd(ti->skel->links.tasks_dump));
+    int fd = bpf_iter_create(ti->link_fd);
     if (fd < 0)
         return fd;
     taskiter_acc_begin(acc, threads, clk_tck);
@@ -330,6 +381,9 @@ void taskiter_close(struct taskiter *ti)
 {
     if (!ti)
         return;
+    if (ti->lskel && ti->link_fd >= 0)
+        close(ti->link_fd);      /* the normal skeleton's link is its own */
+    tasks_lskel__destroy(ti->lskel);
     tasks_bpf__destroy(ti->skel);
     free(ti->buf);
     free(ti);

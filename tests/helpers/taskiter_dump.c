@@ -4,6 +4,8 @@
  *   id tgid state uid nice policy nlwp start_ticks ioprio kthread rchar wchar syscr syscw
  *   read_bytes write_bytes cancelled delays_valid blkio_count swapin_count comm
  * Usage: taskiter_dump [-P] [PID...]   (-P: threads; PIDs: only these ids or groups)
+ * The loader that loaded the iterator ("light" or "libbpf", source/bpfload.h) goes to
+ * stderr as "loader: NAME".
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "taskiter: %s\n", err);
         return 77;
     }
+    fprintf(stderr, "loader: %s\n", taskiter_loader(ti));
     struct taskiter_acc acc = { 0 };
     if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
         fprintf(stderr, "taskiter: read failed\n");
