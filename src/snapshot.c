@@ -990,6 +990,7 @@ static void take_lens(struct sampler *s, struct snapshot *out)
         return;
     }
     out->lens_on = true;
+    str_copy(out->lens_loader, lens_loader(s->lens), sizeof(out->lens_loader));
 }
 
 void sampler_take(struct sampler *s, struct snapshot *out)
