@@ -3,9 +3,9 @@
  * compare with /proc:
  *   id tgid state uid nice policy nlwp start_ticks ioprio kthread rchar wchar syscr syscw
  *   read_bytes write_bytes cancelled delays_valid blkio_count swapin_count comm
- * Usage: taskiter_dump [-P] [PID...]   (-P: threads; PIDs: only these ids or groups)
- * The loader that loaded the iterator ("light" or "libbpf", source/bpfload.h) goes to
- * stderr as "loader: NAME".
+ * Usage: taskiter_dump [-l] [-P] [PID...]   (-P: threads; PIDs: only these ids or groups;
+ * -l: the loader that loaded the iterator, "light" or "libbpf" (source/bpfload.h), to
+ * stderr as "loader: NAME").
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -18,8 +18,14 @@
 
 int main(int argc, char **argv)
 {
-    bool threads = argc > 1 && strcmp(argv[1], "-P") == 0;
-    int first = threads ? 2 : 1;
+    bool threads = false, loader = false;
+    int first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "-P") == 0)
+            threads = true;
+        else if (strcmp(argv[first], "-l") == 0)
+            loader = true;
+    }
     int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char err[256];
     struct taskiter *ti;
@@ -27,7 +33,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "taskiter: %s\n", err);
         return 77;
     }
-    fprintf(stderr, "loader: %s\n", taskiter_loader(ti));
+    if (loader)
+        fprintf(stderr, "loader: %s\n", taskiter_loader(ti));
     struct taskiter_acc acc = { 0 };
     if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
         fprintf(stderr, "taskiter: read failed\n");

@@ -9,7 +9,11 @@
 #  2. iotriage -b --json with the iterator and with IOTRIAGE_TASKITER=0 (/proc and
 #     taskstats) agree on every identity and priority key, processes and threads.
 #  3. A process killed while iotriage runs leaves its samples, one started appears.
-#  4. The iterator's program and link go with the process that loaded them.
+#  4. The iterator's program and link go with the process that loaded them, also when
+#     it is killed (SIGKILL).
+#  Each with both loaders (IOTRIAGE_BPF_LOADER, source/bpfload.h): the light skeleton
+#  where the kernel has in-kernel CO-RE (5.17+) and libbpf's; taskiter_dump says which
+#  loaded, and their records and iotriage's JSON agree.
 . "$(dirname "$0")/lib.sh"
 need jq
 need bpftool
@@ -23,10 +27,22 @@ DUMP="$ROOT/build/tests/taskiter_dump"
 if ! [ -x "$DUMP" ] || ! [ -x "$HELPER" ]; then
     fail "build first: make build/tests/taskiter_dump build/tests/taskhelper"
 fi
-"$DUMP" $$ >"$TMP/probe" 2>"$TMP/probe.err"
+"$DUMP" -l $$ >"$TMP/probe" 2>"$TMP/probe.err"
 rc=$?
 [ $rc = 77 ] && skip "the BPF task iterator cannot load: $(cat "$TMP/probe.err")"
 [ $rc = 0 ] || fail "taskiter_dump: $(cat "$TMP/probe.err")"
+# The loaders to compare: the light skeleton needs in-kernel CO-RE (5.17).
+LOADERS=libbpf
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 5 ] || { [ "$kmaj" = 5 ] && [ "${kmin%%[!0-9]*}" -ge 17 ]; }; then
+    LOADERS="light libbpf"
+    grep -qx 'loader: light' "$TMP/probe.err" ||
+        fail "kernel $(uname -r): the iterator did not load through the light skeleton: $(cat "$TMP/probe.err")"
+fi
+for l in $LOADERS; do
+    IOTRIAGE_BPF_LOADER=$l "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err" || fail "taskiter_dump with IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
+    grep -qx "loader: $l" "$TMP/probe.err" || fail "IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
+done
 
 # ---- the processes ----
 bg nice -n 7 sleep 120;                         P_NICE=$BG
@@ -135,6 +151,14 @@ diff <(strip "$TMP/kt.iter" | while read -r p n; do grep -q "^$p " "$TMP/kt.proc
      <(strip "$TMP/kt.proc") >"$TMP/kt.diff" || fail "kernel thread names differ: $(head -10 "$TMP/kt.diff")"
 long=$(awk 'length($2) > 15' "$TMP/kt.proc" | wc -l)
 ok "kernel threads: $(wc -l <"$TMP/kt.proc") names agree with /proc ($long longer than 15 bytes)"
+# both loaders' records of the processes above (asleep, stopped or dead: nothing moves)
+# shellcheck disable=SC2086
+IOTRIAGE_BPF_LOADER=libbpf "$DUMP" $PIDS >"$TMP/libbpf.recs" 2>/dev/null || fail "taskiter_dump with libbpf failed"
+# shellcheck disable=SC2086
+"$DUMP" $PIDS >"$TMP/auto.recs" 2>/dev/null || fail "taskiter_dump failed"
+[ "$(wc -l <"$TMP/auto.recs")" -ge 10 ] || fail "only $(wc -l <"$TMP/auto.recs") records of the 10 processes"
+diff "$TMP/auto.recs" "$TMP/libbpf.recs" >"$TMP/diff" || fail "the loaders' records differ: $(head -20 "$TMP/diff")"
+ok "the light and libbpf loaders' records of the 10 processes agree ($(wc -l <"$TMP/auto.recs") records)"
 
 # ---- 2. the sampler's JSON, iterator against /proc ----
 pargs=""
@@ -148,6 +172,10 @@ n=$(jq "$keys | length" "$TMP/iter.json")
 [ "$n" = 10 ] || fail "the iterator's sample has $n of the 10 processes"
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
     fail "processes differ between the iterator and /proc: $(head -40 "$TMP/diff")"
+# shellcheck disable=SC2086
+IOTRIAGE_BPF_LOADER=libbpf "$IOT" -b --json -n 1 $pargs >"$TMP/iterlib.json" || fail "iotriage with the libbpf loader failed"
+diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/iterlib.json") >"$TMP/diff" ||
+    fail "processes differ between the two loaders: $(head -40 "$TMP/diff")"
 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/iter.json" || fail "iotriage -P failed"
 IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/proc.json" || fail "iotriage -P on /proc failed"
 [ "$(jq "$keys | length" "$TMP/iter.json")" = 6 ] || fail "-P: not 6 threads from the iterator"
@@ -202,3 +230,37 @@ for _ in $(seq 50); do
 done
 [ -z "$left" ] || fail "still loaded after iotriage ended:$left"
 ok "the iterator's program and link ($ids) went with iotriage"
+
+# ---- 4. also after SIGKILL, with each loader ----
+for l in $LOADERS; do
+    IOTRIAGE_BPF_LOADER=$l "$IOT" -b -d 0.5 >/dev/null &
+    IPID=$!
+    BG_PIDS+=("$IPID")
+    ids=""
+    for _ in $(seq 100); do
+        for id in $(cat /proc/"$IPID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u); do
+            [ "$(bpftool prog show id "$id" -j 2>/dev/null | jq -r .name)" = tasks_dump ] && ids="prog:$id"
+        done
+        [ -n "$ids" ] && break
+        sleep 0.1
+    done
+    [ -n "$ids" ] || fail "$l: iotriage holds no tasks_dump program"
+    link=""
+    for _ in $(seq 50); do
+        link=$(bpftool link show -j 2>/dev/null | jq -r --argjson p "${ids#prog:}" '.[] | select(.prog_id == $p) | .id' | head -1)
+        [ -n "$link" ] && break
+        sleep 0.1
+    done
+    [ -n "$link" ] || fail "$l: no link of the tasks_dump program"
+    ids="$ids link:$link"
+    kill -KILL "$IPID"
+    wait "$IPID" 2>/dev/null
+    for _ in $(seq 50); do
+        left=""
+        for x in $ids; do bpftool "${x%%:*}" show id "${x#*:}" >/dev/null 2>&1 && left="$left $x"; done
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    [ -z "$left" ] || fail "$l: still loaded after iotriage was killed:$left"
+    ok "$l loader: the iterator's program and link ($ids) went with iotriage killed by SIGKILL"
+done
