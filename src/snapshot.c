@@ -159,8 +159,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
     else {
         struct taskiter *ti;
         char why[128];
-        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0)
+        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0) {
+            /* -p: a run over the chosen processes' tasks alone where the kernel binds
+             * the iterator to a process (6.1+); else over every task, as /proc's list */
+            taskiter_only(ti, s->pids, s->opts.npids);
             procs_set_taskiter(s->procs, ti);
+        }
         else
             snprintf(s->tasks_msg, sizeof(s->tasks_msg), "off: %s", why);
     }

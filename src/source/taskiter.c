@@ -227,8 +227,13 @@ void taskiter_acc_free(struct taskiter_acc *a)
 struct taskiter {
     struct tasks_lskel *lskel;       /* the light skeleton's, or NULL */
     struct tasks_bpf *skel;          /* the normal skeleton's, or NULL */
-    int    link_fd;                  /* the iterator's link, from either; -1 none */
+    int    prog_fd;                  /* the loaded program, from either */
+    int    link_fd;                  /* the iterator's link over every task; -1 none */
     const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
+    /* taskiter_only: one link per process, bound to it (BPF_TASK_ITER_TGID) */
+    int   *only_fd;
+    pid_t *only_pid;
+    size_t nonly;
     char  *buf;                      /* ITER_BUF: one read's records */
 };
 
@@ -265,6 +270,7 @@ static int open_light(struct taskiter *ti)
         rc = bpf_link_create(ti->lskel->progs.tasks_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);
         if (rc >= 0) {
             ti->link_fd = rc;
+            ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
             ti->loader = BPFLOAD_NAME_LIGHT;
             return 0;
         }
@@ -296,6 +302,7 @@ static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
         return rc;
     }
     ti->link_fd = bpf_link__fd(ti->skel->links.tasks_dump);
+    ti->prog_fd = bpf_program__fd(ti->skel->progs.tasks_dump);
     ti->loader = BPFLOAD_NAME_LIBBPF;
     return 0;
 }
@@ -336,21 +343,66 @@ const char *taskiter_loader(const struct taskiter *ti)
     return ti->loader;
 }
 
+static void only_clear(struct taskiter *ti)
+{
+    for (size_t i = 0; i < ti->nonly; i++)
+        close(ti->only_fd[i]);
+    free(ti->only_fd);
+    free(ti->only_pid);
+    ti->only_fd = NULL;
+    ti->only_pid = NULL;
+    ti->nonly = 0;
+}
+
+int taskiter_only(struct taskiter *ti, const pid_t *pids, size_t n)
+{
+    only_clear(ti);
+    if (n == 0)
+        return 0;
+    ti->only_fd = calloc(n, sizeof(ti->only_fd[0]));
+    ti->only_pid = calloc(n, sizeof(ti->only_pid[0]));
+    if (!ti->only_fd || !ti->only_pid) {
+        only_clear(ti);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool dup = false;            /* a process named twice would be counted twice */
+        for (size_t j = 0; j < ti->nonly && !dup; j++)
+            dup = ti->only_pid[j] == pids[i];
+        if (dup || pids[i] <= 0)
+            continue;
+        union bpf_iter_link_info info;
+        memset(&info, 0, sizeof(info));
+        info.task.pid = (__u32)pids[i];
+        LIBBPF_OPTS(bpf_link_create_opts, o, .iter_info = &info, .iter_info_len = sizeof(info));
+        int fd = bpf_link_create(ti->prog_fd, 0, BPF_TRACE_ITER, &o);
+        if (fd < 0) {
+            only_clear(ti);
+            return fd;
+        }
+        ti->only_fd[ti->nonly] = fd;
+        ti->only_pid[ti->nonly++] = pids[i];
+    }
+    return 0;
+}
+
+bool taskiter_bound(const struct taskiter *ti)
+{
+    return ti->nonly > 0;
+}
+
 /* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
  * iterators is 8 pages; a record is never split across two reads. */
 #define ITER_BUF (64 * 1024)
 
-int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+/* One run of the iterator behind link_fd into acc. tgid > 0: a link bound to that
+ * process, whose records must all be its threads' (-ENOTSUP otherwise: a kernel that
+ * took the link but not its filter). */
+static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskiter_acc *acc)
 {
-    if (!ti->buf) {
-        ti->buf = malloc(ITER_BUF);
-        if (!ti->buf)
-            return -ENOMEM;
-    }
-    int fd = bpf_iter_create(ti->link_fd);
+    int fd = bpf_iter_create(link_fd);
     if (fd < 0)
         return fd;
-    taskiter_acc_begin(acc, threads, clk_tck);
     size_t len = 0;                  /* bytes in buf not yet handed on */
     int rc = 0;
     for (;;) {
@@ -366,13 +418,40 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskit
         len += (size_t)r;
         size_t whole = len / sizeof(struct tasks_rec);
         /* the records are 8-byte aligned in buf (malloc'd, a multiple of 8 each) */
-        taskiter_acc_add(acc, (const struct tasks_rec *)(const void *)ti->buf, whole);
+        const struct tasks_rec *recs = (const struct tasks_rec *)(const void *)ti->buf;
+        for (size_t i = 0; tgid > 0 && i < whole; i++)
+            if (recs[i].tid != 0 && (pid_t)recs[i].tgid != tgid)
+                rc = -ENOTSUP;
+        if (rc < 0)
+            break;
+        taskiter_acc_add(acc, recs, whole);
         len -= whole * sizeof(struct tasks_rec);
         memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_rec), len);
     }
     close(fd);
     if (rc == 0 && len != 0)
         rc = -EPROTO;
+    return rc;
+}
+
+int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+{
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
+    taskiter_acc_begin(acc, threads, clk_tck);
+    int rc = 0;
+    for (size_t i = 0; i < ti->nonly && rc == 0; i++)
+        rc = read_link(ti, ti->only_fd[i], ti->only_pid[i], acc);
+    if (rc == -ENOTSUP) {
+        /* the kernel ignored the filter: every task from here on, as before 6.1 */
+        only_clear(ti);
+        taskiter_acc_begin(acc, threads, clk_tck);
+    }
+    if (ti->nonly == 0)
+        rc = read_link(ti, ti->link_fd, 0, acc);
     taskiter_acc_end(acc);
     return rc;
 }
@@ -381,6 +460,7 @@ void taskiter_close(struct taskiter *ti)
 {
     if (!ti)
         return;
+    only_clear(ti);
     if (ti->lskel && ti->link_fd >= 0)
         close(ti->link_fd);      /* the normal skeleton's link is its own */
     tasks_lskel__destroy(ti->lskel);

@@ -11,6 +11,8 @@
 #  3. A process killed while iotriage runs leaves its samples, one started appears.
 #  4. The iterator's program and link go with the process that loaded them, also when
 #     it is killed (SIGKILL).
+#  5. Bound to chosen processes (-p; kernel 6.1+), the iterator returns their tasks
+#     alone, the same records as the whole one.
 #  Each with both loaders (IOTRIAGE_BPF_LOADER, source/bpfload.h): the light skeleton
 #  where the kernel has in-kernel CO-RE (5.17+) and libbpf's; taskiter_dump says which
 #  loaded, and their records and iotriage's JSON agree.
@@ -159,6 +161,26 @@ IOTRIAGE_BPF_LOADER=libbpf "$DUMP" $PIDS >"$TMP/libbpf.recs" 2>/dev/null || fail
 [ "$(wc -l <"$TMP/auto.recs")" -ge 10 ] || fail "only $(wc -l <"$TMP/auto.recs") records of the 10 processes"
 diff "$TMP/auto.recs" "$TMP/libbpf.recs" >"$TMP/diff" || fail "the loaders' records differ: $(head -20 "$TMP/diff")"
 ok "the light and libbpf loaders' records of the 10 processes agree ($(wc -l <"$TMP/auto.recs") records)"
+
+# ---- 5. bound to two processes (BPF_TASK_ITER_TGID) ----
+for mode in "" -P; do
+    # shellcheck disable=SC2086
+    "$DUMP" -b $mode "$P_THR" "$P_NICE" >"$TMP/bound.recs" 2>"$TMP/bound.err" || fail "taskiter_dump -b failed: $(cat "$TMP/bound.err")"
+    if ! grep -qx 'bound: yes' "$TMP/bound.err"; then
+        [ "$kmaj" -lt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -lt 1 ]; } ||
+            fail "kernel $(uname -r) refused a task iterator bound to a process: $(cat "$TMP/bound.err")"
+        echo "note: kernel $(uname -r) before 6.1: no bound iterator ($(cat "$TMP/bound.err"))"
+        break
+    fi
+    others=$(awk -v a="$P_THR" -v b="$P_NICE" '$2 != a && $2 != b' "$TMP/bound.recs" | wc -l)
+    [ "$others" = 0 ] || fail "the iterator bound to $P_THR and $P_NICE returned $others records of other processes"
+    want=$([ -z "$mode" ] && echo 2 || echo 7)
+    [ "$(wc -l <"$TMP/bound.recs")" = "$want" ] || fail "bound ($mode): $(wc -l <"$TMP/bound.recs") records, not $want"
+    # shellcheck disable=SC2086
+    "$DUMP" $mode "$P_THR" "$P_NICE" | sort -n >"$TMP/whole.recs"
+    diff <(sort -n "$TMP/bound.recs") "$TMP/whole.recs" >"$TMP/diff" || fail "bound ($mode) and whole iterator differ: $(cat "$TMP/diff")"
+    ok "bound to 2 processes${mode:+ ($mode)}: their $want records alone, as the whole iterator's"
+done
 
 # ---- 2. the sampler's JSON, iterator against /proc ----
 pargs=""
