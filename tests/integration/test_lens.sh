@@ -108,7 +108,7 @@ fi
 
 # ---- none: saturated, suffer and cause from the first interval ----
 set_sched none
-start_load 40
+start_load 90   # stopped after the --no-bpf check below
 for LOADER in $LOADERS; do
     export IOTRIAGE_BPF_LOADER=$LOADER
     run_watched "$TMP/s.json" --json -n 2 -o
@@ -149,6 +149,23 @@ for LOADER in $LOADERS; do
     ok "$LOADER loader: no program, link or map left after SIGKILL ($(wc -l <"$TMP/ids") objects)"
 done
 unset IOTRIAGE_BPF_LOADER
+
+# ---- the light loader refused: libbpf's loads the lens, and nothing is left ----
+if [ "$LOADERS" != libbpf ]; then
+    . "$ROOT/tests/fault/lib_fault.sh"
+    fault_build || fail "cannot build the fault library"
+    # its loader program's run (BPF_PROG_RUN, command 10) fails; libbpf's load runs none
+    fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$IOT" --json -n 1 -d 0.3 -o >"$TMP/s.json" ||
+        fail "iotriage with the light loader refused failed"
+    [ "$(fault_hits "$TMP/fault.log")" -ge 1 ] || fail "the fault was not met"
+    [ "$(first '[.lens.on, .lens.loader] | @tsv')" = "$(printf 'true\tlibbpf')" ] ||
+        fail "the light loader refused: lens $(first '.lens')"
+    IOTRIAGE_BPF_LOADER=light fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$IOT" --json -n 1 -d 0.3 -o >"$TMP/s.json" ||
+        fail "iotriage with IOTRIAGE_BPF_LOADER=light refused failed"
+    [ "$(first '[.lens.on, .lens.reason, .lens.loader] | @tsv')" = "$(printf 'false\toff: BPF light load failed: Operation not permitted\t')" ] ||
+        fail "IOTRIAGE_BPF_LOADER=light, refused: lens $(first '.lens')"
+    ok "the light loader refused: libbpf's loads the lens; IOTRIAGE_BPF_LOADER=light then says why"
+fi
 
 # ---- --no-bpf: off, and says why; delays unknown without delay accounting ----
 "$IOT" --json -n 1 -o --no-bpf >"$TMP/s.json" || fail "iotriage --no-bpf failed"

@@ -45,6 +45,21 @@ for l in $LOADERS; do
     IOTRIAGE_BPF_LOADER=$l "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err" || fail "taskiter_dump with IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
     grep -qx "loader: $l" "$TMP/probe.err" || fail "IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
 done
+# the light loader refused (its loader program's run fails): libbpf's loads instead, and
+# with IOTRIAGE_BPF_LOADER=light nothing does, saying why
+if [ "$LOADERS" != libbpf ]; then
+    . "$ROOT/tests/fault/lib_fault.sh"
+    fault_build || fail "cannot build the fault library"
+    fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err" ||
+        fail "taskiter_dump with the light loader refused: $(cat "$TMP/probe.err")"
+    grep -qx 'loader: libbpf' "$TMP/probe.err" || fail "the light loader refused: not libbpf's: $(cat "$TMP/probe.err")"
+    [ "$(fault_hits "$TMP/fault.log")" -ge 1 ] || fail "the fault was not met"
+    IOTRIAGE_BPF_LOADER=light fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault2.log" "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err"
+    rc=$?
+    [ $rc = 77 ] && grep -q 'light load failed: Operation not permitted' "$TMP/probe.err" ||
+        fail "IOTRIAGE_BPF_LOADER=light, refused: exit $rc, $(cat "$TMP/probe.err")"
+    ok "the light loader refused: libbpf's loads the iterator; IOTRIAGE_BPF_LOADER=light then says why"
+fi
 
 # ---- the processes ----
 bg nice -n 7 sleep 120;                         P_NICE=$BG
