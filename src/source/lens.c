@@ -97,8 +97,9 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
     while (n > 64 && n * per > LENS_DEVPRIO_BYTES)
         n /= 2;
     z->devprio = (__u32)n;
-    /* Bytes per (process, device) at submission, and kernel threads' bytes per dirtier:
-     * per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES as well. */
+    /* Bytes per (process, device) at submission (the attribution that open files cannot
+     * give: anonymous st_dev, memory maps, writeback), and kernel threads' bytes per
+     * dirtier: per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
     size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), ncpus);
     z->submits = (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT);
     z->wbs = (__u32)(sub < LENS_MAX_WB ? (sub < 256 ? 256 : sub) : LENS_MAX_WB);
