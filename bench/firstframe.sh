@@ -21,7 +21,8 @@
 #
 # Usage: bench/firstframe.sh [--sizes "1000 10000"] [--rounds 5] [--programs LIST]
 #        [--smoke]   (root, tmux; about a minute at the defaults)
-# LIST: any of iotriage iotriage-nobpf iotriage-noiter (IOTRIAGE_TASKITER=0) iotop-c htop
+# LIST: any of iotriage iotriage-nobpf iotriage-noiter (IOTRIAGE_TASKITER=0)
+# iotriage-libbpf (IOTRIAGE_BPF_LOADER=libbpf: libbpf's skeletons, not the light ones) iotop-c htop
 # (those not installed are left out),
 # and base base-nobpf: the binary IOTRIAGE_BASE=PATH, for an A/B interleaved with the
 # others. IOTRIAGE=PATH measures another binary. The table goes to stdout and to
@@ -68,6 +69,7 @@ command_of() {
     iotriage) echo "$IOT" ;;
     iotriage-nobpf) echo "$IOT --no-bpf" ;;
     iotriage-noiter) echo "env IOTRIAGE_TASKITER=0 $IOT" ;;
+    iotriage-libbpf) echo "env IOTRIAGE_BPF_LOADER=libbpf $IOT" ;;
     base) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE" ;;
     base-nobpf) [ -n "${IOTRIAGE_BASE:-}" ] && echo "$IOTRIAGE_BASE --no-bpf" ;;
     iotop-c) command -v iotop-c >/dev/null && echo "iotop-c -P" ;;

@@ -17,7 +17,9 @@
 #                     [--no-callgrind] [--no-cold] [--no-cgcost] [--out DIR] [--table]
 #   programs: iotriage iotop-c floor floor-k floor-lazy (default: the first four);
 #     iotriage-nobpf (--no-bpf), iotriage-noiter (IOTRIAGE_TASKITER=0: the lens without
-#     the task iterator)
+#     the task iterator), iotriage-libbpf (IOTRIAGE_BPF_LOADER=libbpf: both BPF objects
+#     loaded by libbpf's skeletons, not the light ones), base and base-nobpf (the binary
+#     IOTRIAGE_BASE=PATH, for an A/B interleaved with the others)
 #     floor       bench/floor: stat and io opened and read every refresh
 #     floor-k     the same with stat and io kept open (pread): less CPU, more slab
 #     floor-lazy  a design sketch, not a floor: io (kept open) and taskstats every
@@ -102,7 +104,7 @@ print_table() {
         }
     }
     END {
-        hdr = "%-16s %6s %-10s %8s %7s %8s %7s %6s %6s %8s %7s %7s %7s %8s\n"
+        hdr = "%-16s %6s %-15s %8s %7s %8s %7s %6s %6s %8s %7s %7s %7s %8s\n"
         printf hdr, "population", "tasks", "program", "CPU/ref", "us/task", "1-ref", "peakRSS",
             "slab+", "slab+", "x", "x", "x", "steady", "x iotop-c"
         printf hdr, "", "", "", "ms", "", "CPU ms", "MB", "warm", "cold", "iotop-c", "floor", "floor-k",
@@ -120,15 +122,15 @@ print_table() {
             }
             for (j = 1; j <= np; j++) {
                 p = progs[j]; k = sc SUBSEP p
-                if (!(p in c)) { printf "%-16s %6d %-10s  (did not run)\n", sc, tasks[sc], p; missing++; continue }
+                if (!(p in c)) { printf "%-16s %6d %-15s  (did not run)\n", sc, tasks[sc], p; missing++; continue }
                 r1 = r2 = r3 = r4 = ""
-                if (p == "iotriage" || p == "floor-lazy") {
+                if (p ~ /^(iotriage|base)/ || p == "floor-lazy") {
                     r4 = st["iotop-c"] > 0 && (p in st) ? sprintf("%.2f", st[p] / st["iotop-c"]) : "-"
                     r1 = c["iotop-c"] > 0 ? sprintf("%.2f", c[p] / c["iotop-c"]) : "-"
                     r2 = c["floor"] > 0 ? sprintf("%.2f", c[p] / c["floor"]) : "-"
                     r3 = c["floor-k"] > 0 ? sprintf("%.2f", c[p] / c["floor-k"]) : "-"
                 }
-                printf "%-16s %6d %-10s %8.2f %7.2f %8s %7.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
+                printf "%-16s %6d %-15s %8.2f %7.2f %8s %7.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
                     c[p] * 1000, c[p] * 1e6 / tasks[sc], fmt(k SUBSEP "start", 1000, "%.2f"),
                     rss[k] / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
                     (p in st) ? sprintf("%.2f", st[p] * 1000) : "-", r4
@@ -260,6 +262,11 @@ cmdline() { # cmdline PROGRAM MODE R DELAY
     iotriage)   echo "$IOT -b $t -n $3 -d $4" ;;
     iotriage-nobpf) echo "$IOT -b --no-bpf $t -n $3 -d $4" ;;   # also a program: no BPF lens
     iotriage-noiter) echo "env IOTRIAGE_TASKITER=0 $IOT -b $t -n $3 -d $4" ;;   # the lens, not the task iterator
+    iotriage-libbpf) echo "env IOTRIAGE_BPF_LOADER=libbpf $IOT -b $t -n $3 -d $4" ;;
+    base|base-nobpf)
+                [ -n "${IOTRIAGE_BASE:-}" ] || die "$1 needs IOTRIAGE_BASE=PATH"
+                if [ "$1" = base ]; then echo "$IOTRIAGE_BASE -b $t -n $3 -d $4"
+                else echo "$IOTRIAGE_BASE -b --no-bpf $t -n $3 -d $4"; fi ;;
     iotop-c)    if [ "$2" = threads ]; then echo "$IOTOPC -b -n $3 -d $d_int"
                 else echo "$IOTOPC -b -P -n $3 -d $d_int"; fi ;;
     floor)      echo "$BIN/floor -b $t -n $3 -d $4" ;;
@@ -293,7 +300,7 @@ run_one() { # run_one SCENARIO TASKS PROGRAM MODE R DELAY KIND
 check_output() { # check_output PROGRAM FILE R
     local n
     case $1 in
-    iotriage*) n=$(grep -c '^iotriage - ' "$2")
+    iotriage*|base*) n=$(grep -c '^iotriage - ' "$2")
               grep -q 'spawn' "$2" || die "iotriage did not list the spawned processes ($2)" ;;
     iotop-c)  n=$(grep -c 'Total DISK READ' "$2")
               grep -q 'spawn' "$2" || die "iotop-c did not list the spawned processes ($2)" ;;

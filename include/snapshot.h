@@ -224,6 +224,9 @@ struct snapshot {
                                       * be loaded (sampler_opts.defer_lens): the next
                                       * interval has its figures from its attachment */
     char   lens_msg[160];
+    char   lens_loader[8];           /* which loader loaded the lens (source/bpfload.h):
+                                      * "light" or "libbpf" when lens_on; "" when off, and
+                                      * in a replay of a recording that did not say */
     struct lens_reading lens;
     /* Where the task list and its per-task figures came from (source/taskiter.h):
      * "bpf" (the task iterator) or "proc" (/proc files and taskstats), with tasks_msg

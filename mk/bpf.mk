@@ -20,6 +20,16 @@ $(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h
 $(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton $< name iotriage_bpf > $@.tmp && mv $@.tmp $@
 
+# The light skeleton of each object (bpftool gen skeleton -L; runtime in libbpf's
+# skel_internal.h): a loader program the kernel runs, which does the CO-RE relocations
+# and BTF lookups itself, so that user space never parses /sys/kernel/btf/vmlinux.
+# source/lens.c and source/taskiter.c load through it first and fall back to the normal
+# skeleton above when the kernel refuses it.
+BPF_LSKEL   := $(BUILD)/bpf/iotriage.lskel.h
+
+$(BPF_LSKEL): $(BUILD)/bpf/iotriage.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name iotriage_lskel > $@.tmp && mv $@.tmp $@
+
 # The task source (src/bpf/kern/tasks.bpf.c, read by src/source/taskiter.c): a second,
 # small object, so that it loads before the first sample while the lens loads apart.
 TASKS_SKEL  := $(BUILD)/bpf/tasks.skel.h
@@ -31,7 +41,12 @@ $(BUILD)/bpf/tasks.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h inclu
 $(TASKS_SKEL): $(BUILD)/bpf/tasks.bpf.o
 	$(BPFTOOL) gen skeleton $< name tasks_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL)
+TASKS_LSKEL := $(BUILD)/bpf/tasks.lskel.h
+
+$(TASKS_LSKEL): $(BUILD)/bpf/tasks.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL) $(TASKS_LSKEL)
 $(BUILD)/src/source/taskiter.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 
 # tests/integration/test_taskiter.sh's helper: the iterator's records next to /proc's.
@@ -41,7 +56,7 @@ $(BUILD)/tests/taskiter_dump: tests/helpers/taskiter_dump.c $(LIBOBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS_ALL)
 
 # lens.c includes the skeleton: build it first, and find it.
-$(BUILD)/src/source/lens.o: $(BPF_SKEL)
+$(BUILD)/src/source/lens.o: $(BPF_SKEL) $(BPF_LSKEL)
 # -isystem: the generated skeleton is not held to our warnings (it casts const away).
 $(BUILD)/src/source/lens.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 

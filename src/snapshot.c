@@ -159,8 +159,12 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
     else {
         struct taskiter *ti;
         char why[128];
-        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0)
+        if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0) {
+            /* -p: a run over the chosen processes' tasks alone where the kernel binds
+             * the iterator to a process (6.1+); else over every task, as /proc's list */
+            taskiter_only(ti, s->pids, s->opts.npids);
             procs_set_taskiter(s->procs, ti);
+        }
         else
             snprintf(s->tasks_msg, sizeof(s->tasks_msg), "off: %s", why);
     }
@@ -999,6 +1003,7 @@ static void take_lens(struct sampler *s, struct snapshot *out)
         return;
     }
     out->lens_on = true;
+    str_copy(out->lens_loader, lens_loader(s->lens), sizeof(out->lens_loader));
 }
 
 void sampler_take(struct sampler *s, struct snapshot *out)

@@ -6,7 +6,16 @@
  * objects are CO-RE: libbpf relocates them against it). Between bpfload_begin and
  * bpfload_end, libbpf's messages are not printed (they would land on the screen): its
  * last warning line is kept, for the caller's reason when the load fails. One load at a
- * time: the line is one static buffer, libbpf's print function one global. */
+ * time: the line is one static buffer, libbpf's print function one global.
+ *
+ * Two loaders (issue #19): the light skeleton (bpftool gen skeleton -L), whose loader
+ * program the kernel runs, doing the CO-RE relocations and BTF lookups itself (kernel
+ * 5.17 and later: BPF_PROG_LOAD's core_relos), so that this process never reads or parses
+ * /sys/kernel/btf/vmlinux (about 10 MB and 70-125 ms of CPU a load); and libbpf's normal
+ * skeleton, which does that work here and loads on older kernels. bpfload_choice says
+ * which to try, from IOTRIAGE_BPF_LOADER: "libbpf" (the normal skeleton only), "light"
+ * (the light one only: its failure is the reason), anything else or unset: the light
+ * one, then the normal one when the kernel refuses it. */
 #ifndef IOTRIAGE_SOURCE_BPFLOAD_H
 #define IOTRIAGE_SOURCE_BPFLOAD_H
 
@@ -22,5 +31,15 @@ libbpf_print_fn_t bpfload_begin(void);
 void bpfload_end(libbpf_print_fn_t old);
 /* libbpf's last warning line since bpfload_begin; "" when none. */
 const char *bpfload_last(void);
+
+enum bpfload_loader {
+    BPFLOAD_AUTO,                    /* light, then libbpf */
+    BPFLOAD_LIGHT,
+    BPFLOAD_LIBBPF,
+};
+enum bpfload_loader bpfload_choice(void);
+/* The names the JSON and the messages use for a loader that ran. */
+#define BPFLOAD_NAME_LIGHT  "light"
+#define BPFLOAD_NAME_LIBBPF "libbpf"
 
 #endif

@@ -2,7 +2,8 @@
  * per device and priority, measured in the kernel (src/bpf/kern/iotriage.bpf.c).
  *
  * lens_open() loads and attaches the BPF program through BTF tracepoints (no tracefs
- * needed). It fails with -errno and one line saying why the lens is off: no privilege
+ * needed), through the light skeleton first, then libbpf's (source/bpfload.h,
+ * IOTRIAGE_BPF_LOADER); what it reads does not depend on which loaded it. It fails with -errno and one line saying why the lens is off: no privilege
  * (root, or CAP_BPF with CAP_PERFMON), no kernel BTF (/sys/kernel/btf/vmlinux), or the
  * kernel refused the program. Nothing is pinned: the links and maps are held by file
  * descriptors of this process and go when it exits, is killed or crashes.
@@ -107,6 +108,8 @@ void lens_reading_free(struct lens_reading *r);
 int  lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst);
 /* CLOCK_MONOTONIC seconds the lens was attached (lens_reading.since of its readings). */
 double lens_since(const struct lens *l);
+/* Which loader loaded it: "light" or "libbpf" (source/bpfload.h). */
+const char *lens_loader(const struct lens *l);
 void lens_close(struct lens *l);
 
 /* ---- Pure helpers (src/source/lens_calc.c) ---- */

@@ -2,7 +2,8 @@
  * (src/bpf/kern/tasks.bpf.c, issue #19).
  *
  * Contract
- * - taskiter_open() loads the iterator's small BPF object and attaches it. It needs
+ * - taskiter_open() loads the iterator's small BPF object and attaches it, through the
+ *   light skeleton first, then libbpf's (source/bpfload.h, IOTRIAGE_BPF_LOADER). It needs
  *   root (or CAP_BPF with CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux),
  *   a kernel with task iterators (5.8 and later), and the initial pid namespace with
  *   proc_fd being its /proc (the records carry the kernel's global ids, which are then
@@ -11,8 +12,14 @@
  *   every task's counters, where /proc/PID/io would refuse other users' (EACCES): those
  *   capabilities already let a program read any kernel memory. Nothing is pinned: the link and the program
  *   are held by file descriptors of this process and go when it exits or crashes.
+ * - taskiter_only() binds it to some processes (-p): one link per process
+ *   (BPF_TASK_ITER_TGID, kernel 6.1 and later), so that a run visits their threads
+ *   alone, not every task of the machine. It fails with -errno on an older kernel (the
+ *   whole iterator stays); a kernel found to ignore the filter (records of another
+ *   process) is read whole from then on. A pid that is not a thread group leader gets
+ *   nothing from its link (the caller reads such from /proc).
  * - taskiter_read() runs the iterator once: one record (include/bpf/tasks_rec.h) per
- *   task, in ascending tid order, read a seq_file buffer at a time (32 KiB, about 100
+ *   task, in ascending tid order (per process when bound), read a seq_file buffer at a time (32 KiB, about 100
  *   records) and handed to acc (taskiter_acc_begin ... _end below). Returns 0, or -errno
  *   (then nothing is known of this refresh from it).
  * - The conversions below are pure (unit-tested without BPF): they turn records into
@@ -89,6 +96,13 @@ struct taskiter;
 
 int  taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen);
 int  taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc);
+/* Visit only these processes' tasks (pids: thread group ids); n 0: every task again.
+ * 0, or -errno with every task still visited. */
+int  taskiter_only(struct taskiter *ti, const pid_t *pids, size_t n);
+/* Whether taskiter_only bound it: then only those processes can be missing from it. */
+bool taskiter_bound(const struct taskiter *ti);
+/* Which loader loaded it: "light" or "libbpf" (source/bpfload.h). */
+const char *taskiter_loader(const struct taskiter *ti);
 void taskiter_close(struct taskiter *ti);
 
 #endif

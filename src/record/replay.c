@@ -610,6 +610,16 @@ static int decode_lens_head(struct dec *d, const struct json_value *root, struct
         return rc;
     if (why)
         snprintf(s->lens_msg, sizeof(s->lens_msg), "%.*s", (int)len, why);
+    /* which loader loaded it: absent in recordings made before the key */
+    const char *ld = NULL;
+    if (json_get(l, "loader") && (rc = get_str(d, l, "loader", true, &ld, &len)))
+        return rc;
+    if (ld && !(len == 5 && memcmp(ld, "light", 5) == 0) && !(len == 6 && memcmp(ld, "libbpf", 6) == 0))
+        return dfail(d, "loader", "not \"light\", \"libbpf\" nor null");
+    if (ld && !s->lens_on)
+        return dfail(d, "loader", "a loader for a lens that is off");
+    if (ld)
+        snprintf(s->lens_loader, sizeof(s->lens_loader), "%.*s", (int)len, ld);
     return 0;
 }
 

@@ -267,6 +267,7 @@ static void json_lens_state(struct jw *w, const struct snapshot *c)
     jw_open(w, "lens", '{');
     jw_bool(w, "on", c->lens_on);
     jw_str(w, "reason", c->lens_on || !c->lens_msg[0] ? NULL : c->lens_msg);
+    jw_str(w, "loader", c->lens_on && c->lens_loader[0] ? c->lens_loader : NULL);
     jw_close(w, '}');
 }
 /* ---- end of the lens's keys ---- */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -73,4 +74,14 @@ void bpfload_end(libbpf_print_fn_t old)
 const char *bpfload_last(void)
 {
     return last_libbpf;
+}
+
+enum bpfload_loader bpfload_choice(void)
+{
+    const char *v = getenv("IOTRIAGE_BPF_LOADER");
+    if (v && strcmp(v, "libbpf") == 0)
+        return BPFLOAD_LIBBPF;
+    if (v && strcmp(v, "light") == 0)
+        return BPFLOAD_LIGHT;
+    return BPFLOAD_AUTO;
 }

@@ -13,7 +13,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/lens_maps.h"            /* the value types, before the light skeleton */
 #include "iotriage.skel.h"
+#include "iotriage.lskel.h"
 #include "source/bpfload.h"
 
 /* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
@@ -24,8 +26,29 @@ struct lens_moments {
     __u64 n, sd, sdd, sy, sdy;
 };
 
+/* A map as this file reads it, whichever loader made it: the kernel's own figures for
+ * the map behind fd (BPF_OBJ_GET_INFO_BY_FD), so that reading never depends on libbpf's
+ * struct bpf_map. */
+struct lens_map {
+    int   fd;
+    __u32 type, key_size, value_size, max_entries;
+};
+
+/* The mapped .bss of either skeleton: the same variables, the same layout. */
+_Static_assert(sizeof(((struct iotriage_lskel__bss *)0)->lens_devs) ==
+               sizeof(((struct iotriage_bpf__bss *)0)->lens_devs) &&
+               sizeof(((struct iotriage_lskel__bss *)0)->lens_dp_used) ==
+               sizeof(((struct iotriage_bpf__bss *)0)->lens_dp_used),
+               "the two skeletons' .bss");
+
 struct lens {
-    struct iotriage_bpf *skel;
+    struct iotriage_lskel *lskel;    /* the light skeleton's, or NULL */
+    struct iotriage_bpf *skel;       /* the normal skeleton's, or NULL */
+    const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
+    struct lens_map waits_tid, waits_tgid, devprio, submits, wbs;
+    const __u64 *dp_used;            /* .bss lens_dp_used[LENS_MAX_DEVPRIO / 64] */
+    const struct lens_dev_val *devs; /* .bss lens_devs[LENS_MAX_DEVS] */
+    const __u64 *dropped;            /* .bss lens_dropped */
     double since;
     bool dirty_on;               /* a page-dirtying tracepoint is attached */
     int ncpus;                   /* possible CPUs: the copies of a per-CPU map's value */
@@ -59,6 +82,169 @@ static size_t lens_percpu_size(size_t vsz, int ncpus)
     return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
 }
 
+/* What lens_open sizes before the load, from the number of CPUs. */
+struct lens_sizes {
+    __u32 devprio, submits, wbs;
+};
+
+static void lens_sizes_of(int ncpus, struct lens_sizes *z)
+{
+    /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU. Keep it
+     * within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the completions it could
+     * not hold in lens_dropped. */
+    size_t per = lens_percpu_size(sizeof(struct lens_dp_val), ncpus);
+    size_t n = LENS_MAX_DEVPRIO;         /* a power of two: the slots are masked */
+    while (n > 64 && n * per > LENS_DEVPRIO_BYTES)
+        n /= 2;
+    z->devprio = (__u32)n;
+    /* Bytes per (process, device) at submission (the attribution that open files cannot
+     * give: anonymous st_dev, memory maps, writeback), and kernel threads' bytes per
+     * dirtier: per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
+    size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), ncpus);
+    z->submits = (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT);
+    z->wbs = (__u32)(sub < LENS_MAX_WB ? (sub < 256 ? 256 : sub) : LENS_MAX_WB);
+}
+
+static int map_of_fd(int fd, struct lens_map *m)
+{
+    struct bpf_map_info info;
+    __u32 len = sizeof(info);
+    memset(&info, 0, sizeof(info));
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+        return -errno;
+    *m = (struct lens_map){ .fd = fd, .type = info.type, .key_size = info.key_size,
+                            .value_size = info.value_size, .max_entries = info.max_entries };
+    return 0;
+}
+
+/* The maps lens_read reads, in this order, by their fds from either skeleton. */
+enum { MAP_WAITS_TID, MAP_WAITS_TGID, MAP_DEVPRIO, MAP_SUBMITS, MAP_WBS, NMAPS };
+
+static int lens_take_maps(struct lens *l, const int fd[NMAPS])
+{
+    struct lens_map *m[NMAPS] = { &l->waits_tid, &l->waits_tgid, &l->devprio, &l->submits, &l->wbs };
+    for (int i = 0; i < NMAPS; i++) {
+        int rc = map_of_fd(fd[i], m[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Every program the light loader loaded, attached (they are all BTF tracepoints, each
+ * carrying its own target). Not iotriage_lskel__attach: it attaches every program,
+ * also the ones left out of the load (fd 0), and fails there. */
+static int attach_light(struct iotriage_lskel *s)
+{
+    const struct bpf_prog_desc *progs = (const struct bpf_prog_desc *)&s->progs;
+    int *links = (int *)&s->links;
+    enum { NPROGS = sizeof(s->progs) / sizeof(struct bpf_prog_desc) };
+    _Static_assert(sizeof(s->links) == NPROGS * sizeof(int), "one link per program");
+    for (size_t i = 0; i < NPROGS; i++) {
+        if (progs[i].prog_fd <= 0)
+            continue;
+        int fd = bpf_raw_tracepoint_open(NULL, progs[i].prog_fd);
+        if (fd < 0)
+            return fd;
+        links[i] = fd;
+    }
+    return 0;
+}
+
+/* The light skeleton: the kernel's loader program does the CO-RE relocations and finds
+ * each tracepoint's BTF id, nothing here reads the kernel's BTF. Kernels with in-kernel
+ * CO-RE (5.17+) all have writeback_dirty_folio (the folio conversion of the writeback
+ * tracepoints came with 5.16-5.17), so it is loaded unconditionally; a kernel without it
+ * refuses the load and the normal skeleton runs. */
+static int open_light(struct lens *l, const struct lens_sizes *z)
+{
+    struct iotriage_lskel *s = iotriage_lskel__open();
+    if (!s)
+        return -ENOMEM;
+    s->maps.devprio.max_entries = z->devprio;
+    s->rodata->devprio_mask = z->devprio - 1;
+    s->rodata->lens_submits = true;
+    s->maps.submits.max_entries = z->submits;
+    s->rodata->lens_wb_split = true;
+    s->maps.wbs.max_entries = z->wbs;
+    int rc = iotriage_lskel__load(s);
+    if (rc == 0)
+        rc = attach_light(s);
+    if (rc == 0) {
+        const int fd[NMAPS] = { s->maps.waits_tid.map_fd, s->maps.waits_tgid.map_fd,
+                                s->maps.devprio.map_fd, s->maps.submits.map_fd, s->maps.wbs.map_fd };
+        rc = lens_take_maps(l, fd);
+    }
+    if (rc < 0) {
+        iotriage_lskel__destroy(s);
+        return rc;
+    }
+    l->lskel = s;
+    l->dp_used = s->bss->lens_dp_used;
+    l->devs = s->bss->lens_devs;
+    l->dropped = &s->bss->lens_dropped;
+    l->dirty_on = s->progs.lens_dirty_folio.prog_fd > 0;
+    l->loader = BPFLOAD_NAME_LIGHT;
+    return 0;
+}
+
+/* libbpf's normal skeleton: libbpf parses the kernel's BTF here (older kernels). */
+static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, size_t errlen)
+{
+    libbpf_print_fn_t old = bpfload_begin();
+    const char *step = "open";
+    int rc;
+    struct iotriage_bpf *skel = iotriage_bpf__open();
+    l->skel = skel;
+    if (!skel) {
+        rc = errno ? -errno : -ENOMEM;
+    } else {
+        bpf_map__set_max_entries(skel->maps.devprio, z->devprio);
+        skel->rodata->devprio_mask = z->devprio - 1;
+        /* One LRU hash lookup per bio, per CPU (docs/performance.md). */
+        skel->rodata->lens_submits = true;
+        bpf_map__set_max_entries(skel->maps.submits, z->submits);
+        /* Who dirtied the pages the flusher writes: the tracepoint of the running kernel
+         * (writeback_dirty_folio since 5.17, writeback_dirty_page before); without either,
+         * the writeback's split is unknown and the rest of the lens runs. */
+        bool folio = libbpf_find_vmlinux_btf_id("writeback_dirty_folio", BPF_TRACE_RAW_TP) > 0;
+        bool page = !folio && libbpf_find_vmlinux_btf_id("writeback_dirty_page", BPF_TRACE_RAW_TP) > 0;
+        bpf_program__set_autoload(skel->progs.lens_dirty_folio, folio);
+        bpf_program__set_autoload(skel->progs.lens_dirty_page, page);
+        l->dirty_on = folio || page;
+        skel->rodata->lens_wb_split = l->dirty_on;
+        bpf_map__set_max_entries(skel->maps.wbs, z->wbs);
+        step = "load";
+        rc = iotriage_bpf__load(skel);
+        if (rc == 0) {
+            step = "attach";
+            rc = iotriage_bpf__attach(skel);
+        }
+        if (rc == 0) {
+            step = "map info";
+            const int fd[NMAPS] = { bpf_map__fd(skel->maps.waits_tid), bpf_map__fd(skel->maps.waits_tgid),
+                                    bpf_map__fd(skel->maps.devprio), bpf_map__fd(skel->maps.submits),
+                                    bpf_map__fd(skel->maps.wbs) };
+            rc = lens_take_maps(l, fd);
+        }
+        if (rc == 0) {
+            l->dp_used = skel->bss->lens_dp_used;
+            l->devs = skel->bss->lens_devs;
+            l->dropped = &skel->bss->lens_dropped;
+        }
+    }
+    bpfload_end(old);
+    if (rc != 0) {
+        if (rc > 0)
+            rc = -rc;
+        snprintf(err, errlen, "BPF %s failed: %s%s%s", step, strerror(-rc),
+                 bpfload_last()[0] ? ": " : "", bpfload_last());
+        return rc;
+    }
+    l->loader = BPFLOAD_NAME_LIBBPF;
+    return 0;
+}
+
 int lens_open(struct lens **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -70,58 +256,25 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    libbpf_print_fn_t old = bpfload_begin();
-    const char *step = "open";
-    struct iotriage_bpf *skel = iotriage_bpf__open();
-    l->skel = skel;
     l->ncpus = libbpf_num_possible_cpus();
-    if (!skel) {
-        rc = errno ? -errno : -ENOMEM;
-    } else if (l->ncpus <= 0) {
+    if (l->ncpus <= 0) {
         rc = l->ncpus < 0 ? l->ncpus : -EINVAL;
-    } else {
-        /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU.
-         * Keep it within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the
-         * completions it could not hold in lens_dropped. */
-        size_t per = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
-        size_t n = LENS_MAX_DEVPRIO;     /* a power of two: the slots are masked */
-        while (n > 64 && n * per > LENS_DEVPRIO_BYTES)
-            n /= 2;
-        bpf_map__set_max_entries(skel->maps.devprio, (__u32)n);
-        skel->rodata->devprio_mask = (__u32)n - 1;
-        /* Bytes per (process, device) at submission: the attribution that open files
-         * cannot give (anonymous st_dev, memory maps, writeback). One LRU hash lookup per
-         * bio, per CPU (docs/performance.md). */
-        skel->rodata->lens_submits = true;
-        /* Per CPU too (16 bytes a pair on each CPU): within LENS_DEVPRIO_BYTES as well. */
-        size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
-        bpf_map__set_max_entries(skel->maps.submits,
-                                 (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT));
-        /* Who dirtied the pages the flusher writes: the tracepoint of the running kernel
-         * (writeback_dirty_folio since 5.17, writeback_dirty_page before); without either,
-         * the writeback's split is unknown and the rest of the lens runs. */
-        bool folio = libbpf_find_vmlinux_btf_id("writeback_dirty_folio", BPF_TRACE_RAW_TP) > 0;
-        bool page = !folio && libbpf_find_vmlinux_btf_id("writeback_dirty_page", BPF_TRACE_RAW_TP) > 0;
-        bpf_program__set_autoload(skel->progs.lens_dirty_folio, folio);
-        bpf_program__set_autoload(skel->progs.lens_dirty_page, page);
-        l->dirty_on = folio || page;
-        skel->rodata->lens_wb_split = l->dirty_on;
-        size_t wb = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
-        bpf_map__set_max_entries(skel->maps.wbs,
-                                 (__u32)(wb < LENS_MAX_WB ? (wb < 256 ? 256 : wb) : LENS_MAX_WB));
-        step = "load";
-        rc = iotriage_bpf__load(skel);
-        if (rc == 0) {
-            step = "attach";
-            rc = iotriage_bpf__attach(skel);
-        }
+        snprintf(err, errlen, "BPF open failed: possible CPUs: %s", strerror(-rc));
+        lens_close(l);
+        return rc;
     }
-    bpfload_end(old);
-    if (rc != 0) {
-        if (rc > 0)
-            rc = -rc;
-        snprintf(err, errlen, "BPF %s failed: %s%s%s", step, strerror(-rc),
-                 bpfload_last()[0] ? ": " : "", bpfload_last());
+    struct lens_sizes z;
+    lens_sizes_of(l->ncpus, &z);
+    enum bpfload_loader how = bpfload_choice();
+    rc = -ENOEXEC;
+    if (how != BPFLOAD_LIBBPF) {
+        rc = open_light(l, &z);
+        if (rc < 0 && how == BPFLOAD_LIGHT)
+            snprintf(err, errlen, "BPF light load failed: %s", strerror(-rc));
+    }
+    if (rc < 0 && how != BPFLOAD_LIGHT)
+        rc = open_libbpf(l, &z, err, errlen);
+    if (rc < 0) {
         lens_close(l);
         return rc;
     }
@@ -130,10 +283,16 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     return 0;
 }
 
+const char *lens_loader(const struct lens *l)
+{
+    return l->loader;
+}
+
 void lens_close(struct lens *l)
 {
     if (!l)
         return;
+    iotriage_lskel__destroy(l->lskel);
     iotriage_bpf__destroy(l->skel);
     free(l->keys);
     free(l->vals);
@@ -184,14 +343,13 @@ int lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst)
 
 /* Every entry of a map into l->keys/l->vals; returns the count or -errno. One batch
  * call per map when the kernel has them (5.6+), else key by key. */
-static long dump_map(struct lens *l, const struct bpf_map *map)
+static long dump_map(struct lens *l, const struct lens_map *map)
 {
-    int fd = bpf_map__fd(map);
-    size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
-    if (bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ||
-        bpf_map__type(map) == BPF_MAP_TYPE_LRU_PERCPU_HASH)
+    int fd = map->fd;
+    size_t ksz = map->key_size, vsz = map->value_size;
+    if (map->type == BPF_MAP_TYPE_PERCPU_HASH || map->type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
         vsz = lens_percpu_size(vsz, l->ncpus);
-    size_t max = bpf_map__max_entries(map);
+    size_t max = map->max_entries;
     if (l->keys_sz < ksz * max) {
         void *p = realloc(l->keys, ksz * max);
         if (!p)
@@ -268,14 +426,14 @@ static int cmp_open(const void *a, const void *b)
 /* Rows of a wait map, sorted by id. A wait still open counts up to now: a task blocked
  * for the whole interval must not read as not waiting. With opens (the threads' map),
  * the open waits are also listed there by group, sorted (*nopen of them). */
-static int read_waits(struct lens *l, const struct bpf_map *map, uint64_t now,
+static int read_waits(struct lens *l, const struct lens_map *map, uint64_t now,
                       struct lens_wait_row **rows, size_t *n, bool *full,
                       struct open_wait **opens, size_t *nopen)
 {
     long got = dump_map(l, map);
     if (got < 0)
         return (int)got;
-    *full = (size_t)got * 10 >= bpf_map__max_entries(map) * 9;
+    *full = (size_t)got * 10 >= (size_t)map->max_entries * 9;
     if (got == 0)
         return 0;
     struct lens_wait_row *v = calloc((size_t)got, sizeof *v);
@@ -353,11 +511,11 @@ static int add_open_waits(struct lens_reading *out, const struct open_wait *o, s
  * is added to its key's row (a key may sit in different slots on different CPUs). */
 static int read_devprio(struct lens *l, struct lens_reading *out)
 {
-    const struct iotriage_bpf__bss *bss = l->skel->bss;
-    int fd = bpf_map__fd(l->skel->maps.devprio);
+    const __u64 *used = l->dp_used;
+    int fd = l->devprio.fd;
     size_t nslots = 0;
     for (size_t w = 0; w < LENS_MAX_DEVPRIO / 64; w++)
-        nslots += (size_t)__builtin_popcountll(bss->lens_dp_used[w]);
+        nslots += (size_t)__builtin_popcountll(used[w]);
     if (nslots == 0)
         return 0;
     size_t cap = nslots * (size_t)l->ncpus;
@@ -381,7 +539,7 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
     }
     size_t n = 0;
     for (__u32 idx = 0; idx < LENS_MAX_DEVPRIO; idx++) {
-        if (!(bss->lens_dp_used[idx / 64] >> (idx % 64) & 1))
+        if (!(used[idx / 64] >> (idx % 64) & 1))
             continue;
         if (bpf_map_lookup_elem(fd, &idx, l->vals) < 0) {
             free(keys);
@@ -430,7 +588,7 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
  * priorities (read_devprio). */
 static int read_devs(struct lens *l, struct lens_reading *out)
 {
-    const struct lens_dev_val *v = l->skel->bss->lens_devs;
+    const struct lens_dev_val *v = l->devs;
     size_t got = 0;
     for (size_t i = 0; i < LENS_MAX_DEVS; i++)
         got += v[i].key != 0;
@@ -484,7 +642,7 @@ static void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_
 /* Kernel threads' bytes by dirtier (lens_maps.h: struct lens_wb_key). */
 static int read_wbs(struct lens *l, struct lens_reading *out)
 {
-    long got = dump_map(l, l->skel->maps.wbs);
+    long got = dump_map(l, &l->wbs);
     if (got <= 0)
         return (int)got;
     if (!(out->wbs = calloc((size_t)got, sizeof *out->wbs)))
@@ -519,13 +677,12 @@ int lens_read(struct lens *l, struct lens_reading *out)
     out->mono = mono_now();
     l->nmoments = 0;
     uint64_t now = mono_ns();
-    struct iotriage_bpf *s = l->skel;
     struct open_wait *opens = NULL;
     size_t nopen = 0;
-    int rc = read_waits(l, s->maps.waits_tid, now, &out->tids, &out->ntids, &out->tids_full,
+    int rc = read_waits(l, &l->waits_tid, now, &out->tids, &out->ntids, &out->tids_full,
                         &opens, &nopen);
     if (rc == 0)
-        rc = read_waits(l, s->maps.waits_tgid, now, &out->tgids, &out->ntgids,
+        rc = read_waits(l, &l->waits_tgid, now, &out->tgids, &out->ntgids,
                         &out->tgids_full, NULL, NULL);
     if (rc == 0)
         rc = add_open_waits(out, opens, nopen);
@@ -535,7 +692,7 @@ int lens_read(struct lens *l, struct lens_reading *out)
     if (rc == 0)
         rc = read_devs(l, out);
     if (rc == 0) {
-        long got = dump_map(l, s->maps.submits);
+        long got = dump_map(l, &l->submits);
         if (got < 0)
             rc = (int)got;
         else if (got > 0 && !(out->subs = calloc((size_t)got, sizeof *out->subs)))
@@ -556,8 +713,8 @@ int lens_read(struct lens *l, struct lens_reading *out)
     if (rc == 0)
         rc = read_wbs(l, out);
     out->dirty_on = l->dirty_on;
-    if (rc == 0 && s->bss)
-        out->dropped = s->bss->lens_dropped;
+    if (rc == 0)
+        out->dropped = *l->dropped;
     if (rc != 0)
         lens_reading_free(out);
     return rc;

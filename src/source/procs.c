@@ -839,8 +839,36 @@ static bool iter_has(const struct procs_src *src, pid_t id)
  * is /proc's whatever the iterator skips. Checked every PROCS_FULL_LIST_S (one readdir
  * of /proc); a process started between the run and the readdir is read from /proc
  * until the next check, unless the iterator shows it. */
-static void blind_check(struct procs_src *src, int proc_fd)
+static void blind_push(struct procs_src *src, pid_t pid)
 {
+    if (src->nblind == src->blind_cap) {
+        src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
+        src->blind = xreallocarray(src->blind, src->blind_cap, sizeof(src->blind[0]));
+    }
+    src->blind[src->nblind++] = pid;
+}
+
+/* Whether /proc's readdir would list pid: a thread group leader (status Tgid). */
+static bool proc_leader(int proc_fd, pid_t pid)
+{
+    char path[32], buf[4096];
+    snprintf(path, sizeof(path), "%d/status", (int)pid);
+    if (read_once_at(proc_fd, path, buf, sizeof(buf)) <= 0)
+        return false;
+    const char *t = strstr(buf, "\nTgid:");
+    return t && strtol(t + 6, NULL, 10) == (long)pid;
+}
+
+static void blind_check(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly)
+{
+    if (taskiter_bound(src->ti)) {
+        /* bound to the chosen processes: only they can be missing from its runs */
+        src->nblind = 0;
+        for (size_t i = 0; i < nonly; i++)
+            if (!iter_has(src, only[i]) && proc_leader(proc_fd, only[i]))
+                blind_push(src, only[i]);
+        return;
+    }
     DIR *d = opendir_at(proc_fd, ".");
     if (!d)
         return;
@@ -850,11 +878,7 @@ static void blind_check(struct procs_src *src, int proc_fd)
         pid_t pid = pid_name(e->d_name);
         if (pid <= 0 || iter_has(src, pid))
             continue;
-        if (src->nblind == src->blind_cap) {
-            src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
-            src->blind = xreallocarray(src->blind, src->blind_cap, sizeof(src->blind[0]));
-        }
-        src->blind[src->nblind++] = pid;
+        blind_push(src, pid);
     }
     closedir(d);
 }
@@ -959,7 +983,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         rp.n++;
     }
     if (!(now - src->blind_at < PROCS_FULL_LIST_S)) {
-        blind_check(src, proc_fd);
+        blind_check(src, proc_fd, only, nonly);
         src->blind_at = now;
     }
     read_blind(&rp, only, nonly, stats, ctx);

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "tasks.skel.h"
+#include "tasks.lskel.h"
 #include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
@@ -224,10 +225,17 @@ void taskiter_acc_free(struct taskiter_acc *a)
 /* ------------------------------------------------------------------------------------------ */
 
 struct taskiter {
-    struct tasks_bpf *skel;
+    struct tasks_lskel *lskel;       /* the light skeleton's, or NULL */
+    struct tasks_bpf *skel;          /* the normal skeleton's, or NULL */
+    int    prog_fd;                  /* the loaded program, from either */
+    int    link_fd;                  /* the iterator's link over every task; -1 none */
+    const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
+    /* taskiter_only: one link per process, bound to it (BPF_TASK_ITER_TGID) */
+    int   *only_fd;
+    pid_t *only_pid;
+    size_t nonly;
     char  *buf;                      /* ITER_BUF: one read's records */
 };
-
 
 /* The records carry the kernel's global ids: they are /proc's only in the initial pid
  * namespace, read through a /proc of that namespace. */
@@ -250,21 +258,34 @@ static int check_namespace(int proc_fd, char *err, size_t errlen)
     return 0;
 }
 
-int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
+/* The light skeleton: the kernel's loader program relocates and loads the program (no
+ * BTF parsed here); the link is made here, as the skeleton's own attach skips iterators. */
+static int open_light(struct taskiter *ti)
 {
-    *out = NULL;
-    int rc = bpfload_check(err, errlen);
-    if (rc == 0)
-        rc = check_namespace(proc_fd, err, errlen);
-    if (rc < 0)
-        return rc;
-    struct taskiter *ti = calloc(1, sizeof *ti);
-    if (!ti) {
-        snprintf(err, errlen, "out of memory");
+    ti->lskel = tasks_lskel__open();
+    if (!ti->lskel)
         return -ENOMEM;
+    int rc = tasks_lskel__load(ti->lskel);
+    if (rc == 0) {
+        rc = bpf_link_create(ti->lskel->progs.tasks_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);
+        if (rc >= 0) {
+            ti->link_fd = rc;
+            ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
+            ti->loader = BPFLOAD_NAME_LIGHT;
+            return 0;
+        }
     }
+    tasks_lskel__destroy(ti->lskel);
+    ti->lskel = NULL;
+    return rc < 0 ? rc : -EINVAL;
+}
+
+/* libbpf's normal skeleton (kernels before in-kernel CO-RE); err says which step failed. */
+static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
+{
     libbpf_print_fn_t old = bpfload_begin();
     const char *step = "load";
+    int rc;
     ti->skel = tasks_bpf__open_and_load();
     if (!ti->skel) {
         rc = errno ? -errno : -ENOMEM;
@@ -278,6 +299,38 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
             rc = -rc;
         snprintf(err, errlen, "BPF task iterator %s failed: %s%s%s", step, strerror(-rc),
                  bpfload_last()[0] ? ": " : "", bpfload_last());
+        return rc;
+    }
+    ti->link_fd = bpf_link__fd(ti->skel->links.tasks_dump);
+    ti->prog_fd = bpf_program__fd(ti->skel->progs.tasks_dump);
+    ti->loader = BPFLOAD_NAME_LIBBPF;
+    return 0;
+}
+
+int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
+{
+    *out = NULL;
+    int rc = bpfload_check(err, errlen);
+    if (rc == 0)
+        rc = check_namespace(proc_fd, err, errlen);
+    if (rc < 0)
+        return rc;
+    struct taskiter *ti = calloc(1, sizeof *ti);
+    if (!ti) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    ti->link_fd = -1;
+    enum bpfload_loader how = bpfload_choice();
+    rc = -ENOEXEC;
+    if (how != BPFLOAD_LIBBPF) {
+        rc = open_light(ti);
+        if (rc < 0 && how == BPFLOAD_LIGHT)
+            snprintf(err, errlen, "BPF task iterator light load failed: %s", strerror(-rc));
+    }
+    if (rc < 0 && how != BPFLOAD_LIGHT)
+        rc = open_libbpf(ti, err, errlen);
+    if (rc < 0) {
         taskiter_close(ti);
         return rc;
     }
@@ -285,21 +338,71 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
     return 0;
 }
 
+const char *taskiter_loader(const struct taskiter *ti)
+{
+    return ti->loader;
+}
+
+static void only_clear(struct taskiter *ti)
+{
+    for (size_t i = 0; i < ti->nonly; i++)
+        close(ti->only_fd[i]);
+    free(ti->only_fd);
+    free(ti->only_pid);
+    ti->only_fd = NULL;
+    ti->only_pid = NULL;
+    ti->nonly = 0;
+}
+
+int taskiter_only(struct taskiter *ti, const pid_t *pids, size_t n)
+{
+    only_clear(ti);
+    if (n == 0)
+        return 0;
+    ti->only_fd = calloc(n, sizeof(ti->only_fd[0]));
+    ti->only_pid = calloc(n, sizeof(ti->only_pid[0]));
+    if (!ti->only_fd || !ti->only_pid) {
+        only_clear(ti);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool dup = false;            /* a process named twice would be counted twice */
+        for (size_t j = 0; j < ti->nonly && !dup; j++)
+            dup = ti->only_pid[j] == pids[i];
+        if (dup || pids[i] <= 0)
+            continue;
+        union bpf_iter_link_info info;
+        memset(&info, 0, sizeof(info));
+        info.task.pid = (__u32)pids[i];
+        LIBBPF_OPTS(bpf_link_create_opts, o, .iter_info = &info, .iter_info_len = sizeof(info));
+        int fd = bpf_link_create(ti->prog_fd, 0, BPF_TRACE_ITER, &o);
+        if (fd < 0) {
+            only_clear(ti);
+            return fd;
+        }
+        ti->only_fd[ti->nonly] = fd;
+        ti->only_pid[ti->nonly++] = pids[i];
+    }
+    return 0;
+}
+
+bool taskiter_bound(const struct taskiter *ti)
+{
+    return ti->nonly > 0;
+}
+
 /* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
  * iterators is 8 pages; a record is never split across two reads. */
 #define ITER_BUF (64 * 1024)
 
-int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+/* One run of the iterator behind link_fd into acc. tgid > 0: a link bound to that
+ * process, whose records must all be its threads' (-ENOTSUP otherwise: a kernel that
+ * took the link but not its filter). */
+static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskiter_acc *acc)
 {
-    if (!ti->buf) {
-        ti->buf = malloc(ITER_BUF);
-        if (!ti->buf)
-            return -ENOMEM;
-    }
-    int fd = bpf_iter_create(bpf_link__fd(ti->skel->links.tasks_dump));
+    int fd = bpf_iter_create(link_fd);
     if (fd < 0)
         return fd;
-    taskiter_acc_begin(acc, threads, clk_tck);
     size_t len = 0;                  /* bytes in buf not yet handed on */
     int rc = 0;
     for (;;) {
@@ -315,13 +418,40 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskit
         len += (size_t)r;
         size_t whole = len / sizeof(struct tasks_rec);
         /* the records are 8-byte aligned in buf (malloc'd, a multiple of 8 each) */
-        taskiter_acc_add(acc, (const struct tasks_rec *)(const void *)ti->buf, whole);
+        const struct tasks_rec *recs = (const struct tasks_rec *)(const void *)ti->buf;
+        for (size_t i = 0; tgid > 0 && i < whole; i++)
+            if (recs[i].tid != 0 && (pid_t)recs[i].tgid != tgid)
+                rc = -ENOTSUP;
+        if (rc < 0)
+            break;
+        taskiter_acc_add(acc, recs, whole);
         len -= whole * sizeof(struct tasks_rec);
         memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_rec), len);
     }
     close(fd);
     if (rc == 0 && len != 0)
         rc = -EPROTO;
+    return rc;
+}
+
+int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+{
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
+    taskiter_acc_begin(acc, threads, clk_tck);
+    int rc = 0;
+    for (size_t i = 0; i < ti->nonly && rc == 0; i++)
+        rc = read_link(ti, ti->only_fd[i], ti->only_pid[i], acc);
+    if (rc == -ENOTSUP) {
+        /* the kernel ignored the filter: every task from here on, as before 6.1 */
+        only_clear(ti);
+        taskiter_acc_begin(acc, threads, clk_tck);
+    }
+    if (ti->nonly == 0)
+        rc = read_link(ti, ti->link_fd, 0, acc);
     taskiter_acc_end(acc);
     return rc;
 }
@@ -330,6 +460,10 @@ void taskiter_close(struct taskiter *ti)
 {
     if (!ti)
         return;
+    only_clear(ti);
+    if (ti->lskel && ti->link_fd >= 0)
+        close(ti->link_fd);      /* the normal skeleton's link is its own */
+    tasks_lskel__destroy(ti->lskel);
     tasks_bpf__destroy(ti->skel);
     free(ti->buf);
     free(ti);

@@ -3,19 +3,22 @@
  * The program under test runs unchanged; this library sits in front of the C library's
  * system-call wrappers and makes chosen calls fail the way a sick machine makes them
  * fail: EIO or EINTR or a short count from a read of /proc or /sys, EACCES from an open,
- * ENOSPC from a write to stdout, an error from netlink's sendmsg/recvmsg.
+ * ENOSPC from a write to stdout, an error from netlink's sendmsg/recvmsg, an error from
+ * one command of the bpf system call.
  *
  *   LD_PRELOAD=build/tests/fault.so IOTRIAGE_FAULT='RULE;RULE;...' iotriage ...
  *
  * A rule is OP followed by :key=value fields:
  *   OP      open (open, openat, fopen and their 64 forms), read (read, pread, readv),
  *           write (write, writev, pwrite, and the stdio calls fwrite, fputs, fputc, putc,
- *           fprintf, vfprintf, fflush, fclose on a stream of that fd), sendmsg, recvmsg.
+ *           fprintf, vfprintf, fflush, fclose on a stream of that fd), sendmsg, recvmsg,
+ *           bpf (syscall(SYS_bpf, ...), as libbpf and the light skeletons call it).
  *   path=GLOB  the file's path matches (fnmatch, FNM_PATHNAME off: * crosses /). For
  *              read and write it is the path the fd was opened with (as the kernel names
  *              it: /proc/self/fd/N at open time, so /sys/class/block/X resolves to
  *              /sys/devices/...); for open the absolute path asked for.
  *   fd=N       the call is on fd N (write: also a stdio stream on fd N).
+ *   cmd=N      bpf: the command is N (enum bpf_cmd: 5 BPF_PROG_LOAD, 10 BPF_PROG_RUN...).
  *   after=N    the first N matching calls pass (default 0).
  *   count=N    fail at most N times (default: every matching call after `after`).
  *   bytes=N    write: N bytes pass in all, then every write fails (a disk filling up).
@@ -51,16 +54,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum op { OP_OPEN, OP_READ, OP_WRITE, OP_SENDMSG, OP_RECVMSG };
-static const char *const op_names[] = { "open", "read", "write", "sendmsg", "recvmsg" };
+enum op { OP_OPEN, OP_READ, OP_WRITE, OP_SENDMSG, OP_RECVMSG, OP_BPF };
+static const char *const op_names[] = { "open", "read", "write", "sendmsg", "recvmsg", "bpf" };
 
 struct rule {
     enum op op;
     char path[256];                  /* "" any */
-    int fd;                          /* -1 any */
+    int fd;                          /* -1 any; bpf: the command */
     long after, count, bytes;        /* count, bytes -1: no limit */
     int err;                         /* 0 none */
     long shortn;                     /* -1 none */
@@ -90,7 +94,7 @@ REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(fopen); REAL(fopen6
 REAL(read); REAL(pread); REAL(pread64); REAL(readv);
 REAL(write); REAL(writev); REAL(pwrite); REAL(pwrite64);
 REAL(fwrite); REAL(fputs); REAL(fputc); REAL(putc); REAL(vfprintf); REAL(fflush); REAL(fclose);
-REAL(close); REAL(sendmsg); REAL(recvmsg);
+REAL(close); REAL(sendmsg); REAL(recvmsg); REAL(syscall);
 
 static void die(const char *what, const char *s)
 {
@@ -112,11 +116,11 @@ static void parse_rule(char *text)
     char *save = NULL;
     char *tok = strtok_r(text, ":", &save);
     int op = -1;
-    for (int i = 0; tok && i < 5; i++)
+    for (int i = 0; tok && i < 6; i++)
         if (strcmp(tok, op_names[i]) == 0)
             op = i;
     if (op < 0)
-        die("unknown operation (open read write sendmsg recvmsg)", tok ? tok : "");
+        die("unknown operation (open read write sendmsg recvmsg bpf)", tok ? tok : "");
     r->op = (enum op)op;
     while ((tok = strtok_r(NULL, ":", &save))) {
         char *eq = strchr(tok, '=');
@@ -139,7 +143,7 @@ static void parse_rule(char *text)
                 r->err = (int)n;
             if (!r->err)
                 die("unknown errno", v);
-        } else if (num && strcmp(k, "fd") == 0) {
+        } else if (num && (strcmp(k, "fd") == 0 || (op == OP_BPF && strcmp(k, "cmd") == 0))) {
             r->fd = (int)n;
         } else if (num && strcmp(k, "after") == 0) {
             r->after = n;
@@ -168,7 +172,7 @@ __attribute__((constructor)) static void fault_init(void)
     LOAD(read); LOAD(pread); LOAD(pread64); LOAD(readv);
     LOAD(write); LOAD(writev); LOAD(pwrite); LOAD(pwrite64);
     LOAD(fwrite); LOAD(fputs); LOAD(fputc); LOAD(putc); LOAD(vfprintf); LOAD(fflush); LOAD(fclose);
-    LOAD(close); LOAD(sendmsg); LOAD(recvmsg);
+    LOAD(close); LOAD(sendmsg); LOAD(recvmsg); LOAD(syscall);
     const char *spec = getenv("IOTRIAGE_FAULT");
     if (spec && *spec) {
         char *copy = strdup(spec), *save = NULL;
@@ -250,7 +254,8 @@ static struct verdict decide(enum op op, const char *call, int fd, const char *p
             continue;
         if (r->count >= 0 && r->failed >= r->count)
             continue;
-        const char *where = path ? path : (snprintf(fdbuf, sizeof(fdbuf), "fd=%d", fd), fdbuf);
+        const char *where = path ? path
+                                 : (snprintf(fdbuf, sizeof(fdbuf), "%s=%d", op == OP_BPF ? "cmd" : "fd", fd), fdbuf);
         if (r->bytes >= 0) {
             if (r->written + (long)len <= r->bytes) {
                 r->written += (long)len;
@@ -638,4 +643,27 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
         return -1;
     }
     return real_recvmsg(fd, m, flags);
+}
+
+/* ---- the bpf system call ---- */
+
+/* Every system call through the C library's syscall(): the bpf one is matched on its
+ * command (cmd=, kept in the rule's fd), the rest pass. Six arguments are taken, as the
+ * kernel's calling convention passes them in registers whatever the call uses. */
+long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (number == SYS_bpf) {
+        struct verdict v = decide(OP_BPF, "bpf", (int)a[0], NULL, 0);
+        if (v.act < 0) {
+            errno = v.err;
+            return -1;
+        }
+    }
+    return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

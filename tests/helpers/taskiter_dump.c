@@ -3,7 +3,11 @@
  * compare with /proc:
  *   id tgid state uid nice policy nlwp start_ticks ioprio kthread rchar wchar syscr syscw
  *   read_bytes write_bytes cancelled delays_valid blkio_count swapin_count comm
- * Usage: taskiter_dump [-P] [PID...]   (-P: threads; PIDs: only these ids or groups)
+ * Usage: taskiter_dump [-l] [-b] [-P] [PID...]   (-P: threads; PIDs: only these ids or
+ * groups; -l: the loader that loaded the iterator, "light" or "libbpf"
+ * (source/bpfload.h), to stderr as "loader: NAME"; -b: the iterator bound to the PIDs
+ * (taskiter_only), every record it returned printed, and "bound: yes" or "bound: no
+ * (REASON)" to stderr).
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -16,14 +20,33 @@
 
 int main(int argc, char **argv)
 {
-    bool threads = argc > 1 && strcmp(argv[1], "-P") == 0;
-    int first = threads ? 2 : 1;
+    bool threads = false, loader = false, bind = false;
+    int first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "-P") == 0)
+            threads = true;
+        else if (strcmp(argv[first], "-l") == 0)
+            loader = true;
+        else if (strcmp(argv[first], "-b") == 0)
+            bind = true;
+    }
     int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char err[256];
     struct taskiter *ti;
     if (taskiter_open(&ti, proc_fd, err, sizeof err) < 0) {
         fprintf(stderr, "taskiter: %s\n", err);
         return 77;
+    }
+    if (loader)
+        fprintf(stderr, "loader: %s\n", taskiter_loader(ti));
+    if (bind) {
+        pid_t pids[256];
+        size_t n = 0;
+        for (int a = first; a < argc && n < 256; a++)
+            pids[n++] = (pid_t)atoi(argv[a]);
+        int rc = taskiter_only(ti, pids, n);
+        if (rc < 0)
+            fprintf(stderr, "bound: no (%s)\n", strerror(-rc));
     }
     struct taskiter_acc acc = { 0 };
     if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
@@ -33,7 +56,7 @@ int main(int argc, char **argv)
     struct taskiter_task *t = acc.tasks;
     size_t m = acc.n;
     for (size_t i = 0; i < m; i++) {
-        bool want = argc <= first;
+        bool want = argc <= first || taskiter_bound(ti);
         for (int a = first; a < argc && !want; a++)
             want = atoi(argv[a]) == t[i].id || atoi(argv[a]) == t[i].tgid;
         if (!want)
@@ -46,6 +69,8 @@ int main(int argc, char **argv)
         printf(" %d %llu %llu %s\n", t[i].delays_valid, (unsigned long long)t[i].blkio_count,
                (unsigned long long)t[i].swapin_count, t[i].comm);
     }
+    if (bind && taskiter_bound(ti))
+        fprintf(stderr, "bound: yes\n");
     taskiter_acc_free(&acc);
     taskiter_close(ti);
     close(proc_fd);

@@ -8,7 +8,10 @@
 #    runs: no saturation, no cause, the idle reader told its label is honoured;
 #  - --no-bpf: the lens is off and says why, delays unknown or estimated ("sampled");
 #  - no program, link or map of the lens outlives iotriage, after a normal exit and
-#    after SIGKILL (the ids are read from the process's own fdinfo while it runs).
+#    after SIGKILL (the ids are read from the process's own fdinfo while it runs);
+#  - the first two, and the SIGKILL check, with each loader (IOTRIAGE_BPF_LOADER: the
+#    light skeleton where the kernel has in-kernel CO-RE, 5.17+, and libbpf's), the JSON
+#    saying which loaded the lens.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -71,6 +74,10 @@ ids_gone() {
     done
     fail "$2: still loaded after iotriage ended:$left"
 }
+# The lens's links are all there (the task iterator's one link comes first, when it
+# loads): at least 12 (its block and scheduler tracepoints; the dirtying one besides).
+LENS_LINKS=12
+lens_attached() { [ "$(grep -c '^link:' "$1")" -ge "$LENS_LINKS" ]; }
 # Run iotriage with args, collect its lens ids while it runs into $TMP/ids.
 run_watched() {
     local out=$1; shift
@@ -81,7 +88,7 @@ run_watched() {
     for i in $(seq 600); do
         sleep 0.05
         lens_ids "$pid" >"$TMP/ids"
-        grep -q '^link:' "$TMP/ids" && break
+        lens_attached "$TMP/ids" && break
         kill -0 "$pid" 2>/dev/null || break
     done
     wait "$pid" || fail "iotriage $* failed"
@@ -90,44 +97,75 @@ run_watched() {
 # jq on the first sample (the first full interval).
 first() { head -n 1 "$TMP/s.json" | jq -r --arg d "$LAB_NAME" --argjson db "$DBW" --argjson bk "$BKW" "$1"; }
 
+# The loaders to run with: the light skeleton needs in-kernel CO-RE (5.17).
+LOADERS=libbpf
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 5 ] || { [ "$kmaj" = 5 ] && [ "${kmin%%[!0-9]*}" -ge 17 ]; }; then
+    LOADERS="light libbpf"
+else
+    echo "note: kernel $(uname -r) before 5.17: the light loader is not tried"
+fi
+
 # ---- none: saturated, suffer and cause from the first interval ----
 set_sched none
-start_load 30
-run_watched "$TMP/s.json" --json -n 2 -o
-grep -q '^prog:' "$TMP/ids" && grep -q '^link:' "$TMP/ids" || fail "no BPF program or link seen in iotriage's fds: $(tr '\n' ' ' <"$TMP/ids")"
-[ "$(first '.lens.on')" = true ] || fail "lens off: $(first '.lens.reason')"
-[ "$(first '.delayacct')" = "$([ "$DA_OFF" = true ] && echo false || echo true)" ] || fail "delay accounting reported $(first '.delayacct'), sysctl says $da"
-dev=$(first '.devices[] | select(.name == $d) | [.saturated, .saturated_source, .stages.growth, .stages.busy_depth] | @tsv')
-[ "$(cut -f1-2 <<<"$dev")" = "$(printf 'true\tlens')" ] || fail "none: device not saturated by the lens in the first interval: $dev"
-db=$(first '.processes[] | select(.pid == $db) | [.role, .io_delay_source, .io_delay_pct] | @tsv')
-if $DA_OFF; then
-    [ "$(cut -f1-2 <<<"$db")" = "$(printf 'suffer\tbpf')" ] || fail "none: db reader: $db (want suffer, bpf)"
-else
-    # delay accounting on (not by us): the reader, started after, has taskstats first
-    [[ $(cut -f1 <<<"$db") == suffer && ( $(cut -f2 <<<"$db") == taskstats || $(cut -f2 <<<"$db") == bpf ) ]] ||
-        fail "none: db reader: $db (want suffer)"
-    echo "note: delay accounting is on here: the db reader's delay came from $(cut -f2 <<<"$db")"
-fi
-between "$(cut -f3 <<<"$db")" 20 101 || fail "none: db reader's delay $(cut -f3 <<<"$db") %"
-bk=$(first '.processes[] | select(.pid == $bk) | .role')
-case $bk in cause|both) ;; *) fail "none: backup reader role $bk (want cause)" ;; esac
-ok "none, first interval: saturated by the lens (growth/busy $(cut -f3-4 <<<"$dev" | tr '\t' /)), db suffer ($(cut -f3 <<<"$db") % from $(cut -f2 <<<"$db")), backup $bk"
-ids_gone "$TMP/ids" "after a normal exit"
-ok "no program, link or map left after exit ($(wc -l <"$TMP/ids") objects)"
+start_load 90   # stopped after the --no-bpf check below
+for LOADER in $LOADERS; do
+    export IOTRIAGE_BPF_LOADER=$LOADER
+    run_watched "$TMP/s.json" --json -n 2 -o
+    grep -q '^prog:' "$TMP/ids" && lens_attached "$TMP/ids" || fail "not the lens's BPF programs and links in iotriage's fds: $(tr '\n' ' ' <"$TMP/ids")"
+    [ "$(first '.lens.on')" = true ] || fail "lens off ($LOADER): $(first '.lens.reason')"
+    [ "$(first '.lens.loader')" = "$LOADER" ] || fail "IOTRIAGE_BPF_LOADER=$LOADER: the lens says loader $(first '.lens.loader')"
+    [ "$(first '.delayacct')" = "$([ "$DA_OFF" = true ] && echo false || echo true)" ] || fail "delay accounting reported $(first '.delayacct'), sysctl says $da"
+    dev=$(first '.devices[] | select(.name == $d) | [.saturated, .saturated_source, .stages.growth, .stages.busy_depth] | @tsv')
+    [ "$(cut -f1-2 <<<"$dev")" = "$(printf 'true\tlens')" ] || fail "none: device not saturated by the lens in the first interval: $dev"
+    db=$(first '.processes[] | select(.pid == $db) | [.role, .io_delay_source, .io_delay_pct] | @tsv')
+    if $DA_OFF; then
+        [ "$(cut -f1-2 <<<"$db")" = "$(printf 'suffer\tbpf')" ] || fail "none: db reader: $db (want suffer, bpf)"
+    else
+        # delay accounting on (not by us): the reader, started after, has taskstats first
+        [[ $(cut -f1 <<<"$db") == suffer && ( $(cut -f2 <<<"$db") == taskstats || $(cut -f2 <<<"$db") == bpf ) ]] ||
+            fail "none: db reader: $db (want suffer)"
+        echo "note: delay accounting is on here: the db reader's delay came from $(cut -f2 <<<"$db")"
+    fi
+    between "$(cut -f3 <<<"$db")" 20 101 || fail "none: db reader's delay $(cut -f3 <<<"$db") %"
+    bk=$(first '.processes[] | select(.pid == $bk) | .role')
+    case $bk in cause|both) ;; *) fail "none: backup reader role $bk (want cause)" ;; esac
+    ok "$LOADER loader, none, first interval: saturated by the lens (growth/busy $(cut -f3-4 <<<"$dev" | tr '\t' /)), db suffer ($(cut -f3 <<<"$db") % from $(cut -f2 <<<"$db")), backup $bk"
+    ids_gone "$TMP/ids" "$LOADER loader: after a normal exit"
+    ok "$LOADER loader: no program, link or map left after exit ($(wc -l <"$TMP/ids") objects)"
 
-# ---- SIGKILL: links die with the process ----
-"$IOT" -b -d 0.5 >/dev/null &
-iot=$!; BG_PIDS+=("$iot")
-for i in $(seq 300); do
-    sleep 0.05
-    lens_ids "$iot" >"$TMP/ids"
-    grep -q '^link:' "$TMP/ids" && break
+    # ---- SIGKILL: links die with the process ----
+    "$IOT" -b -d 0.5 >/dev/null &
+    iot=$!; BG_PIDS+=("$iot")
+    for i in $(seq 300); do
+        sleep 0.05
+        lens_ids "$iot" >"$TMP/ids"
+        lens_attached "$TMP/ids" && break
+    done
+    lens_attached "$TMP/ids" || fail "not the lens's BPF links in the killed iotriage's fds: $(tr '\n' ' ' <"$TMP/ids")"
+    kill -KILL "$iot"
+    wait "$iot" 2>/dev/null
+    ids_gone "$TMP/ids" "$LOADER loader: after SIGKILL"
+    ok "$LOADER loader: no program, link or map left after SIGKILL ($(wc -l <"$TMP/ids") objects)"
 done
-grep -q '^link:' "$TMP/ids" || fail "no BPF link seen in the killed iotriage's fds"
-kill -KILL "$iot"
-wait "$iot" 2>/dev/null
-ids_gone "$TMP/ids" "after SIGKILL"
-ok "no program, link or map left after SIGKILL ($(wc -l <"$TMP/ids") objects)"
+unset IOTRIAGE_BPF_LOADER
+
+# ---- the light loader refused: libbpf's loads the lens, and nothing is left ----
+if [ "$LOADERS" != libbpf ]; then
+    . "$ROOT/tests/fault/lib_fault.sh"
+    fault_build || fail "cannot build the fault library"
+    # its loader program's run (BPF_PROG_RUN, command 10) fails; libbpf's load runs none
+    fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$IOT" --json -n 1 -d 0.3 -o >"$TMP/s.json" ||
+        fail "iotriage with the light loader refused failed"
+    [ "$(fault_hits "$TMP/fault.log")" -ge 1 ] || fail "the fault was not met"
+    [ "$(first '[.lens.on, .lens.loader] | @tsv')" = "$(printf 'true\tlibbpf')" ] ||
+        fail "the light loader refused: lens $(first '.lens')"
+    IOTRIAGE_BPF_LOADER=light fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$IOT" --json -n 1 -d 0.3 -o >"$TMP/s.json" ||
+        fail "iotriage with IOTRIAGE_BPF_LOADER=light refused failed"
+    [ "$(first '[.lens.on, .lens.reason, .lens.loader] | @tsv')" = "$(printf 'false\toff: BPF light load failed: Operation not permitted\t')" ] ||
+        fail "IOTRIAGE_BPF_LOADER=light, refused: lens $(first '.lens')"
+    ok "the light loader refused: libbpf's loads the lens; IOTRIAGE_BPF_LOADER=light then says why"
+fi
 
 # ---- --no-bpf: off, and says why; delays unknown without delay accounting ----
 "$IOT" --json -n 1 -o --no-bpf >"$TMP/s.json" || fail "iotriage --no-bpf failed"

@@ -9,7 +9,13 @@
 #  2. iotriage -b --json with the iterator and with IOTRIAGE_TASKITER=0 (/proc and
 #     taskstats) agree on every identity and priority key, processes and threads.
 #  3. A process killed while iotriage runs leaves its samples, one started appears.
-#  4. The iterator's program and link go with the process that loaded them.
+#  4. The iterator's program and link go with the process that loaded them, also when
+#     it is killed (SIGKILL).
+#  5. Bound to chosen processes (-p; kernel 6.1+), the iterator returns their tasks
+#     alone, the same records as the whole one.
+#  Each with both loaders (IOTRIAGE_BPF_LOADER, source/bpfload.h): the light skeleton
+#  where the kernel has in-kernel CO-RE (5.17+) and libbpf's; taskiter_dump says which
+#  loaded, and their records and iotriage's JSON agree.
 . "$(dirname "$0")/lib.sh"
 need jq
 need bpftool
@@ -23,10 +29,37 @@ DUMP="$ROOT/build/tests/taskiter_dump"
 if ! [ -x "$DUMP" ] || ! [ -x "$HELPER" ]; then
     fail "build first: make build/tests/taskiter_dump build/tests/taskhelper"
 fi
-"$DUMP" $$ >"$TMP/probe" 2>"$TMP/probe.err"
+"$DUMP" -l $$ >"$TMP/probe" 2>"$TMP/probe.err"
 rc=$?
 [ $rc = 77 ] && skip "the BPF task iterator cannot load: $(cat "$TMP/probe.err")"
 [ $rc = 0 ] || fail "taskiter_dump: $(cat "$TMP/probe.err")"
+# The loaders to compare: the light skeleton needs in-kernel CO-RE (5.17).
+LOADERS=libbpf
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 5 ] || { [ "$kmaj" = 5 ] && [ "${kmin%%[!0-9]*}" -ge 17 ]; }; then
+    LOADERS="light libbpf"
+    grep -qx 'loader: light' "$TMP/probe.err" ||
+        fail "kernel $(uname -r): the iterator did not load through the light skeleton: $(cat "$TMP/probe.err")"
+fi
+for l in $LOADERS; do
+    IOTRIAGE_BPF_LOADER=$l "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err" || fail "taskiter_dump with IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
+    grep -qx "loader: $l" "$TMP/probe.err" || fail "IOTRIAGE_BPF_LOADER=$l: $(cat "$TMP/probe.err")"
+done
+# the light loader refused (its loader program's run fails): libbpf's loads instead, and
+# with IOTRIAGE_BPF_LOADER=light nothing does, saying why
+if [ "$LOADERS" != libbpf ]; then
+    . "$ROOT/tests/fault/lib_fault.sh"
+    fault_build || fail "cannot build the fault library"
+    fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault.log" "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err" ||
+        fail "taskiter_dump with the light loader refused: $(cat "$TMP/probe.err")"
+    grep -qx 'loader: libbpf' "$TMP/probe.err" || fail "the light loader refused: not libbpf's: $(cat "$TMP/probe.err")"
+    [ "$(fault_hits "$TMP/fault.log")" -ge 1 ] || fail "the fault was not met"
+    IOTRIAGE_BPF_LOADER=light fault_run 'bpf:cmd=10:errno=EPERM' "$TMP/fault2.log" "$DUMP" -l $$ >/dev/null 2>"$TMP/probe.err"
+    rc=$?
+    [ $rc = 77 ] && grep -q 'light load failed: Operation not permitted' "$TMP/probe.err" ||
+        fail "IOTRIAGE_BPF_LOADER=light, refused: exit $rc, $(cat "$TMP/probe.err")"
+    ok "the light loader refused: libbpf's loads the iterator; IOTRIAGE_BPF_LOADER=light then says why"
+fi
 
 # ---- the processes ----
 bg nice -n 7 sleep 120;                         P_NICE=$BG
@@ -135,6 +168,34 @@ diff <(strip "$TMP/kt.iter" | while read -r p n; do grep -q "^$p " "$TMP/kt.proc
      <(strip "$TMP/kt.proc") >"$TMP/kt.diff" || fail "kernel thread names differ: $(head -10 "$TMP/kt.diff")"
 long=$(awk 'length($2) > 15' "$TMP/kt.proc" | wc -l)
 ok "kernel threads: $(wc -l <"$TMP/kt.proc") names agree with /proc ($long longer than 15 bytes)"
+# both loaders' records of the processes above (asleep, stopped or dead: nothing moves)
+# shellcheck disable=SC2086
+IOTRIAGE_BPF_LOADER=libbpf "$DUMP" $PIDS >"$TMP/libbpf.recs" 2>/dev/null || fail "taskiter_dump with libbpf failed"
+# shellcheck disable=SC2086
+"$DUMP" $PIDS >"$TMP/auto.recs" 2>/dev/null || fail "taskiter_dump failed"
+[ "$(wc -l <"$TMP/auto.recs")" -ge 10 ] || fail "only $(wc -l <"$TMP/auto.recs") records of the 10 processes"
+diff "$TMP/auto.recs" "$TMP/libbpf.recs" >"$TMP/diff" || fail "the loaders' records differ: $(head -20 "$TMP/diff")"
+ok "the light and libbpf loaders' records of the 10 processes agree ($(wc -l <"$TMP/auto.recs") records)"
+
+# ---- 5. bound to two processes (BPF_TASK_ITER_TGID) ----
+for mode in "" -P; do
+    # shellcheck disable=SC2086
+    "$DUMP" -b $mode "$P_THR" "$P_NICE" >"$TMP/bound.recs" 2>"$TMP/bound.err" || fail "taskiter_dump -b failed: $(cat "$TMP/bound.err")"
+    if ! grep -qx 'bound: yes' "$TMP/bound.err"; then
+        [ "$kmaj" -lt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -lt 1 ]; } ||
+            fail "kernel $(uname -r) refused a task iterator bound to a process: $(cat "$TMP/bound.err")"
+        echo "note: kernel $(uname -r) before 6.1: no bound iterator ($(cat "$TMP/bound.err"))"
+        break
+    fi
+    others=$(awk -v a="$P_THR" -v b="$P_NICE" '$2 != a && $2 != b' "$TMP/bound.recs" | wc -l)
+    [ "$others" = 0 ] || fail "the iterator bound to $P_THR and $P_NICE returned $others records of other processes"
+    want=$([ -z "$mode" ] && echo 2 || echo 7)
+    [ "$(wc -l <"$TMP/bound.recs")" = "$want" ] || fail "bound ($mode): $(wc -l <"$TMP/bound.recs") records, not $want"
+    # shellcheck disable=SC2086
+    "$DUMP" $mode "$P_THR" "$P_NICE" | sort -n >"$TMP/whole.recs"
+    diff <(sort -n "$TMP/bound.recs") "$TMP/whole.recs" >"$TMP/diff" || fail "bound ($mode) and whole iterator differ: $(cat "$TMP/diff")"
+    ok "bound to 2 processes${mode:+ ($mode)}: their $want records alone, as the whole iterator's"
+done
 
 # ---- 2. the sampler's JSON, iterator against /proc ----
 pargs=""
@@ -148,6 +209,10 @@ n=$(jq "$keys | length" "$TMP/iter.json")
 [ "$n" = 10 ] || fail "the iterator's sample has $n of the 10 processes"
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
     fail "processes differ between the iterator and /proc: $(head -40 "$TMP/diff")"
+# shellcheck disable=SC2086
+IOTRIAGE_BPF_LOADER=libbpf "$IOT" -b --json -n 1 $pargs >"$TMP/iterlib.json" || fail "iotriage with the libbpf loader failed"
+diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/iterlib.json") >"$TMP/diff" ||
+    fail "processes differ between the two loaders: $(head -40 "$TMP/diff")"
 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/iter.json" || fail "iotriage -P failed"
 IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/proc.json" || fail "iotriage -P on /proc failed"
 [ "$(jq "$keys | length" "$TMP/iter.json")" = 6 ] || fail "-P: not 6 threads from the iterator"
@@ -202,3 +267,37 @@ for _ in $(seq 50); do
 done
 [ -z "$left" ] || fail "still loaded after iotriage ended:$left"
 ok "the iterator's program and link ($ids) went with iotriage"
+
+# ---- 4. also after SIGKILL, with each loader ----
+for l in $LOADERS; do
+    IOTRIAGE_BPF_LOADER=$l "$IOT" -b -d 0.5 >/dev/null &
+    IPID=$!
+    BG_PIDS+=("$IPID")
+    ids=""
+    for _ in $(seq 100); do
+        for id in $(cat /proc/"$IPID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u); do
+            [ "$(bpftool prog show id "$id" -j 2>/dev/null | jq -r .name)" = tasks_dump ] && ids="prog:$id"
+        done
+        [ -n "$ids" ] && break
+        sleep 0.1
+    done
+    [ -n "$ids" ] || fail "$l: iotriage holds no tasks_dump program"
+    link=""
+    for _ in $(seq 50); do
+        link=$(bpftool link show -j 2>/dev/null | jq -r --argjson p "${ids#prog:}" '.[] | select(.prog_id == $p) | .id' | head -1)
+        [ -n "$link" ] && break
+        sleep 0.1
+    done
+    [ -n "$link" ] || fail "$l: no link of the tasks_dump program"
+    ids="$ids link:$link"
+    kill -KILL "$IPID"
+    wait "$IPID" 2>/dev/null
+    for _ in $(seq 50); do
+        left=""
+        for x in $ids; do bpftool "${x%%:*}" show id "${x#*:}" >/dev/null 2>&1 && left="$left $x"; done
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    [ -z "$left" ] || fail "$l: still loaded after iotriage was killed:$left"
+    ok "$l loader: the iterator's program and link ($ids) went with iotriage killed by SIGKILL"
+done

@@ -633,6 +633,10 @@ static void test_damage_table(void **state)
         { "\"tunables\":{\"async_depth\":\"256\"", "\"tunables\":{\"async_depth\":256", -EINVAL,
           "devices[8].tunables: expected string values, got number" },
         { "\"notes\":[]", "\"notes\":[{\"source\":\"psi\"}]", -EINVAL, "notes[0].text: missing (expected a string)" },
+        /* the lens's loader */
+        { "\"loader\":null", "\"loader\":\"bcc\"", -EINVAL, "loader: not \"light\", \"libbpf\" nor null" },
+        { "\"loader\":null", "\"loader\":\"light\"", -EINVAL, "loader: a loader for a lens that is off" },
+        { "\"loader\":null", "\"loader\":7", -EINVAL, "loader: expected a string or null, got number" },
         /* latency per priority (latency_by_prio) and the warnings' evidence */
         { "\"latency_by_prio\":null", "\"latency_by_prio\":{\"be/9\":{}}", -EINVAL,
           "devices[0].latency_by_prio: \"be/9\" is no I/O priority iotriage prints" },

@@ -613,7 +613,7 @@ int BPF_PROG(lens_dirty_folio, void *folio, struct address_space *mapping)
     return dirty_note(mapping);
 }
 
-SEC("tp_btf/writeback_dirty_page")
+SEC("?tp_btf/writeback_dirty_page")
 int BPF_PROG(lens_dirty_page, void *page, struct address_space *mapping)
 {
     return dirty_note(mapping);
