@@ -3,7 +3,11 @@
  * compare with /proc:
  *   id tgid state uid nice policy nlwp start_ticks ioprio kthread rchar wchar syscr syscw
  *   read_bytes write_bytes cancelled delays_valid blkio_count swapin_count comm
- * Usage: taskiter_dump [-P] [PID...]   (-P: threads; PIDs: only these ids or groups)
+ * Usage: taskiter_dump [-P] [-c] [-n RUNS] [PID...]   (-P: threads; PIDs: only these ids
+ * or groups). -c: instead, what each record said of the command line: "id what hex",
+ * what being none, sent, stale or empty (enum taskiter_cmd) and hex the bytes sent as
+ * /proc/PID/cmdline reads them ("-" when none). -n: run the iterator RUNS times in this
+ * one process (one load) and print the last run (a process sends its command line once).
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -14,10 +18,20 @@
 
 #include "source/taskiter.h"
 
+static const char *const cmd_names[] = { "none", "sent", "stale", "empty" };
+
 int main(int argc, char **argv)
 {
-    bool threads = argc > 1 && strcmp(argv[1], "-P") == 0;
-    int first = threads ? 2 : 1;
+    bool threads = false, cmd = false;
+    int runs = 1, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (strcmp(argv[first], "-P") == 0)
+            threads = true;
+        else if (strcmp(argv[first], "-c") == 0)
+            cmd = true;
+        else if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
+            runs = atoi(argv[++first]);
+    }
     int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char err[256];
     struct taskiter *ti;
@@ -26,9 +40,11 @@ int main(int argc, char **argv)
         return 77;
     }
     struct taskiter_acc acc = { 0 };
-    if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
-        fprintf(stderr, "taskiter: read failed\n");
-        return 1;
+    for (int k = 0; k < runs; k++) {
+        if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
+            fprintf(stderr, "taskiter: read failed\n");
+            return 1;
+        }
     }
     struct taskiter_task *t = acc.tasks;
     size_t m = acc.n;
@@ -38,6 +54,15 @@ int main(int argc, char **argv)
             want = atoi(argv[a]) == t[i].id || atoi(argv[a]) == t[i].tgid;
         if (!want)
             continue;
+        if (cmd) {
+            size_t n;
+            const char *c = taskiter_cmdline(&acc, &t[i], &n);
+            printf("%d %s ", (int)t[i].id, cmd_names[t[i].cmd]);
+            for (size_t k = 0; k < n; k++)
+                printf("%02x", (unsigned char)c[k]);
+            printf("%s\n", c ? "" : "-");
+            continue;
+        }
         printf("%d %d %c %u %d %d %d %llu %d %d", (int)t[i].id, (int)t[i].tgid, t[i].state,
                (unsigned)t[i].uid, t[i].nice, t[i].policy, t[i].nlwp, t[i].start_ticks,
                t[i].ioprio_raw, t[i].kthread);
