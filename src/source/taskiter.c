@@ -73,7 +73,7 @@ static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_tas
     /* fs/proc/base.c: task_dump_owner gives a kernel thread's directory to root, any
      * other task's to its effective uid (for the directory itself, dumpable or not) */
     t->uid = t->kthread ? 0 : (uid_t)r->euid;
-    t->nice = r->static_prio - 120;
+    t->nice = (int)((int64_t)r->static_prio - 120);   /* no overflow from a damaged record */
     t->policy = (int)r->policy;
     t->nlwp = 1;
     t->ioprio_raw = (int)r->ioprio;
@@ -189,7 +189,8 @@ static void cmd_of(struct taskiter_acc *a, const struct tasks_rec *r, const char
             if (nul)
                 n = (size_t)(nul - cmd) + 1;
         }
-        a->text = grow(a->text, &a->text_cap, a->ntext + n, 1);
+        /* + 1: an empty command line sent still has an address */
+        a->text = grow(a->text, &a->text_cap, a->ntext + n + 1, 1);
         if (n)
             memcpy(a->text + a->ntext, cmd, n);
         t->cmd = TASKITER_CMD_SENT;
