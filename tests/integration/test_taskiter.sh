@@ -248,6 +248,9 @@ open(ready, "w").close()
 if mode == "later-move":
     wait(go)
     move()
+elif mode == "later-title":           # in place: nothing the kernel can see changes
+    wait(go)
+    ctypes.memmove(a0, b"retitled".ljust(n, b"\0"), n)
 elif mode == "later-exec":            # the same name (python3): only the iterator tells
     wait(go)
     os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(120)", "after exec"])
@@ -260,18 +263,18 @@ bg bash -c 'sleep 120; :' x "$near";                    C_NEAR=$BG
 bg bash -c 'sleep 120; :' x "$long";                    C_LONG=$BG
 GO="$TMP/go"
 C_PY=""
-for m in title0 title move later-move later-exec; do
+for m in title0 title move later-move later-exec later-title; do
     bg python3 -c "$PY_ARGV" "$m" "$TMP/ready.$m" "$GO"
     C_PY="$C_PY $BG"
     eval "C_$(echo "$m" | tr a-z- A-Z_)=$BG"
 done
 for _ in $(seq 200); do
     n=0
-    for m in title0 title move later-move later-exec; do [ -e "$TMP/ready.$m" ] && n=$((n + 1)); done
-    [ $n = 5 ] && [ "$(tr '\0' ' ' </proc/"$C_SPACES"/cmdline)" = "bash -c sleep 120; : arg zero a  b  c " ] && break
+    for m in title0 title move later-move later-exec later-title; do [ -e "$TMP/ready.$m" ] && n=$((n + 1)); done
+    [ $n = 6 ] && [ "$(tr '\0' ' ' </proc/"$C_SPACES"/cmdline)" = "bash -c sleep 120; : arg zero a  b  c " ] && break
     sleep 0.1
 done
-[ $n = 5 ] || fail "the argv helpers did not start ($n of 5 ready)"
+[ $n = 6 ] || fail "the argv helpers did not start ($n of 6 ready)"
 CPIDS="$C_SPACES $C_NEAR $C_LONG $C_PY 2 $zombie"
 hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }
 "$DUMP" -c >"$TMP/cmd.dump" || fail "taskiter_dump -c failed"
@@ -334,8 +337,10 @@ grep -q "\"$C_LONG/cmdline\"" "$TMP/first.st" || fail "the command line over the
 [ "$nsent" -gt 10 ] || fail "only $nsent command lines sent"
 ok "3 samples: $(opens "$TMP/first.st" | wc -l) /proc/PID/cmdline opens, none of the $nsent processes the iterator sent, none twice"
 
-# an exec (same name) and a PR_SET_MM move after the first sample
-strace -f --seccomp-bpf -e trace=openat -o "$TMP/later.st" "$IOT" -b --json -n 5 -d 1 >"$TMP/later.json" &
+# an exec (same name) and a PR_SET_MM move after the first sample; argv rewritten in
+# place, which only the name cache's re-read from /proc (PROCS_NAMES_REFRESH_S, 10 s)
+# shows: 13 samples a second apart
+strace -f --seccomp-bpf -e trace=openat -o "$TMP/later.st" "$IOT" -b --json -n 13 -d 1 >"$TMP/later.json" &
 IPID=$!
 BG_PIDS+=("$IPID")
 for _ in $(seq 300); do [ -s "$TMP/later.json" ] && break; sleep 0.1; done
@@ -348,7 +353,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline || fail "the helper did not exec"
-wait "$IPID" || fail "iotriage -n 5 under strace failed"
+wait "$IPID" || fail "iotriage -n 13 under strace failed"
 last=$(tail -1 "$TMP/later.json")
 want=$(tr '\0' ' ' </proc/"$C_LATER_EXEC"/cmdline | sed 's/ $//')
 echo "$last" | jq -e --argjson p "$C_LATER_EXEC" --arg w "$want" '.processes[] | select(.pid == $p) | .cmdline == $w' >/dev/null ||
@@ -359,3 +364,10 @@ for p in "$C_LATER_EXEC" "$C_LATER_MOVE"; do
     ! grep -q "\"$p/cmdline\"" "$TMP/later.st" || fail "pid $p: /proc/$p/cmdline was read"
 done
 ok "an exec under the same name and a PR_SET_MM move show in the next samples, with no /proc/PID/cmdline read"
+tcmd() { jq -r --argjson p "$C_LATER_TITLE" '.processes[] | select(.pid == $p) | .cmdline'; }
+[ "$(head -1 "$TMP/later.json" | tcmd)" != retitled ] || fail "retitled before it was"
+[ "$(tail -1 "$TMP/later.json" | tcmd)" = retitled ] ||
+    fail "argv rewritten in place: the last sample shows '$(tail -1 "$TMP/later.json" | tcmd)', not retitled"
+n=$(grep -c "\"$C_LATER_TITLE/cmdline\"" "$TMP/later.st")
+[ "$n" = 1 ] || fail "argv rewritten in place: $n reads of /proc/$C_LATER_TITLE/cmdline in 13 s, not the one re-read"
+ok "argv rewritten in place shows after the name cache's re-read from /proc (one read in 13 samples)"
