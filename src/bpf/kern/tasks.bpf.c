@@ -308,23 +308,6 @@ stale:
     return 0;
 }
 
-/* The records only, for kernels without sleepable iterators or bpf_copy_from_user_task. */
-SEC("?iter/task")
-int tasks_dump_plain(struct bpf_iter__task *ctx)
-{
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *t = ctx->task;
-    if (!t)
-        return 0;
-    __u32 zero = 0;
-    struct tasks_out *o = bpf_map_lookup_elem(&scratch, &zero);
-    if (!o)
-        return 0;
-    fill_rec(&o->rec, t);
-    bpf_seq_write(seq, &o->rec, sizeof(o->rec));
-    return 0;
-}
-
 SEC("iter.s/task")
 int tasks_dump(struct bpf_iter__task *ctx)
 {
@@ -363,5 +346,25 @@ int tasks_dump(struct bpf_iter__task *ctx)
         sent->arg_start = as;
         sent->arg_end = ae;
     }
+    return 0;
+}
+
+/* The records only, for kernels without sleepable iterators or bpf_copy_from_user_task.
+ * After tasks_dump on purpose: a light skeleton (bpftool gen skeleton -L, libbpf 1.1)
+ * hands the first program's descriptor slot the first program it loaded, so a program
+ * not loaded must come after the one that is. */
+SEC("?iter/task")
+int tasks_dump_plain(struct bpf_iter__task *ctx)
+{
+    struct seq_file *seq = ctx->meta->seq;
+    struct task_struct *t = ctx->task;
+    if (!t)
+        return 0;
+    __u32 zero = 0;
+    struct tasks_out *o = bpf_map_lookup_elem(&scratch, &zero);
+    if (!o)
+        return 0;
+    fill_rec(&o->rec, t);
+    bpf_seq_write(seq, &o->rec, sizeof(o->rec));
     return 0;
 }
