@@ -8,6 +8,7 @@
  * what being none, sent, stale or empty (enum taskiter_cmd) and hex the bytes sent as
  * /proc/PID/cmdline reads them ("-" when none). -n: run the iterator RUNS times in this
  * one process (one load) and print the last run (a process sends its command line once).
+ * -w: then wait for end of file on stdin before unloading (to measure what it holds).
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -22,13 +23,15 @@ static const char *const cmd_names[] = { "none", "sent", "stale", "empty" };
 
 int main(int argc, char **argv)
 {
-    bool threads = false, cmd = false;
+    bool threads = false, cmd = false, hold = false;
     int runs = 1, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (strcmp(argv[first], "-P") == 0)
             threads = true;
         else if (strcmp(argv[first], "-c") == 0)
             cmd = true;
+        else if (strcmp(argv[first], "-w") == 0)
+            hold = true;
         else if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
             runs = atoi(argv[++first]);
     }
@@ -71,6 +74,9 @@ int main(int argc, char **argv)
         printf(" %d %llu %llu %s\n", t[i].delays_valid, (unsigned long long)t[i].blkio_count,
                (unsigned long long)t[i].swapin_count, t[i].comm);
     }
+    fflush(stdout);
+    while (hold && getchar() != EOF)
+        ;
     taskiter_acc_free(&acc);
     taskiter_close(ti);
     close(proc_fd);
