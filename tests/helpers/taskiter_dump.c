@@ -9,12 +9,14 @@
  * /proc/PID/cmdline reads them ("-" when none). -n: run the iterator RUNS times in this
  * one process (one load) and print the last run (a process sends its command line once).
  * -w: then wait for end of file on stdin before unloading (to measure what it holds).
+ * -t: the CPU time of each run (the kernel's iterator work included) to stderr.
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "source/taskiter.h"
@@ -23,7 +25,7 @@ static const char *const cmd_names[] = { "none", "sent", "stale", "empty" };
 
 int main(int argc, char **argv)
 {
-    bool threads = false, cmd = false, hold = false;
+    bool threads = false, cmd = false, hold = false, timing = false;
     int runs = 1, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (strcmp(argv[first], "-P") == 0)
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
             cmd = true;
         else if (strcmp(argv[first], "-w") == 0)
             hold = true;
+        else if (strcmp(argv[first], "-t") == 0)
+            timing = true;
         else if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
             runs = atoi(argv[++first]);
     }
@@ -44,10 +48,16 @@ int main(int argc, char **argv)
     }
     struct taskiter_acc acc = { 0 };
     for (int k = 0; k < runs; k++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
             fprintf(stderr, "taskiter: read failed\n");
             return 1;
         }
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        if (timing)
+            fprintf(stderr, "run %d: %zu tasks, %zu command-line bytes, %.0f us of CPU\n", k + 1, acc.n,
+                    acc.ntext, (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3);
     }
     struct taskiter_task *t = acc.tasks;
     size_t m = acc.n;

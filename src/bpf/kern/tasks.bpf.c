@@ -281,25 +281,36 @@ static __always_inline long cmdline_of(struct tasks_out *o, struct task_struct *
     r->rflags |= TASKS_REC_CMDLINE;
     if (as >= ae)
         return 0;                    /* /proc reads nothing */
-    /* argv's last byte overwritten: setproctitle's title, which may run on into the
-     * environment when that follows at once; /proc reads at most a page of it */
-    char last = 0;
-    bpf_copy_from_user_task(&last, 1, (const void *)(ae - 1), t, 0);   /* 0 on failure */
+    /* Each copy walks the target's page tables (access_process_vm): one copy when the
+     * range fits, argv's last byte then read from it; a second only for a title. */
     __u64 n = ae - as;
-    if (last) {
-        r->rflags |= TASKS_REC_CMD_TITLE;
-        if (es == ae && ee >= es)
-            n = ee - as;
+    char last = 0;
+    if (n <= TASKS_CMDLINE_MAX) {
+        barrier_var(n);
         if (n > TASKS_CMDLINE_MAX)
-            n = TASKS_CMDLINE_MAX;
+            goto stale;
+        if (bpf_copy_from_user_task(o->cmd, n, (const void *)as, t, 0) != 0)
+            goto stale;
+        last = o->cmd[(n - 1) & (TASKS_CMDLINE_MAX - 1)];
+    } else {
+        bpf_copy_from_user_task(&last, 1, (const void *)(ae - 1), t, 0);   /* 0 on failure */
+        if (!last)
+            goto stale;              /* too long for a record: /proc reads it */
     }
-    if (n > TASKS_CMDLINE_MAX)
-        goto stale;
-    barrier_var(n);
-    if (n > TASKS_CMDLINE_MAX)
-        goto stale;
-    if (bpf_copy_from_user_task(o->cmd, n, (const void *)as, t, 0) != 0)
-        goto stale;
+    if (last) {
+        /* argv's last byte overwritten: setproctitle's title, which may run on into the
+         * environment when that follows at once; /proc reads at most a page of it */
+        r->rflags |= TASKS_REC_CMD_TITLE;
+        __u64 m = (es == ae && ee >= es) ? ee - as : ae - as;
+        if (m > TASKS_CMDLINE_MAX)
+            m = TASKS_CMDLINE_MAX;
+        barrier_var(m);
+        if (m > TASKS_CMDLINE_MAX)
+            goto stale;
+        if (m != n && bpf_copy_from_user_task(o->cmd, m, (const void *)as, t, 0) != 0)
+            goto stale;
+        n = m;
+    }
     r->cmdline_len = (__u32)n;
     return (long)n;
 stale:
