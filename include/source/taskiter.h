@@ -94,13 +94,16 @@ struct taskiter_acc {
     size_t nlate, late_cap;
     char  *text;                     /* the command lines of this run */
     size_t ntext, text_cap;
+    pid_t  want_tgid;                /* > 0: every record must be this process's (a link
+                                      * bound to it): another one is -ENOTSUP */
 };
 void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck);
 /* Pure: the bytes buf[0, len) of the stream (tasks_rec.h: Framing), from a record's start:
  * takes every whole record and returns the bytes it took; a record cut short at the end
  * is left (handed again with what follows it). -EPROTO: a record that cannot be (a
  * command line longer than TASKS_CMDLINE_MAX, a length without TASKS_REC_CMDLINE), after
- * which the stream cannot be followed. Any alignment of buf. */
+ * which the stream cannot be followed; -ENOTSUP: a record of another process than
+ * want_tgid (when set; a kernel that ignored the link's filter). Any alignment of buf. */
 long taskiter_acc_feed(struct taskiter_acc *a, const void *buf, size_t len);
 void taskiter_acc_end(struct taskiter_acc *a);
 /* The command line the iterator sent for t (TASKITER_CMD_SENT), *len bytes as

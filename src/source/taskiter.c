@@ -251,6 +251,8 @@ long taskiter_acc_feed(struct taskiter_acc *a, const void *buf, size_t len)
         }
         if (len - used - sizeof(struct tasks_rec) < extra)
             break;                   /* cut by the read: the rest comes with the next */
+        if (a->want_tgid > 0 && r->tid != 0 && (pid_t)r->tgid != a->want_tgid)
+            return -ENOTSUP;
         add_rec(a, r, p + used + sizeof(struct tasks_rec));
         used += sizeof(struct tasks_rec) + extra;
     }

@@ -496,6 +496,28 @@ static void test_cmdline_bogus(void **st)
     taskiter_acc_free(&a);
 }
 
+/* A link bound to one process: a record of another says the kernel ignored the filter. */
+static void test_want_tgid(void **st)
+{
+    (void)st;
+    static char buf[4096];
+    size_t off = put(buf, 0, rec(10, 10, "a"), "a", 1);
+    off = put(buf, off, rec(11, 10, "a-t"), NULL, 0);
+    size_t good = off;
+    off = put(buf, off, rec(12, 12, "b"), NULL, 0);
+    struct taskiter_acc a = { 0 };
+    taskiter_acc_begin(&a, true, 100);
+    a.want_tgid = 10;
+    assert_int_equal(taskiter_acc_feed(&a, buf, good), (long)good);
+    assert_int_equal(taskiter_acc_feed(&a, buf, off), -ENOTSUP);
+    a.want_tgid = 0;
+    taskiter_acc_begin(&a, true, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, off), (long)off);
+    taskiter_acc_end(&a);
+    assert_int_equal(a.n, 3);
+    taskiter_acc_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_cmdline_unaligned),
         cmocka_unit_test(test_cmdline_truncated),
         cmocka_unit_test(test_cmdline_bogus),
+        cmocka_unit_test(test_want_tgid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
