@@ -29,9 +29,12 @@ enum bpf_map_type {
     BPF_MAP_TYPE_PERCPU_ARRAY = 6,
     BPF_MAP_TYPE_LRU_HASH = 9,
     BPF_MAP_TYPE_LRU_PERCPU_HASH = 10,
+    BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 #define BPF_ANY     0
 #define BPF_NOEXIST 1
+#define BPF_F_NO_PREALLOC 1                 /* map_flags; local storage requires it */
+#define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 
 /* include/linux/sched.h */
 #define PF_WQ_WORKER 0x00000020     /* a workqueue worker */

@@ -1,7 +1,8 @@
 /* tasks_rec.h: the record the task iterator (src/bpf/kern/tasks.bpf.c) writes for each
  * task, read by src/source/taskiter.c.
  *
- * Contract: one fixed-size record per task (thread), written whole with bpf_seq_write,
+ * Contract: one fixed-size record per task (thread), written whole with bpf_seq_write
+ * (with its command line, if any, in the same write),
  * in the order the kernel's task iterator visits them (ascending tid: it walks the pid
  * numbers of the reader's pid namespace). Only fixed-width __u* types, no pointers,
  * explicit padding, so that the BPF object and the host compiler agree byte for byte;
@@ -9,6 +10,18 @@
  * it: the conversions to what /proc shows (state letter, clock ticks, nice) are the
  * reader's, pure and unit-tested. Counters of the group's dead threads (sig_*) are filled
  * for a group leader only (tid == tgid), 0 for the other threads.
+ *
+ * Framing: a record with TASKS_REC_CMDLINE in rflags is followed by cmdline_len bytes of
+ * its process's command line and then padding up to TASKS_REC_PAD(cmdline_len) bytes
+ * (undefined values), so that every record starts 8-byte aligned; cmdline_len is at most
+ * TASKS_CMDLINE_MAX. Without that flag cmdline_len is 0 and the next record follows at
+ * once. The iterator sends a command line only for a thread-group leader with memory,
+ * the first time its iterator instance sees it and again when the command line moved
+ * (an exec, a new mm; prctl PR_SET_MM_ARG_START/END): the bytes are the
+ * [arg_start, arg_end) range, or with TASKS_REC_CMD_TITLE the range that
+ * /proc/PID/cmdline reads when argv's last byte was overwritten (setproctitle), of
+ * which /proc shows the first string with its NUL. TASKS_REC_CMD_STALE says the command
+ * line moved but is not here (longer than the cap, unreadable): read /proc/PID/cmdline.
  */
 #ifndef IOTRIAGE_TASKS_REC_H
 #define IOTRIAGE_TASKS_REC_H
@@ -28,6 +41,16 @@
 #define TASKS_REC_DELAYS    0x1u    /* task->delays was allocated: blkio_* and swapin_* hold data */
 #define TASKS_REC_SIG_STATS 0x2u    /* a leader whose signal->stats was allocated (sig_blkio_* ...) */
 #define TASKS_REC_IOAC      0x4u    /* the kernel keeps per-task I/O accounting (ioac exists) */
+#define TASKS_REC_CMDLINE   0x8u    /* cmdline_len bytes of command line follow the record */
+#define TASKS_REC_CMD_TITLE 0x10u   /* ... read as setproctitle's: up to the first NUL */
+#define TASKS_REC_CMD_STALE 0x20u   /* the command line moved but is not sent: ask /proc */
+#define TASKS_REC_NO_MM     0x40u   /* no memory (a kernel thread, a zombie, an exited
+                                     * leader): /proc/PID/cmdline reads empty */
+
+/* The most command-line bytes a record carries: a page, which is also what /proc reads
+ * of a setproctitle title (longer command lines are left to /proc: CMD_STALE). */
+#define TASKS_CMDLINE_MAX   4096u
+#define TASKS_REC_PAD(n)    (((n) + 7u) & ~7u)
 
 #define TASKS_COMM_LEN      64      /* as TASK_COMM_MAX: a kernel thread's full name, a
                                      * workqueue worker's "+desc"/"-desc" suffix */
@@ -44,7 +67,7 @@ struct tasks_rec {
     __u32 flags;                    /* PF_* */
     __u32 ioprio;                   /* what ioprio_get(IOPRIO_WHO_PROCESS, tid) returns */
     __u32 rflags;                   /* TASKS_REC_* */
-    __u32 pad;
+    __u32 cmdline_len;              /* bytes after the record (TASKS_REC_CMDLINE), else 0 */
     __u64 run_ns;                   /* se.sum_exec_runtime */
     __u64 ioac[TASKS_IO_N];         /* task->ioac */
     __u64 blkio_count, blkio_delay_ns, swapin_count, swapin_delay_ns;   /* task->delays */

@@ -19,9 +19,11 @@
  *   process) is read whole from then on. A pid that is not a thread group leader gets
  *   nothing from its link (the caller reads such from /proc).
  * - taskiter_read() runs the iterator once: one record (include/bpf/tasks_rec.h) per
- *   task, in ascending tid order (per process when bound), read a seq_file buffer at a time (32 KiB, about 100
+ *   task, in ascending tid order (per process when bound), with a process's command line
+ *   after its leader's record when the iterator sends one, read a seq_file buffer at a
+ *   time (32 KiB, about 100
  *   records) and handed to acc (taskiter_acc_begin ... _end below). Returns 0, or -errno
- *   (then nothing is known of this refresh from it).
+ *   (then nothing is known of this refresh from it; a damaged stream is -EPROTO).
  * - The conversions below are pure (unit-tested without BPF): they turn records into
  *   what /proc/PID/stat, the owner of /proc/PID, /proc/PID/io (or
  *   /proc/PID/task/TID/io), ioprio_get and a taskstats reply (TGID for processes, PID
@@ -39,6 +41,14 @@
 
 #include "bpf/tasks_rec.h"
 
+/* What a record says of its process's command line (tasks_rec.h: Framing). */
+enum taskiter_cmd {
+    TASKITER_CMD_NONE,               /* nothing: as last known (sent before), else /proc */
+    TASKITER_CMD_SENT,               /* here: what /proc/PID/cmdline reads now (NULs and all) */
+    TASKITER_CMD_STALE,              /* changed, not sent (too long, unreadable): read /proc */
+    TASKITER_CMD_EMPTY,              /* no memory: /proc/PID/cmdline reads empty */
+};
+
 /* One process (or thread) as the records tell it. */
 struct taskiter_task {
     pid_t    id, tgid;
@@ -55,6 +65,8 @@ struct taskiter_task {
     uint64_t run_ns;                 /* run time: every thread, plus dead ones for a process */
     uint64_t blkio_count, blkio_delay_ns, swapin_count, swapin_delay_ns;
     char     comm[TASKS_COMM_LEN];
+    enum taskiter_cmd cmd;           /* what the iterator said of the command line */
+    uint32_t cmd_off, cmd_len;       /* TASKITER_CMD_SENT: its bytes in the acc's text */
 };
 
 /* Pure: the letter /proc/PID/stat shows for a task's state word and exit state
@@ -75,9 +87,11 @@ unsigned long long taskiter_ticks(uint64_t ns, long clk_tck);
  * signal->sum_sched_runtime. Records come in ascending tid order, so a thread finds its
  * leader already there; one that does not (the pids wrapped) is kept aside until
  * taskiter_acc_end, and left out if its leader never came (a race with exec or exit).
- * Use: taskiter_acc_begin, taskiter_acc_add for each batch, taskiter_acc_end: then
- * tasks[0, n) are sorted by id and valid until the next begin. The arrays are reused
- * across runs; taskiter_acc_free releases them. */
+ * Use: taskiter_acc_begin, taskiter_acc_feed for the bytes of each read, taskiter_acc_end:
+ * then tasks[0, n) are sorted by id and valid until the next begin. A process's command
+ * line comes with its leader's record (cmd, cmd_off, cmd_len: taskiter_cmdline); in
+ * threads mode only the leader's task carries it. The arrays are reused across runs;
+ * taskiter_acc_free releases them. */
 struct taskiter_acc {
     bool threads;
     long clk_tck;
@@ -86,10 +100,23 @@ struct taskiter_acc {
     bool   sorted;
     struct tasks_rec *late;          /* threads whose leader was not there yet */
     size_t nlate, late_cap;
+    char  *text;                     /* the command lines of this run */
+    size_t ntext, text_cap;
+    pid_t  want_tgid;                /* > 0: every record must be this process's (a link
+                                      * bound to it): another one is -ENOTSUP */
 };
 void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck);
-void taskiter_acc_add(struct taskiter_acc *a, const struct tasks_rec *recs, size_t n);
+/* Pure: the bytes buf[0, len) of the stream (tasks_rec.h: Framing), from a record's start:
+ * takes every whole record and returns the bytes it took; a record cut short at the end
+ * is left (handed again with what follows it). -EPROTO: a record that cannot be (a
+ * command line longer than TASKS_CMDLINE_MAX, a length without TASKS_REC_CMDLINE), after
+ * which the stream cannot be followed; -ENOTSUP: a record of another process than
+ * want_tgid (when set; a kernel that ignored the link's filter). Any alignment of buf. */
+long taskiter_acc_feed(struct taskiter_acc *a, const void *buf, size_t len);
 void taskiter_acc_end(struct taskiter_acc *a);
+/* The command line the iterator sent for t (TASKITER_CMD_SENT), *len bytes as
+ * /proc/PID/cmdline reads them, or NULL. Valid until the next taskiter_acc_begin. */
+const char *taskiter_cmdline(const struct taskiter_acc *a, const struct taskiter_task *t, size_t *len);
 void taskiter_acc_free(struct taskiter_acc *a);
 
 struct taskiter;

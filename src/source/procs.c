@@ -94,8 +94,9 @@ struct reap {
     struct task_sample *out;
     struct name_cache *next;
     size_t n, cap;
-    char *group_cmd;                 /* threads: the command line read last this refresh, */
-    pid_t group_tgid;                /* ... of this process */
+    char *group_cmd;                 /* threads: the command line of this process as */
+    pid_t group_tgid;                /* known this refresh (its leader's, or the last read) */
+    double group_read_at;            /* ... and when it was read */
     pid_t last_id;
     bool unsorted;                   /* ids did not come in ascending order */
 };
@@ -327,16 +328,10 @@ static char *user_of(struct procs_src *src, uid_t uid)
     return u->name;
 }
 
-/* The command line of process tgid (arguments separated by NULs, shown separated by
- * spaces), as a new reference; the empty string when it has none or cannot be read. */
-static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
+/* What /proc/PID/cmdline reads (arguments separated by NULs), cl[0, len), as the
+ * command line shown (separated by spaces), a new reference; cl is changed. */
+static char *cmdline_intern(struct procs_src *src, char *cl, ssize_t len)
 {
-    if (!src->cmdbuf)
-        src->cmdbuf = xmalloc(CMDLINE_MAX);
-    char path[32];
-    snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);     /* rare: cached */
-    ssize_t len = read_file_at(proc_fd, path, src->cmdbuf, CMDLINE_MAX);
-    char *cl = src->cmdbuf;
     while (len > 0 && cl[len - 1] == '\0')
         len--;
     if (len <= 0)
@@ -345,6 +340,29 @@ static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
         if (cl[i] == '\0')
             cl[i] = ' ';
     return strpool_get(src->pool, cl, (size_t)len);
+}
+
+/* The command line of process tgid, as a new reference; the empty string when it has
+ * none or cannot be read. */
+static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
+{
+    if (!src->cmdbuf)
+        src->cmdbuf = xmalloc(CMDLINE_MAX);
+    char path[32];
+    snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);     /* rare: cached */
+    ssize_t len = read_file_at(proc_fd, path, src->cmdbuf, CMDLINE_MAX);
+    return cmdline_intern(src, src->cmdbuf, len);
+}
+
+/* The command line the task iterator sent (bytes[0, len), at most TASKS_CMDLINE_MAX). */
+static char *sent_cmdline(struct procs_src *src, const char *bytes, size_t len)
+{
+    if (!src->cmdbuf)
+        src->cmdbuf = xmalloc(CMDLINE_MAX);
+    if (len > CMDLINE_MAX)
+        len = CMDLINE_MAX;
+    memcpy(src->cmdbuf, bytes, len);
+    return cmdline_intern(src, src->cmdbuf, (ssize_t)len);
 }
 
 static const struct name_cache *cache_find(const struct procs_src *src, pid_t id)
@@ -360,10 +378,15 @@ static const struct name_cache *cache_find(const struct procs_src *src, pid_t id
     return lo < src->nnames && src->names[lo].id == id ? &src->names[lo] : NULL;
 }
 
-/* t->comm (comm: the name just parsed) and t->cmdline, from the cache while still good,
- * else shared from the pool or read; recorded in next. */
+/* t->comm (comm: the name just parsed) and t->cmdline, recorded in next. The command line
+ * is, in this order: the one the task iterator sent (x, its task of acc; NULL on the /proc
+ * path), which is new (first sight, an exec, a moved argument range); in threads mode
+ * the process's as known this refresh; the cache's while still good (same task and name,
+ * younger than PROCS_NAMES_REFRESH_S) unless the iterator said it changed; empty when
+ * the iterator saw no memory (what /proc reads then); else read from /proc. */
 static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
-                     struct name_cache *next)
+                     struct name_cache *next, const struct taskiter_acc *acc,
+                     const struct taskiter_task *x)
 {
     struct procs_src *src = rp->src;
     struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
@@ -384,21 +407,32 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         t->cmdline = next->cmdline;
         return;
     }
-    if (same && old->cmdline && rp->now - old->read_at < PROCS_NAMES_REFRESH_S &&
-        rp->now >= old->read_at) {
+    enum taskiter_cmd said = x ? x->cmd : TASKITER_CMD_NONE;
+    size_t sent_len = 0;
+    const char *sent = x ? taskiter_cmdline(acc, x, &sent_len) : NULL;
+    if (sent) {
+        next->cmdline = sent_cmdline(src, sent, sent_len);
+        next->read_at = rp->now;
+    } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
+        next->cmdline = strpool_ref(rp->group_cmd);
+        next->read_at = rp->group_read_at;
+    } else if (said != TASKITER_CMD_STALE && same && old->cmdline &&
+               rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at) {
         next->cmdline = old->cmdline;   /* moved */
         next->read_at = old->read_at;
         old->cmdline = NULL;
-    } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
-        next->cmdline = strpool_ref(rp->group_cmd);
+    } else if (said == TASKITER_CMD_EMPTY) {
+        next->cmdline = strpool_get(src->pool, "", 0);
         next->read_at = rp->now;
     } else {
         next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
         next->read_at = rp->now;
-        if (src->threads) {
-            rp->group_cmd = next->cmdline;
-            rp->group_tgid = t->tgid;
-        }
+    }
+    /* the process's for its other threads: its leader's, else the last read */
+    if (src->threads && (t->id == t->tgid || rp->group_tgid != t->tgid)) {
+        rp->group_cmd = next->cmdline;
+        rp->group_tgid = t->tgid;
+        rp->group_read_at = next->read_at;
     }
     t->cmdline = strpool_ref(next->cmdline);
 }
@@ -477,7 +511,7 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->state = ps.state;
     t->nlwp = rp->src->threads ? 1 : ps.nlwp;
     t->kthread = (ps.flags & PF_KTHREAD) != 0;
-    names_of(rp, t, ps.comm, &rp->next[rp->n]);
+    names_of(rp, t, ps.comm, &rp->next[rp->n], NULL, NULL);
     if (id < rp->last_id)
         rp->unsorted = true;
     rp->last_id = id;
@@ -977,7 +1011,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         t->delay.blkio_delay_ns = x->blkio_delay_ns;
         t->delay.swapin_count = x->swapin_count;
         t->delay.swapin_delay_ns = x->swapin_delay_ns;
-        names_of(&rp, t, x->comm, &rp.next[rp.n]);
+        names_of(&rp, t, x->comm, &rp.next[rp.n], &src->acc, x);
         note_full(&rp, rp.n);
         rp.last_id = t->id;
         rp.n++;

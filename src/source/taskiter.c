@@ -74,7 +74,7 @@ static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_tas
     /* fs/proc/base.c: task_dump_owner gives a kernel thread's directory to root, any
      * other task's to its effective uid (for the directory itself, dumpable or not) */
     t->uid = t->kthread ? 0 : (uid_t)r->euid;
-    t->nice = r->static_prio - 120;
+    t->nice = (int)((int64_t)r->static_prio - 120);   /* no overflow from a damaged record */
     t->policy = (int)r->policy;
     t->nlwp = 1;
     t->ioprio_raw = (int)r->ioprio;
@@ -169,35 +169,105 @@ void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)
     a->clk_tck = clk_tck;
     a->n = 0;
     a->nlate = 0;
+    a->ntext = 0;
     a->sorted = true;
 }
 
-void taskiter_acc_add(struct taskiter_acc *a, const struct tasks_rec *recs, size_t n)
+/* What r and its trailing bytes (cmd[0, r->cmdline_len)) say of the command line, into t:
+ * the bytes /proc/PID/cmdline would read, kept in a's text. */
+static void cmd_of(struct taskiter_acc *a, const struct tasks_rec *r, const char *cmd,
+                   struct taskiter_task *t)
 {
-    for (size_t i = 0; i < n; i++) {
-        const struct tasks_rec *r = &recs[i];
-        if (r->tid == 0)
-            continue;
-        if (!a->threads && r->tid != r->tgid) {
-            struct taskiter_task *t = a->sorted ? find_task(a->tasks, a->n, (pid_t)r->tgid) : NULL;
-            if (t) {
-                group_add(t, r);
-            } else {
-                a->late = grow(a->late, &a->late_cap, a->nlate + 1, sizeof(a->late[0]));
-                a->late[a->nlate++] = *r;
-            }
-            continue;
+    t->cmd = TASKITER_CMD_NONE;
+    t->cmd_off = t->cmd_len = 0;
+    if (r->tid != r->tgid)
+        return;                      /* the kernel sends a leader's only */
+    if (r->rflags & TASKS_REC_CMDLINE) {
+        size_t n = r->cmdline_len;
+        if (r->rflags & TASKS_REC_CMD_TITLE) {
+            /* fs/proc/base.c get_mm_proctitle: the first string, with its NUL */
+            const char *nul = memchr(cmd, '\0', n);
+            if (nul)
+                n = (size_t)(nul - cmd) + 1;
         }
-        a->tasks = grow(a->tasks, &a->cap, a->n + 1, sizeof(a->tasks[0]));
-        struct taskiter_task *t = &a->tasks[a->n];
-        if (a->threads)
-            task_of(r, a->clk_tck, t);
-        else
-            group_of(r, a->clk_tck, t);
-        if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
-            a->sorted = false;
-        a->n++;
+        /* + 1: an empty command line sent still has an address */
+        a->text = grow(a->text, &a->text_cap, a->ntext + n + 1, 1);
+        if (n)
+            memcpy(a->text + a->ntext, cmd, n);
+        t->cmd = TASKITER_CMD_SENT;
+        t->cmd_off = (uint32_t)a->ntext;
+        t->cmd_len = (uint32_t)n;
+        a->ntext += n;
+    } else if (r->rflags & TASKS_REC_CMD_STALE) {
+        t->cmd = TASKITER_CMD_STALE;
+    } else if (r->rflags & TASKS_REC_NO_MM) {
+        t->cmd = TASKITER_CMD_EMPTY;
     }
+}
+
+static void add_rec(struct taskiter_acc *a, const struct tasks_rec *r, const char *cmd)
+{
+    if (r->tid == 0)
+        return;
+    if (!a->threads && r->tid != r->tgid) {
+        struct taskiter_task *t = a->sorted ? find_task(a->tasks, a->n, (pid_t)r->tgid) : NULL;
+        if (t) {
+            group_add(t, r);
+        } else {
+            a->late = grow(a->late, &a->late_cap, a->nlate + 1, sizeof(a->late[0]));
+            a->late[a->nlate++] = *r;
+        }
+        return;
+    }
+    a->tasks = grow(a->tasks, &a->cap, a->n + 1, sizeof(a->tasks[0]));
+    struct taskiter_task *t = &a->tasks[a->n];
+    if (a->threads)
+        task_of(r, a->clk_tck, t);
+    else
+        group_of(r, a->clk_tck, t);
+    cmd_of(a, r, cmd, t);
+    if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
+        a->sorted = false;
+    a->n++;
+}
+
+long taskiter_acc_feed(struct taskiter_acc *a, const void *buf, size_t len)
+{
+    const char *p = buf;
+    size_t used = 0;
+    struct tasks_rec copy;
+    while (len - used >= sizeof(struct tasks_rec)) {
+        const struct tasks_rec *r = (const void *)(p + used);
+        if ((uintptr_t)r % _Alignof(struct tasks_rec) != 0) {
+            memcpy(&copy, r, sizeof copy);
+            r = &copy;
+        }
+        size_t extra = 0;
+        if (r->rflags & TASKS_REC_CMDLINE) {
+            if (r->cmdline_len > TASKS_CMDLINE_MAX)
+                return -EPROTO;
+            extra = TASKS_REC_PAD(r->cmdline_len);
+        } else if (r->cmdline_len != 0) {
+            return -EPROTO;
+        }
+        if (len - used - sizeof(struct tasks_rec) < extra)
+            break;                   /* cut by the read: the rest comes with the next */
+        if (a->want_tgid > 0 && r->tid != 0 && (pid_t)r->tgid != a->want_tgid)
+            return -ENOTSUP;
+        add_rec(a, r, p + used + sizeof(struct tasks_rec));
+        used += sizeof(struct tasks_rec) + extra;
+    }
+    return (long)used;
+}
+
+const char *taskiter_cmdline(const struct taskiter_acc *a, const struct taskiter_task *t, size_t *len)
+{
+    if (t->cmd != TASKITER_CMD_SENT || (size_t)t->cmd_off + t->cmd_len > a->ntext) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->cmd_len;
+    return a->text + t->cmd_off;
 }
 
 void taskiter_acc_end(struct taskiter_acc *a)
@@ -217,6 +287,7 @@ void taskiter_acc_free(struct taskiter_acc *a)
 {
     free(a->tasks);
     free(a->late);
+    free(a->text);
     memset(a, 0, sizeof(*a));
 }
 
@@ -284,14 +355,29 @@ static int open_light(struct taskiter *ti)
 static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
 {
     libbpf_print_fn_t old = bpfload_begin();
-    const char *step = "load";
-    int rc;
-    ti->skel = tasks_bpf__open_and_load();
-    if (!ti->skel) {
-        rc = errno ? -errno : -ENOMEM;
-    } else {
-        step = "attach";
-        rc = tasks_bpf__attach(ti->skel);
+    const char *step = "open";
+    int rc = 0;
+    /* The sleepable program (command lines: 5.18, task storage: 5.11) first; where the
+     * kernel refuses it, the plain one, whose tasks' command lines come from /proc. */
+    bool plain = false;
+    for (int pass = 0; pass < 2; pass++) {
+        plain = pass == 1;
+        tasks_bpf__destroy(ti->skel);
+        ti->skel = tasks_bpf__open();
+        if (!ti->skel) {
+            rc = errno ? -errno : -ENOMEM;
+            break;
+        }
+        bpf_program__set_autoload(ti->skel->progs.tasks_dump, !plain);
+        bpf_program__set_autoload(ti->skel->progs.tasks_dump_plain, plain);
+        bpf_map__set_autocreate(ti->skel->maps.cmd_sent, !plain);
+        step = "load";
+        rc = tasks_bpf__load(ti->skel);
+        if (rc == 0) {
+            step = "attach";
+            rc = tasks_bpf__attach(ti->skel);
+            break;
+        }
     }
     bpfload_end(old);
     if (rc != 0) {
@@ -301,8 +387,8 @@ static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
                  bpfload_last()[0] ? ": " : "", bpfload_last());
         return rc;
     }
-    ti->link_fd = bpf_link__fd(ti->skel->links.tasks_dump);
-    ti->prog_fd = bpf_program__fd(ti->skel->progs.tasks_dump);
+    ti->link_fd = bpf_link__fd(plain ? ti->skel->links.tasks_dump_plain : ti->skel->links.tasks_dump);
+    ti->prog_fd = bpf_program__fd(plain ? ti->skel->progs.tasks_dump_plain : ti->skel->progs.tasks_dump);
     ti->loader = BPFLOAD_NAME_LIBBPF;
     return 0;
 }
@@ -392,7 +478,8 @@ bool taskiter_bound(const struct taskiter *ti)
 }
 
 /* What one read() of the iterator returns at most: the kernel's seq_file buffer for BPF
- * iterators is 8 pages; a record is never split across two reads. */
+ * iterators is 8 pages, so a read this large takes whole records; a record a smaller read
+ * cut would be kept and completed by the next (taskiter_acc_feed). */
 #define ITER_BUF (64 * 1024)
 
 /* One run of the iterator behind link_fd into acc. tgid > 0: a link bound to that
@@ -416,17 +503,15 @@ static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskit
         if (r == 0)
             break;
         len += (size_t)r;
-        size_t whole = len / sizeof(struct tasks_rec);
-        /* the records are 8-byte aligned in buf (malloc'd, a multiple of 8 each) */
-        const struct tasks_rec *recs = (const struct tasks_rec *)(const void *)ti->buf;
-        for (size_t i = 0; tgid > 0 && i < whole; i++)
-            if (recs[i].tid != 0 && (pid_t)recs[i].tgid != tgid)
-                rc = -ENOTSUP;
-        if (rc < 0)
+        acc->want_tgid = tgid;
+        long used = taskiter_acc_feed(acc, ti->buf, len);
+        acc->want_tgid = 0;
+        if (used < 0) {
+            rc = (int)used;
             break;
-        taskiter_acc_add(acc, recs, whole);
-        len -= whole * sizeof(struct tasks_rec);
-        memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_rec), len);
+        }
+        len -= (size_t)used;
+        memmove(ti->buf, ti->buf + used, len);
     }
     close(fd);
     if (rc == 0 && len != 0)

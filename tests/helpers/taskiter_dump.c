@@ -3,25 +3,33 @@
  * compare with /proc:
  *   id tgid state uid nice policy nlwp start_ticks ioprio kthread rchar wchar syscr syscw
  *   read_bytes write_bytes cancelled delays_valid blkio_count swapin_count comm
- * Usage: taskiter_dump [-l] [-b] [-P] [PID...]   (-P: threads; PIDs: only these ids or
- * groups; -l: the loader that loaded the iterator, "light" or "libbpf"
- * (source/bpfload.h), to stderr as "loader: NAME"; -b: the iterator bound to the PIDs
- * (taskiter_only), every record it returned printed, and "bound: yes" or "bound: no
- * (REASON)" to stderr).
+ * Usage: taskiter_dump [-l] [-b] [-P] [-c] [-n RUNS] [-w] [-t] [PID...]   (-P: threads;
+ * PIDs: only these ids or groups). -l: the loader that loaded the iterator, "light" or
+ * "libbpf" (source/bpfload.h), to stderr as "loader: NAME". -b: the iterator bound to the
+ * PIDs (taskiter_only), every record it returned printed, and "bound: yes" or "bound: no
+ * (REASON)" to stderr. -c: instead, what each record said of the command line: "id what
+ * hex", what being none, sent, stale or empty (enum taskiter_cmd) and hex the bytes sent
+ * as /proc/PID/cmdline reads them ("-" when none). -n: run the iterator RUNS times in this
+ * one process (one load) and print the last run (a process sends its command line once).
+ * -w: then wait for end of file on stdin before unloading (to measure what it holds).
+ * -t: the CPU time of each run (the kernel's iterator work included) to stderr.
  * Exit 77 when the iterator cannot load (the reason on stderr), 1 on a failed read. */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "source/taskiter.h"
 
+static const char *const cmd_names[] = { "none", "sent", "stale", "empty" };
+
 int main(int argc, char **argv)
 {
-    bool threads = false, loader = false, bind = false;
-    int first = 1;
+    bool threads = false, loader = false, bind = false, cmd = false, hold = false, timing = false;
+    int runs = 1, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (strcmp(argv[first], "-P") == 0)
             threads = true;
@@ -29,6 +37,14 @@ int main(int argc, char **argv)
             loader = true;
         else if (strcmp(argv[first], "-b") == 0)
             bind = true;
+        else if (strcmp(argv[first], "-c") == 0)
+            cmd = true;
+        else if (strcmp(argv[first], "-w") == 0)
+            hold = true;
+        else if (strcmp(argv[first], "-t") == 0)
+            timing = true;
+        else if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
+            runs = atoi(argv[++first]);
     }
     int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char err[256];
@@ -49,9 +65,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "bound: no (%s)\n", strerror(-rc));
     }
     struct taskiter_acc acc = { 0 };
-    if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
-        fprintf(stderr, "taskiter: read failed\n");
-        return 1;
+    for (int k = 0; k < runs; k++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
+            fprintf(stderr, "taskiter: read failed\n");
+            return 1;
+        }
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        if (timing)
+            fprintf(stderr, "run %d: %zu tasks, %zu command-line bytes, %.0f us of CPU\n", k + 1, acc.n,
+                    acc.ntext, (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3);
     }
     struct taskiter_task *t = acc.tasks;
     size_t m = acc.n;
@@ -61,6 +85,15 @@ int main(int argc, char **argv)
             want = atoi(argv[a]) == t[i].id || atoi(argv[a]) == t[i].tgid;
         if (!want)
             continue;
+        if (cmd) {
+            size_t n;
+            const char *c = taskiter_cmdline(&acc, &t[i], &n);
+            printf("%d %s ", (int)t[i].id, cmd_names[t[i].cmd]);
+            for (size_t k = 0; k < n; k++)
+                printf("%02x", (unsigned char)c[k]);
+            printf("%s\n", c ? "" : "-");
+            continue;
+        }
         printf("%d %d %c %u %d %d %d %llu %d %d", (int)t[i].id, (int)t[i].tgid, t[i].state,
                (unsigned)t[i].uid, t[i].nice, t[i].policy, t[i].nlwp, t[i].start_ticks,
                t[i].ioprio_raw, t[i].kthread);
@@ -71,6 +104,9 @@ int main(int argc, char **argv)
     }
     if (bind && taskiter_bound(ti))
         fprintf(stderr, "bound: yes\n");
+    fflush(stdout);
+    while (hold && getchar() != EOF)
+        ;
     taskiter_acc_free(&acc);
     taskiter_close(ti);
     close(proc_fd);

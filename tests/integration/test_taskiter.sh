@@ -16,6 +16,14 @@
 #  Each with both loaders (IOTRIAGE_BPF_LOADER, source/bpfload.h): the light skeleton
 #  where the kernel has in-kernel CO-RE (5.17+) and libbpf's; taskiter_dump says which
 #  loaded, and their records and iotriage's JSON agree.
+#  6. Command lines the iterator sends (tasks_rec.h: Framing) against /proc/PID/cmdline,
+#     byte for byte: spaces inside arguments and an empty one, one just under the
+#     4096-byte cap and one over it (left to /proc), argv overwritten in place
+#     (setproctitle, NUL-padded and running on into the environment), argv moved by
+#     prctl PR_SET_MM (PR_SET_MM_MAP), a kernel thread and a zombie (none); iotriage's JSON against
+#     IOTRIAGE_TASKITER=0; a first sample opens no /proc/PID/cmdline of a process the
+#     iterator sent, later ones none of a process already seen; an exec and a
+#     PR_SET_MM move after the start show in the next samples without a /proc read.
 . "$(dirname "$0")/lib.sh"
 need jq
 need bpftool
@@ -23,6 +31,7 @@ need python3
 need setpriv
 need chrt
 need ionice
+need strace
 [ "$(id -u)" = 0 ] || skip "needs root (BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 DUMP="$ROOT/build/tests/taskiter_dump"
@@ -301,3 +310,166 @@ for l in $LOADERS; do
     [ -z "$left" ] || fail "$l: still loaded after iotriage was killed:$left"
     ok "$l loader: the iterator's program and link ($ids) went with iotriage killed by SIGKILL"
 done
+
+# ---- 6. command lines ----
+PY_ARGV='
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+def wait(path):
+    while not os.path.exists(path):
+        time.sleep(0.05)
+mode, ready, go = sys.argv[1], sys.argv[2], sys.argv[3]
+f = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+a0, a1 = int(f[45]), int(f[46])       # fields 48, 49: arg_start, arg_end
+n = a1 - a0
+if mode == "title0":                  # setproctitle: the title, NULs to the end
+    ctypes.memmove(a0, b"title: padded".ljust(n, b"\0"), n)
+elif mode == "title":                 # ... over the last NUL: /proc reads on into environ
+    ctypes.memmove(a0, (b"title: long " * n)[:n - 1] + b"!", n)
+libc.sbrk.restype = ctypes.c_void_p
+class MmMap(ctypes.Structure):        # struct prctl_mm_map
+    _fields_ = [(k, ctypes.c_uint64) for k in "start_code end_code start_data end_data start_brk "
+                "brk start_stack arg_start arg_end env_start env_end auxv".split()] + \
+               [("auxv_size", ctypes.c_uint32), ("exe_fd", ctypes.c_uint32)]
+def move():                           # prctl PR_SET_MM, PR_SET_MM_MAP: needs no capability
+    global buf
+    buf = ctypes.create_string_buffer(b"moved\0argv here")
+    a = ctypes.addressof(buf)
+    f = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    v = lambda field: int(f[field - 3])
+    m = MmMap(v(26), v(27), v(45), v(46), v(47), libc.sbrk(0), v(28), a, a + len(buf), v(50), v(51),
+              0, 0, 0xffffffff)
+    if libc.prctl(35, 14, ctypes.byref(m), ctypes.sizeof(m), 0) != 0:
+        sys.exit("prctl PR_SET_MM_MAP: errno %d" % ctypes.get_errno())
+if mode == "move":
+    move()
+open(ready, "w").close()
+if mode == "later-move":
+    wait(go)
+    move()
+elif mode == "later-title":           # in place: nothing the kernel can see changes
+    wait(go)
+    ctypes.memmove(a0, b"retitled".ljust(n, b"\0"), n)
+elif mode == "later-exec":            # the same name (python3): only the iterator tells
+    wait(go)
+    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(120)", "after exec"])
+time.sleep(120)
+'
+long=$(head -c 5000 /dev/zero | tr '\0' y)
+near=$(head -c 4000 /dev/zero | tr '\0' z)
+bg bash -c 'sleep 120; :' "arg zero" "a  b" "" c;      C_SPACES=$BG
+bg bash -c 'sleep 120; :' x "$near";                    C_NEAR=$BG
+bg bash -c 'sleep 120; :' x "$long";                    C_LONG=$BG
+GO="$TMP/go"
+C_PY=""
+for m in title0 title move later-move later-exec later-title; do
+    bg python3 -c "$PY_ARGV" "$m" "$TMP/ready.$m" "$GO"
+    C_PY="$C_PY $BG"
+    eval "C_$(echo "$m" | tr a-z- A-Z_)=$BG"
+done
+for _ in $(seq 200); do
+    n=0
+    for m in title0 title move later-move later-exec later-title; do [ -e "$TMP/ready.$m" ] && n=$((n + 1)); done
+    [ $n = 6 ] && [ "$(tr '\0' ' ' </proc/"$C_SPACES"/cmdline)" = "bash -c sleep 120; : arg zero a  b  c " ] && break
+    sleep 0.1
+done
+[ $n = 6 ] || fail "the argv helpers did not start ($n of 6 ready)"
+CPIDS="$C_SPACES $C_NEAR $C_LONG $C_PY 2 $zombie"
+hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }
+"$DUMP" -c >"$TMP/cmd.dump" || fail "taskiter_dump -c failed"
+for p in $CPIDS; do
+    got=$(awk -v p="$p" '$1 == p { print $2, ($3 == "" ? "" : $3) }' "$TMP/cmd.dump")
+    want=$(hexof /proc/"$p"/cmdline)
+    case $p in
+        "$C_LONG") [ "$got" = "stale -" ] || fail "the 5,000-byte command line: '$got', not stale";;
+        2|"$zombie") [ "$got" = "empty -" ] || fail "pid $p (no memory): '$got', not empty"
+                     [ -z "$want" ] || fail "pid $p: /proc says '$want'";;
+        *) [ "$got" = "sent $want" ] || fail "pid $p: the iterator sent '$got', /proc reads '$want'";;
+    esac
+done
+[ "$(tr '\0' '|' </proc/"$C_SPACES"/cmdline)" = "bash|-c|sleep 120; :|arg zero|a  b||c|" ] ||
+    fail "the spaces helper's argv is $(tr '\0' '|' </proc/"$C_SPACES"/cmdline)"
+[ "$(tr '\0' '|' </proc/"$C_MOVE"/cmdline)" = "moved|argv here|" ] || fail "PR_SET_MM: /proc reads $(tr '\0' '|' </proc/"$C_MOVE"/cmdline)"
+[ "$(head -c 13 /proc/"$C_TITLE0"/cmdline)" = "title: padded" ] || fail "setproctitle did not take"
+title=$(tr -d '\0' </proc/"$C_TITLE"/cmdline)
+case $title in "title: long title: long"*"!"?*) ;; *) fail "the title runs not on into environ: $title";; esac
+[ "$(wc -c </proc/"$C_NEAR"/cmdline)" -gt 4000 ] && [ "$(wc -c </proc/"$C_LONG"/cmdline)" -gt 5000 ] ||
+    fail "the long command lines are not that long"
+ok "command lines sent byte for byte as /proc reads them: spaces, empty argument, 4,0xx bytes, two setproctitle styles, PR_SET_MM; over 4096 bytes left to /proc; none for a kernel thread and a zombie"
+
+# the sampler's JSON, iterator against /proc
+pargs=""
+for p in $CPIDS; do pargs="$pargs -p $p"; done
+ckeys='[.processes[] | {pid, cmdline}] | sort_by(.pid)'
+# shellcheck disable=SC2086
+"$IOT" -b --json -n 1 $pargs >"$TMP/citer.json" || fail "iotriage with the iterator failed"
+# shellcheck disable=SC2086
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 $pargs >"$TMP/cproc.json" || fail "iotriage on /proc failed"
+ncp=$(echo $CPIDS | wc -w)
+[ "$(jq "$ckeys | length" "$TMP/citer.json")" = "$ncp" ] || fail "the iterator's sample has $(jq "$ckeys | length" "$TMP/citer.json") of the $ncp processes"
+diff <(jq -S "$ckeys" "$TMP/citer.json") <(jq -S "$ckeys" "$TMP/cproc.json") >"$TMP/diff" ||
+    fail "command lines differ between the iterator and /proc: $(head -20 "$TMP/diff")"
+jq -e --argjson p "$C_SPACES" '.processes[] | select(.pid == $p) | .cmdline == "bash -c sleep 120; : arg zero a  b  c"' \
+    "$TMP/citer.json" >/dev/null || fail "the spaces helper shows as $(jq --argjson p "$C_SPACES" '.processes[] | select(.pid == $p) | .cmdline' "$TMP/citer.json")"
+ok "iotriage --json: the $ncp command lines agree with IOTRIAGE_TASKITER=0"
+
+# /proc/PID/cmdline opens: allowed only for what the iterator did not send (over the
+# cap, PID 1 and others it skips) or processes newer than the dump
+opens() { grep -oE '"(/proc/)?[0-9]+/cmdline"' "$1" | grep -oE '[0-9]+/' | tr -d / ; }
+was_sent() { # PID: 0 when the dump's load of the iterator sent its command line
+    awk -v p="$1" '$1 == p { found = 1; if ($2 == "stale") bad = 1 } END { exit !(found && !bad) }' "$TMP/cmd.dump"
+}
+pids >"$TMP/cbefore"
+"$DUMP" -c >"$TMP/cmd.dump" || fail "taskiter_dump -c failed"
+strace -f --seccomp-bpf -e trace=openat -o "$TMP/first.st" "$IOT" -b --json -n 3 -d 0.5 >/dev/null ||
+    fail "iotriage under strace failed"
+nsent=$(awk '$2 == "sent"' "$TMP/cmd.dump" | wc -l)
+bad=""
+for p in $(opens "$TMP/first.st" | sort -u); do
+    grep -qx "$p" "$TMP/cbefore" || continue          # started meanwhile
+    was_sent "$p" && bad="$bad $p"
+done
+[ -z "$bad" ] || fail "/proc/PID/cmdline opened for processes the iterator sent:$bad"
+twice=$(opens "$TMP/first.st" | sort | uniq -d | tr '\n' ' ')
+[ -z "$twice" ] || fail "/proc/PID/cmdline opened again in later samples for: $twice"
+grep -q "\"$C_LONG/cmdline\"" "$TMP/first.st" || fail "the command line over the cap was not read from /proc"
+[ "$nsent" -gt 10 ] || fail "only $nsent command lines sent"
+ok "3 samples: $(opens "$TMP/first.st" | wc -l) /proc/PID/cmdline opens, none of the $nsent processes the iterator sent, none twice"
+
+# an exec (same name) and a PR_SET_MM move after the first sample; argv rewritten in
+# place, which only the name cache's re-read from /proc (PROCS_NAMES_REFRESH_S, 10 s)
+# shows: 13 samples a second apart
+strace -f --seccomp-bpf -e trace=openat -o "$TMP/later.st" "$IOT" -b --json -n 13 -d 1 >"$TMP/later.json" &
+IPID=$!
+BG_PIDS+=("$IPID")
+for _ in $(seq 300); do [ -s "$TMP/later.json" ] && break; sleep 0.1; done
+[ -s "$TMP/later.json" ] || fail "no first sample"
+head -1 "$TMP/later.json" | jq -e --argjson p "$C_LATER_EXEC" '.processes[] | select(.pid == $p) | .cmdline | test("later-exec")' \
+    >/dev/null || fail "the exec helper's first command line is not its own"
+touch "$GO"
+for _ in $(seq 100); do
+    grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline 2>/dev/null && break
+    sleep 0.1
+done
+grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline || fail "the helper did not exec"
+wait "$IPID" || fail "iotriage -n 13 under strace failed"
+# the 6th sample, 5 s after the first: before the name cache's re-read (10 s), so only
+# the iterator can have brought the new command lines (the name did not change)
+last=$(sed -n 6p "$TMP/later.json")
+want=$(tr '\0' ' ' </proc/"$C_LATER_EXEC"/cmdline | sed 's/ $//')
+echo "$last" | jq -e --argjson p "$C_LATER_EXEC" --arg w "$want" '.processes[] | select(.pid == $p) | .cmdline == $w' >/dev/null ||
+    fail "after the exec: $(echo "$last" | jq --argjson p "$C_LATER_EXEC" '.processes[] | select(.pid == $p) | .cmdline'), not '$want'"
+echo "$last" | jq -e --argjson p "$C_LATER_MOVE" '.processes[] | select(.pid == $p) | .cmdline == "moved argv here"' >/dev/null ||
+    fail "after PR_SET_MM: $(echo "$last" | jq --argjson p "$C_LATER_MOVE" '.processes[] | select(.pid == $p) | .cmdline')"
+for p in "$C_LATER_EXEC" "$C_LATER_MOVE"; do
+    n=$(grep -c "\"$p/cmdline\"" "$TMP/later.st")
+    [ "$n" -le 1 ] || fail "pid $p: /proc/$p/cmdline read $n times in 13 s (the cache's re-read is one)"
+done
+ok "an exec under the same name and a PR_SET_MM move show within 5 samples, before any /proc/PID/cmdline re-read"
+tcmd() { jq -r --argjson p "$C_LATER_TITLE" '.processes[] | select(.pid == $p) | .cmdline'; }
+[ "$(head -1 "$TMP/later.json" | tcmd)" != retitled ] || fail "retitled before it was"
+[ "$(tail -1 "$TMP/later.json" | tcmd)" = retitled ] ||
+    fail "argv rewritten in place: the last sample shows '$(tail -1 "$TMP/later.json" | tcmd)', not retitled"
+n=$(grep -c "\"$C_LATER_TITLE/cmdline\"" "$TMP/later.st")
+[ "$n" = 1 ] || fail "argv rewritten in place: $n reads of /proc/$C_LATER_TITLE/cmdline in 13 s, not the one re-read"
+ok "argv rewritten in place shows after the name cache's re-read from /proc (one read in 13 samples)"

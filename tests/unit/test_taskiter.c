@@ -7,7 +7,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "source/taskiter.h"
@@ -20,8 +22,10 @@ static size_t tasks_of_batched(const struct tasks_rec *recs, size_t n, bool thre
 {
     struct taskiter_acc a = { 0 };
     taskiter_acc_begin(&a, threads, 100);
-    for (size_t i = 0; i < n; i += batch)
-        taskiter_acc_add(&a, recs + i, n - i < batch ? n - i : batch);
+    for (size_t i = 0; i < n; i += batch) {
+        size_t k = n - i < batch ? n - i : batch;
+        assert_int_equal(taskiter_acc_feed(&a, recs + i, k * sizeof(recs[0])), (long)(k * sizeof(recs[0])));
+    }
     taskiter_acc_end(&a);
     size_t m = a.n;
     memcpy(out, a.tasks, m * sizeof(out[0]));
@@ -277,6 +281,243 @@ static void test_no_io_accounting(void **st)
     assert_false(t.io_known);
 }
 
+/* ---- command lines after their records (tasks_rec.h: Framing) ---- */
+
+/* Appends record r and n bytes of command line (with TASKS_REC_CMDLINE when cmd is set)
+ * to the stream buf at off, padded as the program pads; returns the new end. */
+static size_t put(char *buf, size_t off, struct tasks_rec r, const char *cmd, size_t n)
+{
+    if (cmd) {
+        r.rflags |= TASKS_REC_CMDLINE;
+        r.cmdline_len = (uint32_t)n;
+    }
+    memcpy(buf + off, &r, sizeof r);
+    off += sizeof r;
+    if (cmd) {
+        memset(buf + off, 0x5a, TASKS_REC_PAD(n));   /* the padding is undefined */
+        memcpy(buf + off, cmd, n);
+        off += TASKS_REC_PAD(n);
+    }
+    return off;
+}
+
+/* A stream of six processes and a thread, each way the iterator speaks of command lines. */
+static size_t build_cmd_stream(char *buf)
+{
+    size_t off = 0;
+    /* a leader sent with its arguments: NULs between, one at the end */
+    off = put(buf, off, rec(10, 10, "sh"), "sh\0-c\0echo a  b\0", 17);
+    /* its thread: nothing (the kernel sends a leader's only) */
+    off = put(buf, off, rec(11, 10, "sh-t"), NULL, 0);
+    /* a zombie: no memory */
+    struct tasks_rec z = rec(20, 20, "z");
+    z.rflags |= TASKS_REC_NO_MM;
+    z.exit_state = 0x20;
+    off = put(buf, off, z, NULL, 0);
+    /* too long to send */
+    struct tasks_rec l = rec(30, 30, "java");
+    l.rflags |= TASKS_REC_CMD_STALE;
+    off = put(buf, off, l, NULL, 0);
+    /* setproctitle: the first string and its NUL; what follows is the old environment */
+    struct tasks_rec ti = rec(40, 40, "postgres");
+    ti.rflags |= TASKS_REC_CMD_TITLE;
+    off = put(buf, off, ti, "postgres: walwriter\0HOME=/root\0", 31);
+    /* an empty argument range: sent, empty */
+    off = put(buf, off, rec(50, 50, "e"), "", 0);
+    /* seen before: nothing */
+    off = put(buf, off, rec(60, 60, "old"), NULL, 0);
+    return off;
+}
+
+static void check_cmd_stream(const struct taskiter_acc *a)
+{
+    assert_int_equal(a->n, 6);
+    const struct taskiter_task *t = a->tasks;
+    size_t n;
+    const char *c = taskiter_cmdline(a, &t[0], &n);
+    assert_int_equal(t[0].cmd, TASKITER_CMD_SENT);
+    assert_int_equal(n, 17);
+    assert_memory_equal(c, "sh\0-c\0echo a  b\0", 17);
+    assert_int_equal(t[0].nlwp, 1);
+    assert_int_equal(t[1].cmd, TASKITER_CMD_EMPTY);
+    assert_null(taskiter_cmdline(a, &t[1], &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(t[2].cmd, TASKITER_CMD_STALE);
+    assert_null(taskiter_cmdline(a, &t[2], &n));
+    c = taskiter_cmdline(a, &t[3], &n);
+    assert_int_equal(t[3].cmd, TASKITER_CMD_SENT);
+    assert_int_equal(n, 20);
+    assert_memory_equal(c, "postgres: walwriter\0", 20);
+    c = taskiter_cmdline(a, &t[4], &n);
+    assert_int_equal(t[4].cmd, TASKITER_CMD_SENT);
+    assert_non_null(c);
+    assert_int_equal(n, 0);
+    assert_int_equal(t[5].cmd, TASKITER_CMD_NONE);
+    assert_null(taskiter_cmdline(a, &t[5], &n));
+}
+
+/* Feeds stream[0, len) as reads of `chunk` bytes would come, keeping what a cut left as
+ * taskiter_read does; returns the bytes never taken. */
+static size_t feed_chunked(struct taskiter_acc *a, const char *stream, size_t len, size_t chunk)
+{
+    static char pend[1 << 14];
+    size_t have = 0;
+    for (size_t i = 0; i < len; i += chunk) {
+        size_t k = len - i < chunk ? len - i : chunk;
+        memcpy(pend + have, stream + i, k);
+        have += k;
+        long used = taskiter_acc_feed(a, pend, have);
+        assert_true(used >= 0);
+        have -= (size_t)used;
+        memmove(pend, pend + used, have);
+    }
+    return have;
+}
+
+static void test_cmdline_records(void **st)
+{
+    (void)st;
+    static char buf[1 << 14];
+    size_t len = build_cmd_stream(buf);
+    assert_int_equal(len % 8, 0);
+    struct taskiter_acc a = { 0 };
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, len), (long)len);
+    taskiter_acc_end(&a);
+    check_cmd_stream(&a);
+    /* every cut of the reads gives the same, and a second run forgets the first's text */
+    static const size_t chunks[] = { 1, 3, 7, 8, 311, 312, 313, 1000 };
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        taskiter_acc_begin(&a, false, 100);
+        assert_int_equal(feed_chunked(&a, buf, len, chunks[k]), 0);
+        taskiter_acc_end(&a);
+        check_cmd_stream(&a);
+        assert_int_equal(a.ntext, 17 + 20);
+    }
+    /* threads mode: the leader's task carries it, its thread nothing */
+    taskiter_acc_begin(&a, true, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, len), (long)len);
+    taskiter_acc_end(&a);
+    assert_int_equal(a.n, 7);
+    size_t n;
+    assert_int_equal(a.tasks[0].cmd, TASKITER_CMD_SENT);
+    assert_non_null(taskiter_cmdline(&a, &a.tasks[0], &n));
+    assert_int_equal(n, 17);
+    assert_int_equal(a.tasks[1].id, 11);
+    assert_int_equal(a.tasks[1].cmd, TASKITER_CMD_NONE);
+    taskiter_acc_free(&a);
+}
+
+/* Any alignment of the bytes read. */
+static void test_cmdline_unaligned(void **st)
+{
+    (void)st;
+    static char buf[1 << 14];
+    static char odd[(1 << 14) + 1];
+    size_t len = build_cmd_stream(buf);
+    memcpy(odd + 1, buf, len);
+    struct taskiter_acc a = { 0 };
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, odd + 1, len), (long)len);
+    taskiter_acc_end(&a);
+    check_cmd_stream(&a);
+    taskiter_acc_free(&a);
+}
+
+/* A stream cut inside a command line: the records before it are taken, the cut one is
+ * left whole for the next read; never read past the end (ASan in `make san`). */
+static void test_cmdline_truncated(void **st)
+{
+    (void)st;
+    static char buf[4096];
+    size_t off = put(buf, 0, rec(1, 1, "a"), NULL, 0);
+    size_t second = off;
+    off = put(buf, off, rec(2, 2, "b"), "0123456789", 10);
+    for (size_t cut = second; cut < off; cut++) {
+        char *copy = malloc(cut);
+        memcpy(copy, buf, cut);
+        struct taskiter_acc a = { 0 };
+        taskiter_acc_begin(&a, false, 100);
+        assert_int_equal(taskiter_acc_feed(&a, copy, cut), (long)second);
+        taskiter_acc_end(&a);
+        assert_int_equal(a.n, 1);
+        taskiter_acc_free(&a);
+        free(copy);
+    }
+}
+
+/* Lengths that cannot be: the stream is refused, not read past. */
+static void test_cmdline_bogus(void **st)
+{
+    (void)st;
+    static char buf[2 * 4096 + 1024];
+    struct taskiter_acc a = { 0 };
+    /* longer than the cap */
+    struct tasks_rec r = rec(3, 3, "x");
+    r.rflags |= TASKS_REC_CMDLINE;
+    r.cmdline_len = TASKS_CMDLINE_MAX + 1;
+    memset(buf, 0, sizeof buf);
+    size_t good = put(buf, 0, rec(2, 2, "ok"), "ok", 2);
+    memcpy(buf + good, &r, sizeof r);
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, sizeof buf), -EPROTO);
+    /* 0xffffffff: no wrap-around of the length */
+    r.cmdline_len = 0xffffffffu;
+    memcpy(buf + good, &r, sizeof r);
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, good + sizeof r), -EPROTO);
+    /* a length without the flag */
+    r.rflags &= ~TASKS_REC_CMDLINE;
+    r.cmdline_len = 8;
+    memcpy(buf + good, &r, sizeof r);
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, good + sizeof r + 8), -EPROTO);
+    /* exactly the cap is fine */
+    taskiter_acc_begin(&a, false, 100);
+    char *big = malloc(TASKS_CMDLINE_MAX);
+    memset(big, 'x', TASKS_CMDLINE_MAX);
+    size_t end = put(buf, 0, rec(4, 4, "big"), big, TASKS_CMDLINE_MAX);
+    assert_int_equal(taskiter_acc_feed(&a, buf, end), (long)end);
+    taskiter_acc_end(&a);
+    size_t n;
+    assert_non_null(taskiter_cmdline(&a, &a.tasks[0], &n));
+    assert_int_equal(n, TASKS_CMDLINE_MAX);
+    /* a title without a NUL in the bytes sent: all of them, as /proc's strnlen */
+    struct tasks_rec t = rec(5, 5, "t");
+    t.rflags |= TASKS_REC_CMD_TITLE;
+    end = put(buf, 0, t, "abc", 3);
+    taskiter_acc_begin(&a, false, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, end), (long)end);
+    taskiter_acc_end(&a);
+    const char *c = taskiter_cmdline(&a, &a.tasks[0], &n);
+    assert_int_equal(n, 3);
+    assert_memory_equal(c, "abc", 3);
+    free(big);
+    taskiter_acc_free(&a);
+}
+
+/* A link bound to one process: a record of another says the kernel ignored the filter. */
+static void test_want_tgid(void **st)
+{
+    (void)st;
+    static char buf[4096];
+    size_t off = put(buf, 0, rec(10, 10, "a"), "a", 1);
+    off = put(buf, off, rec(11, 10, "a-t"), NULL, 0);
+    size_t good = off;
+    off = put(buf, off, rec(12, 12, "b"), NULL, 0);
+    struct taskiter_acc a = { 0 };
+    taskiter_acc_begin(&a, true, 100);
+    a.want_tgid = 10;
+    assert_int_equal(taskiter_acc_feed(&a, buf, good), (long)good);
+    assert_int_equal(taskiter_acc_feed(&a, buf, off), -ENOTSUP);
+    a.want_tgid = 0;
+    taskiter_acc_begin(&a, true, 100);
+    assert_int_equal(taskiter_acc_feed(&a, buf, off), (long)off);
+    taskiter_acc_end(&a);
+    assert_int_equal(a.n, 3);
+    taskiter_acc_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +530,11 @@ int main(void)
         cmocka_unit_test(test_zombie_process),
         cmocka_unit_test(test_order_and_orphans),
         cmocka_unit_test(test_no_io_accounting),
+        cmocka_unit_test(test_cmdline_records),
+        cmocka_unit_test(test_cmdline_unaligned),
+        cmocka_unit_test(test_cmdline_truncated),
+        cmocka_unit_test(test_cmdline_bogus),
+        cmocka_unit_test(test_want_tgid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,14 @@
  * kernel's BTF (CO-RE). The iterator hands the program a trusted task pointer, so fields
  * are read with plain loads (a fault reads 0); pointers that may be NULL (delays,
  * io_context, signal->stats, a kernel thread's private data) are tested first.
+ *
+ * Two programs, one body. tasks_dump, sleepable (iter.s: kernel 5.18 and later, with
+ * bpf_copy_from_user_task), also sends a process's command line after its record the
+ * first time this loaded object sees the process and again when the command line moved
+ * (tasks_rec.h: Framing), so that user space reads no /proc/PID/cmdline for it. A
+ * kernel without sleepable iterators or the helper refuses it; tasks_dump_plain (not
+ * loaded unless the loader asks: "?") is the same records without command lines, as
+ * before.
  */
 #include "bpf/kern_types.h"
 
@@ -60,6 +68,12 @@ struct io_context {
     unsigned short ioprio;
 } __attribute__((preserve_access_index));
 
+/* The argument and environment strings' range in the process's memory (the stack's top,
+ * or wherever prctl PR_SET_MM moved them). */
+struct mm_struct {
+    unsigned long arg_start, arg_end, env_start, env_end;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
     unsigned int __state;
     unsigned int flags;
@@ -77,6 +91,7 @@ struct task_struct {
     struct io_context *io_context;
     struct task_io_accounting ioac;
     struct task_delay_info *delays;
+    struct mm_struct *mm;
 } __attribute__((preserve_access_index));
 
 /* Before 5.14 the state was a volatile long named "state". */
@@ -113,13 +128,36 @@ struct bpf_iter__task {
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The record is built here, not on the 512-byte stack. */
+/* One task's output: the record and the command line after it, written in one go. */
+struct tasks_out {
+    struct tasks_rec rec;
+    char cmd[TASKS_CMDLINE_MAX];
+};
+
+/* The output is built here, not on the 512-byte stack. A sleepable run may sleep in
+ * bpf_copy_from_user_task but not migrate (bpf_iter_run_prog disables migration), and
+ * only this process's one reader runs this object, so the CPU's slot is not shared. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct tasks_rec);
+    __type(value, struct tasks_out);
 } scratch SEC(".maps");
+
+/* What the last command line sent for a process came from (or was found unsendable):
+ * while the task's mm and argument range are these, nothing is sent again. Task local
+ * storage goes with the task, and the whole map with this object (the process that
+ * loaded it). */
+struct cmd_sent {
+    __u64 mm, arg_start, arg_end;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct cmd_sent);
+} cmd_sent SEC(".maps");
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE, "tasks_rec layout");
 
@@ -165,17 +203,9 @@ static __always_inline void task_name(struct tasks_rec *r, struct task_struct *t
     bpf_probe_read_kernel_str(&r->comm[off + 1], 31, w->desc);
 }
 
-SEC("iter/task")
-int tasks_dump(struct bpf_iter__task *ctx)
+/* The fixed record of task t. */
+static __always_inline void fill_rec(struct tasks_rec *r, struct task_struct *t)
 {
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *t = ctx->task;
-    if (!t)
-        return 0;
-    __u32 zero = 0;
-    struct tasks_rec *r = bpf_map_lookup_elem(&scratch, &zero);
-    if (!r)
-        return 0;
     __builtin_memset(r, 0, sizeof(*r));
     r->tid = (__u32)t->pid;
     r->tgid = (__u32)t->tgid;
@@ -233,6 +263,119 @@ int tasks_dump(struct bpf_iter__task *ctx)
             }
         }
     }
-    bpf_seq_write(seq, r, sizeof(*r));
+    if (!t->mm)
+        r->rflags |= TASKS_REC_NO_MM;
+}
+
+/* The bytes of t's command line into o->cmd, as fs/proc/base.c get_mm_cmdline reads
+ * them (see tasks_rec.h): returns their number and sets TASKS_REC_CMDLINE (with
+ * TASKS_REC_CMD_TITLE), or sets TASKS_REC_CMD_STALE and returns 0. Negative: not known
+ * yet (an exec under way: env_end not set), nothing to say. */
+static __always_inline long cmdline_of(struct tasks_out *o, struct task_struct *t, struct mm_struct *mm,
+                                       __u64 as, __u64 ae)
+{
+    struct tasks_rec *r = &o->rec;
+    __u64 es = mm->env_start, ee = mm->env_end;
+    if (!ee)
+        return -1;
+    r->rflags |= TASKS_REC_CMDLINE;
+    if (as >= ae)
+        return 0;                    /* /proc reads nothing */
+    /* Each copy walks the target's page tables (access_process_vm): one copy when the
+     * range fits, argv's last byte then read from it; a second only for a title. */
+    __u64 n = ae - as;
+    char last = 0;
+    if (n <= TASKS_CMDLINE_MAX) {
+        barrier_var(n);
+        if (n > TASKS_CMDLINE_MAX)
+            goto stale;
+        if (bpf_copy_from_user_task(o->cmd, n, (const void *)as, t, 0) != 0)
+            goto stale;
+        last = o->cmd[(n - 1) & (TASKS_CMDLINE_MAX - 1)];
+    } else {
+        bpf_copy_from_user_task(&last, 1, (const void *)(ae - 1), t, 0);   /* 0 on failure */
+        if (!last)
+            goto stale;              /* too long for a record: /proc reads it */
+    }
+    if (last) {
+        /* argv's last byte overwritten: setproctitle's title, which may run on into the
+         * environment when that follows at once; /proc reads at most a page of it */
+        r->rflags |= TASKS_REC_CMD_TITLE;
+        __u64 m = (es == ae && ee >= es) ? ee - as : ae - as;
+        if (m > TASKS_CMDLINE_MAX)
+            m = TASKS_CMDLINE_MAX;
+        barrier_var(m);
+        if (m > TASKS_CMDLINE_MAX)
+            goto stale;
+        if (m != n && bpf_copy_from_user_task(o->cmd, m, (const void *)as, t, 0) != 0)
+            goto stale;
+        n = m;
+    }
+    r->cmdline_len = (__u32)n;
+    return (long)n;
+stale:
+    r->rflags &= ~(TASKS_REC_CMDLINE | TASKS_REC_CMD_TITLE);
+    r->rflags |= TASKS_REC_CMD_STALE;
+    return 0;
+}
+
+SEC("iter.s/task")
+int tasks_dump(struct bpf_iter__task *ctx)
+{
+    struct seq_file *seq = ctx->meta->seq;
+    struct task_struct *t = ctx->task;
+    if (!t)
+        return 0;
+    __u32 zero = 0;
+    struct tasks_out *o = bpf_map_lookup_elem(&scratch, &zero);
+    if (!o)
+        return 0;
+    struct tasks_rec *r = &o->rec;
+    fill_rec(r, t);
+    struct mm_struct *mm = t->mm;
+    struct cmd_sent *sent = NULL;
+    __u64 as = 0, ae = 0;
+    long n = -1;
+    /* a leader with memory: kernel threads have none (a kthread_use_mm borrower
+     * excepted), and /proc reads an exited leader's as empty */
+    if (mm && r->tid == r->tgid && !(r->flags & PF_KTHREAD)) {
+        as = mm->arg_start;
+        ae = mm->arg_end;
+        sent = bpf_task_storage_get(&cmd_sent, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!sent || sent->mm != (__u64)mm || sent->arg_start != as || sent->arg_end != ae)
+            n = cmdline_of(o, t, mm, as, ae);
+    }
+    __u64 len = sizeof(*r);
+    if (n > 0)
+        len += TASKS_REC_PAD((__u64)n);
+    if (len > sizeof(*o))
+        len = sizeof(*o);
+    /* Marked as sent only once written: a run whose output overflows the seq_file
+     * buffer is dropped and run again for the same task at the next read. */
+    if (bpf_seq_write(seq, o, len) == 0 && n >= 0 && sent) {
+        sent->mm = (__u64)mm;
+        sent->arg_start = as;
+        sent->arg_end = ae;
+    }
+    return 0;
+}
+
+/* The records only, for kernels without sleepable iterators or bpf_copy_from_user_task.
+ * After tasks_dump on purpose: a light skeleton (bpftool gen skeleton -L, libbpf 1.1)
+ * hands the first program's descriptor slot the first program it loaded, so a program
+ * not loaded must come after the one that is. */
+SEC("?iter/task")
+int tasks_dump_plain(struct bpf_iter__task *ctx)
+{
+    struct seq_file *seq = ctx->meta->seq;
+    struct task_struct *t = ctx->task;
+    if (!t)
+        return 0;
+    __u32 zero = 0;
+    struct tasks_out *o = bpf_map_lookup_elem(&scratch, &zero);
+    if (!o)
+        return 0;
+    fill_rec(&o->rec, t);
+    bpf_seq_write(seq, &o->rec, sizeof(o->rec));
     return 0;
 }
