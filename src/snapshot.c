@@ -161,8 +161,15 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         char why[128];
         if (taskiter_open(&ti, s->proc_fd, why, sizeof(why)) == 0) {
             /* -p: a run over the chosen processes' tasks alone where the kernel binds
-             * the iterator to a process (6.1+); else over every task, as /proc's list */
-            taskiter_only(ti, s->pids, s->opts.npids);
+             * the iterator to a process (6.1+); else over every task, as /proc's list.
+             * A link binds a thread group: a thread id (-P -p TID) binds its process. */
+            pid_t *groups = xcalloc(s->opts.npids ? s->opts.npids : 1, sizeof(pid_t));
+            for (size_t i = 0; i < s->opts.npids; i++) {
+                pid_t g = procs_tgid_of(s->proc_fd, s->pids[i]);
+                groups[i] = g > 0 ? g : s->pids[i];
+            }
+            taskiter_only(ti, groups, s->opts.npids);
+            free(groups);
             procs_set_taskiter(s->procs, ti);
         }
         else

@@ -885,12 +885,7 @@ static void blind_push(struct procs_src *src, pid_t pid)
 /* Whether /proc's readdir would list pid: a thread group leader (status Tgid). */
 static bool proc_leader(int proc_fd, pid_t pid)
 {
-    char path[32], buf[4096];
-    snprintf(path, sizeof(path), "%d/status", (int)pid);
-    if (read_once_at(proc_fd, path, buf, sizeof(buf)) <= 0)
-        return false;
-    const char *t = strstr(buf, "\nTgid:");
-    return t && strtol(t + 6, NULL, 10) == (long)pid;
+    return procs_tgid_of(proc_fd, pid) == pid;
 }
 
 static void blind_check(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly)
