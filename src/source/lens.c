@@ -21,7 +21,7 @@
 
 struct lens_moments {
     __u32 dev;
-    __u64 n, sd, sdd, sy, sdy;
+    __u64 n, sd, sdd, sy, sdy, timed;
 };
 
 struct lens {
@@ -418,6 +418,7 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
             m->sdd += v->sdd;
             m->sy += v->sy;
             m->sdy += v->sdy;
+            m->timed += v->timed;
         }
     }
     free(keys);
@@ -463,6 +464,7 @@ static int read_devs(struct lens *l, struct lens_reading *out)
             d->sdd += m->sdd;
             d->sy += m->sy;
             d->sdy += m->sdy;
+            d->timed += m->timed;
         }
     }
     out->ndevs = n;
