@@ -348,6 +348,57 @@ static void test_reset_priority_skipped(void **state)
 
 /* ---- delta.c: io_delay_source ---- */
 
+/* Sampled timing (lens_maps.h): on a fast device 1 in 2^shift requests is timed and each
+ * adds 2^shift to the stage counts. The interval's request count comes from the exact
+ * issue and depth counts, the share timed from the unweighted count; means, percentiles
+ * and the verdict read the weighted stages as they would every request. */
+static void test_sampled_interval(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    saturated_pair(&a, &b);
+    /* 1600 weighted = 200 timed at 1 in 8, out of 1605 completed (1610 issued, 5 in
+     * flight at the end of the interval, none before). */
+    b.dev.issued = 1610;
+    b.dev.inflight = 5;
+    b.dev.timed = 200;
+    struct lens_dev_interval d;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.requests, 1605, 1e-9);
+    assert_near(d.sampled, 200.0 / 1605, 1e-9);
+    assert_near(d.device_ms, 10.0, 0.001);
+    assert_int_equal(d.saturated, 1);
+
+    /* Every request timed: the share is 1, and the weighted count is the exact one. */
+    b.dev.timed = 1605;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.sampled, 1.0, 1e-9);
+    /* Requests issued before the interval and timed in it may push the ratio past 1. */
+    b.dev.timed = 1700;
+    assert_near(lens_sampled_share(&a.dev, &b.dev, 1600), 1.0, 1e-9);
+
+    /* Nothing completed: the share is unknown, and so is a count that went backwards. */
+    assert_nan(lens_sampled_share(&b.dev, &b.dev, 0));
+    assert_near(lens_done(&b.dev, &b.dev), 0, 1e-9);
+    a.dev.issued = 2000;
+    assert_near(lens_done(&a.dev, &b.dev), -1, 1e-9);
+    assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
+    /* Then the weighted count stands in for the exact one. */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.requests, 1600, 1e-9);
+    assert_nan(d.sampled);
+
+    /* A reading without the count of timed requests (timed 0, stages filled): unknown,
+     * not "none timed". */
+    a.dev.issued = 0;
+    b.dev.timed = 0;
+    assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
+    /* Completions with nothing timed and no stage count: none of them was in the sample. */
+    assert_near(lens_sampled_share(&a.dev, &b.dev, 0), 0, 1e-9);
+    /* Without prev, since the lens started. */
+    assert_near(lens_done(NULL, &b.dev), 1605, 1e-9);
+}
+
 static void set_snap(struct snapshot *s, double mono, struct task_sample *tasks, size_t n)
 {
     memset(s, 0, sizeof(*s));
@@ -569,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_held_back_is_not_saturation),
         cmocka_unit_test(test_judge_edges),
         cmocka_unit_test(test_reset_priority_skipped),
+        cmocka_unit_test(test_sampled_interval),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
