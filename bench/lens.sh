@@ -65,10 +65,13 @@ cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# iot_start MODE: iotriage beside the load, the lens loaded (on) or not (off)
+# iot_start MODE: iotriage beside the load, the lens loaded (on) or not (off); in the
+# statistics run its JSON is kept, for the share of the requests the lens timed
 iot_start() {
     if [ "$1" = off ]; then
         "$IOT" -b -d 1 --no-bpf >/dev/null 2>&1 &
+    elif [ "$1" = stats ]; then
+        "$IOT" -b -d 1 --json >"$DIR/iot.json" 2>/dev/null &
     else
         "$IOT" -b -d 1 >/dev/null 2>&1 &
     fi
@@ -120,7 +123,7 @@ fio_run() {
     else
         args=(--ioengine=psync --numjobs="$PSYNC_JOBS")
     fi
-    [ "$mode" = stats ] && iot_start on || iot_start "$mode"
+    iot_start "$mode"
     [ "$mode" = stats ] && stats_on
     local c0 x0 c1 x1
     c0=$(cpu_ticks); x0=$(ctxt)
@@ -133,6 +136,11 @@ fio_run() {
     iops=$(jq '.jobs[0].read.iops' "$DIR/fio.json")
     [ "$mode" = stats ] && stats_off "$((x1 - x0))" "$DEVNAME $engine" >&2
     iot_stop
+    # On a fast device the lens times only a sample of the requests (docs/json.md,
+    # stages.sampled): the median share over the run's samples.
+    [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
+        .stages.sampled // empty' "$DIR/iot.json" 2>/dev/null | median |
+        awk '{ printf "    requests timed: %s of them (stages.sampled, median)\n", $1 }' >&2
     awk -v m="$mode" -v iops="$iops" -v ios="$ios" -v c="$((c1 - c0))" -v hz="$HZ" \
         'BEGIN { printf "%s %.0f %.0f\n", m, iops, (ios > 0 ? c / hz * 1e9 / ios : 0) }'
 }
@@ -165,7 +173,7 @@ bench_dev() {
 # pipe_run MODE: "MODE ns_per_round_trip switches_per_round_trip"
 pipe_run() {
     local loops=50000 x0 x1 us
-    [ "$1" = stats ] && iot_start on || iot_start "$1"
+    iot_start "$1"
     [ "$1" = stats ] && stats_on
     x0=$(ctxt)
     us=$(taskset -c 0 perf bench sched pipe -l "$loops" 2>/dev/null | awk '/usecs\/op/ { print $1 }')
