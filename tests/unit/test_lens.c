@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "delta.h"
+#include "record/replay.h"
 #include "source/lens.h"
 #include "verdict.h"
 #include "devs_fixture.h"
@@ -399,6 +402,76 @@ static void test_sampled_interval(void **state)
     assert_near(lens_done(NULL, &b.dev), 1605, 1e-9);
 }
 
+/* loop1's stages.sampled in each sample of a copy of rec-lens.jsonl whose
+ * `"sampled":null,` is replaced by `with` (NULL: removed, a recording made before the
+ * key). */
+static void replay_sampled(const char *with, double *got, size_t max, size_t *n,
+                           bool refused)
+{
+    const char *dir = getenv("IOTRIAGE_FIXTURES");
+    char path[512], err[512];
+    snprintf(path, sizeof(path), "%s/replay/rec-lens.jsonl", dir ? dir : "tests/fixtures");
+    FILE *in = fopen(path, "r");
+    char tmp[] = "/tmp/iotriage-lens-sampled.XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!in || !out)
+        fail_msg("cannot copy %s", path);
+    static char line[1 << 20];
+    static const char key[] = "\"sampled\":null,";
+    while (fgets(line, sizeof(line), in)) {
+        char *p = line, *at;
+        while ((at = strstr(p, key))) {
+            fwrite(p, 1, (size_t)(at - p), out);
+            if (with)
+                fputs(with, out);
+            p = at + strlen(key);
+        }
+        fputs(p, out);
+    }
+    fclose(in);
+    fclose(out);
+    struct replay *rp;
+    if (replay_open(&rp, tmp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    struct replay_frame f = { 0 };
+    *n = 0;
+    for (size_t i = 0; i < replay_count(rp) && *n < max; i++) {
+        if (replay_load(rp, i, &f, err, sizeof(err)) != 0) {
+            if (!refused)
+                fail_msg("sample %zu: %s", i, err);
+            assert_non_null(strstr(err, "sampled"));
+            *n = SIZE_MAX;
+            break;
+        }
+        for (size_t k = 0; k < f.res.ndevs; k++)
+            if (strcmp(f.res.devs[k].dev->ds.name, "loop1") == 0 && f.res.devs[k].lens.valid)
+                got[(*n)++] = f.res.devs[k].lens.sampled;
+    }
+    replay_frame_free(&f);
+    replay_close(rp);
+    unlink(tmp);
+}
+
+/* The share timed is recorded and replayed; a recording made before it replays with
+ * the share unknown, everything else as it was. */
+static void test_sampled_replay(void **state)
+{
+    (void)state;
+    double got[8];
+    size_t n;
+    replay_sampled("\"sampled\":0.125,", got, 8, &n, false);
+    assert_true(n >= 2);
+    for (size_t i = 0; i < n; i++)
+        assert_near(got[i], 0.125, 1e-12);
+    replay_sampled(NULL, got, 8, &n, false);
+    assert_true(n >= 2);
+    for (size_t i = 0; i < n; i++)
+        assert_nan(got[i]);
+    replay_sampled("\"sampled\":\"x\",", got, 8, &n, true);    /* a string: refused */
+    assert_true(n == SIZE_MAX);
+}
+
 static void set_snap(struct snapshot *s, double mono, struct task_sample *tasks, size_t n)
 {
     memset(s, 0, sizeof(*s));
@@ -621,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_judge_edges),
         cmocka_unit_test(test_reset_priority_skipped),
         cmocka_unit_test(test_sampled_interval),
+        cmocka_unit_test(test_sampled_replay),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
