@@ -97,8 +97,13 @@ struct lens_dev_val {
      * device's own service time, when at least one request found it free. 0: none yet. */
     __u64 min_dev_ns;
     __u64 rate_ns;              /* when issued last crossed a multiple of LENS_RATE_WIN */
-    __u32 shift;                /* 1 in 2^shift of its requests is timed now */
-    __u32 stampless;            /* a request without a start time was seen: time all */
+    __u8  shift;                /* 1 in 2^shift of its requests is timed now */
+    __u8  shift_lo;             /* the lower of the shift and the one before it, for a
+                                 * while after a change: requests chosen under either
+                                 * are looked up (a request keeps its choice) */
+    __u8  lo_ticks;             /* rate measurements left before shift_lo = shift */
+    __u8  stampless;            /* a request without a start time was seen: time all */
+    __u32 pad;
 };
 
 /* The submits map's tgid for bios a kernel thread submitted (the flusher's writeback, a

@@ -467,9 +467,19 @@ static __always_inline void dev_rate_tick(struct lens_dev_val *d)
      * would otherwise flip the shift every window (a request keeps the weight it was
      * chosen with; changes only make the sample less even). */
     if (s < cur && cur > 0 && per_s * 4 > (lim << (cur - 1)) * 3)
-        return;
-    if (cur != s)
+        s = cur;
+    if (cur != s) {
+        /* Requests in flight chosen under the old shift are still looked up for four
+         * windows, so that one chosen at submission is not left half-counted (its
+         * scheduler counts; an eviction would repair that later). */
+        d->shift_lo = s < cur ? s : cur;
+        d->lo_ticks = 4;
         d->shift = s;
+    } else if (d->lo_ticks) {
+        d->lo_ticks -= 1;
+        if (!d->lo_ticks)
+            d->shift_lo = s;
+    }
 }
 
 /* This CPU's copy of a (device, priority) entry, claimed when new. */
@@ -661,7 +671,7 @@ static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, _
  * lens did not see submitted (a flush, the front part of a split bio, one from before
  * the lens) gets one now, its tag wait and total unknown. */
 static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl,
-                                               __u32 shift)
+                                               __u32 shift, bool may_claim)
 {
     __u64 key;
     struct lens_rq *r = rq_find(rq, &key, sl);
@@ -669,7 +679,7 @@ static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __
         r->last_ns = now;
         return r;
     }
-    if (!key)
+    if (!key || !may_claim)
         return NULL;
     r = rq_claim(key, now, shift);
     if (r)
@@ -677,15 +687,22 @@ static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __
     return r;
 }
 
-/* Whether a request is timed at its device's shift: the choice its first bio's
- * submission made (rq->bio; a flush: the request). */
-static __always_inline bool rq_timed(struct request *rq, const struct lens_dev_val *d, __u32 sl)
+/* What a request's later stages do: skip it (not in the sample), look its entry up (in
+ * the sample under the shift before a recent change), or look it up and claim one when
+ * missing (in the sample now). The choice its first bio's submission made (rq->bio; a
+ * flush: the request). */
+enum { RQ_SKIP, RQ_LOOKUP, RQ_TIMED };
+static __always_inline int rq_choice(struct request *rq, const struct lens_dev_val *d, __u32 sl)
 {
     __u32 shift = dev_shift(d);
     if (!shift)
-        return true;
+        return RQ_TIMED;
+    __u32 lo = d->shift_lo & 7;
     struct bio *b = rq->bio;
-    return key_timed(b ? ptr_bits(b, sl) : ptr_bits(rq, sl), rq->__sector, shift);
+    __u32 h = slot_hash((b ? ptr_bits(b, sl) : ptr_bits(rq, sl)) ^ rq->__sector);
+    if (!(h & ((1u << shift) - 1)))
+        return RQ_TIMED;
+    return lo < shift && !(h & ((1u << lo) - 1)) ? RQ_LOOKUP : RQ_SKIP;
 }
 
 /* ---- Writeback: who dirtied the pages a kernel thread writes. ---- */
@@ -869,7 +886,8 @@ int BPF_PROG(lens_getrq, struct bio *bio)
     if (!d)
         return 0;
     __u64 key = ptr_bits(bio, SL_GETRQ);
-    if (!key_timed(key, bio->bi_iter.bi_sector, dev_shift(d)))
+    __u32 lo = d->shift_lo & 7, shift = dev_shift(d);
+    if (!key_timed(key, bio->bi_iter.bi_sector, lo < shift ? lo : shift))
         return 0;
     struct lens_rq *r = rq_lookup(key);
     if (r)
@@ -906,10 +924,11 @@ SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
     struct lens_dev_val *d = dev_slot(rq_dev(rq));
-    if (!d || !rq_timed(rq, d, SL_INSERT))
+    int c = d ? rq_choice(rq, d, SL_INSERT) : RQ_SKIP;
+    if (c == RQ_SKIP)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_slot(rq, now, SL_INSERT, dev_shift(d));
+    struct lens_rq *r = rq_slot(rq, now, SL_INSERT, dev_shift(d), c == RQ_TIMED);
     if (!r || r->insert_ns)
         return 0;
     r->insert_ns = now;
@@ -932,9 +951,10 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
     if (after < 0 && !d->stampless)
         d->stampless = 1;       /* from now on every request of it is timed */
     struct lens_rq *r = NULL;
-    if (rq_timed(rq, d, SL_ISSUE)) {
+    int c = rq_choice(rq, d, SL_ISSUE);
+    if (c != RQ_SKIP) {
         __u64 now = bpf_ktime_get_ns();
-        r = rq_slot(rq, now, SL_ISSUE, dev_shift(d));
+        r = rq_slot(rq, now, SL_ISSUE, dev_shift(d), c == RQ_TIMED);
         if (r) {
             r->issue_ns = now;
             if (!r->insert_ns)      /* else read at insert */
@@ -1014,7 +1034,7 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
     struct lens_dev_val *d = dev_find(rq_dev(rq), false);
     __u64 key = 0;
     struct lens_rq *r = NULL;
-    if (d && rq_timed(rq, d, SL_COMPLETE))
+    if (d && rq_choice(rq, d, SL_COMPLETE) != RQ_SKIP)
         r = rq_find(rq, &key, SL_COMPLETE);
     int after = rq_after_t0(rq);
     bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
