@@ -85,10 +85,12 @@ struct lens_dp_val {
  * system call). */
 struct lens_dev_val {
     __u64 key;                  /* LENS_KEY_USED | dev; 0: a free slot */
-    __s64 inflight;             /* requests seen issued and not completed */
+    /* Requests seen issued (every one, timed or not), and those of them that left the
+     * device: completed, requeued, or counted out after a missed completion. In flight:
+     * issued - done. (Two counters, one atomic add a request each, where a count in
+     * flight and a count issued took two at issue.) */
+    __u64 issued;
     __u64 first_done_ns;        /* first completion of a request seen issued; 0: none yet */
-    __u64 issued;               /* requests seen issued (every one, timed or not) */
-    __u64 depth_sum;            /* sum over them of the depth at issue (itself included) */
     __u64 untracked;            /* completions of requests issued before the lens */
     /* Requests inserted into the scheduler and issued from it, by priority class (0 none,
      * 1 rt, 2 be, 3 idle): the difference is what the scheduler holds now. */
@@ -104,6 +106,7 @@ struct lens_dev_val {
     __u8  lo_ticks;             /* rate measurements left before shift_lo = shift */
     __u8  stampless;            /* a request without a start time was seen: time all */
     __u32 pad;
+    __u64 done;                 /* (see issued; last, apart from it: another CPU's) */
 };
 
 /* The submits map's tgid for bios a kernel thread submitted (the flusher's writeback, a
@@ -178,7 +181,8 @@ struct lens_rq {
     __u32 depth;                /* in flight at issue, itself included */
     __u8  depth_whole;          /* 1: the device's depth count was whole at issue */
     __u8  shift;                /* its weight is 2^shift (lens_dev_val.shift when sampled) */
-    __u8  counted;              /* in its device's inflight by this entry (no start time) */
+    __u8  counted;              /* in its device's in-flight count by this entry (no start
+                                 * time) */
     __u8  pad;
 };
 

@@ -47,8 +47,8 @@ struct lens_devprio {
 /* One device's depth figures (lens_maps.h: struct lens_dev_val). */
 struct lens_devstat {
     unsigned major, minor;
-    int64_t  inflight;
-    uint64_t issued, depth_sum;
+    int64_t  inflight;               /* issued - done */
+    uint64_t issued, done;           /* requests issued, and of them left the device */
     uint64_t n, sd, sdd, sy, sdy;    /* depth/device-time moments, time in us */
     uint64_t untracked;
     uint64_t sched_in[4], sched_out[4];  /* by class: inserted, issued from the scheduler */
@@ -145,8 +145,8 @@ int    lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat
  * Means and quantiles in ms, NAN when unknown. */
 struct lens_dev_interval {
     bool   valid;                    /* both readings had the device */
-    double requests;                 /* completed in the interval: exact (issued less in
-                                      * flight), else the timed ones weighted */
+    double requests;                 /* completed in the interval: exact (lens_done), else
+                                      * the timed ones weighted */
     double sampled;                  /* share of them timed (lens_sampled_share); below 1 the
                                       * stage figures are a sample's estimates; NAN unknown */
     double tag_ms, sched_ms, device_ms, total_ms;         /* means per stage */
@@ -185,8 +185,8 @@ struct lens_dev_interval {
 #define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
 
 /* Completions of the device's requests between two readings (prev NULL: since the lens
- * started), exact: issued less in flight (a requeued request counts once more). -1 when
- * a counter went backwards. */
+ * started), exact (lens_devstat.done: a requeued request counts once more). -1 when the
+ * count went backwards. */
 double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur);
 /* The share of those completions that were timed (lens_maps.h: sampled timing), in
  * [0, 1]; NAN when none completed or the readings do not count timed requests. count:

@@ -448,9 +448,11 @@ static int read_devs(struct lens *l, struct lens_reading *out)
         struct lens_devstat *d = &out->devs[n++];
         d->major = dev >> 20;
         d->minor = dev & 0xfffff;
-        d->inflight = v[i].inflight;
+        /* two plain loads, not one instant: a request issued between them can show as
+         * one more in flight */
+        d->done = v[i].done;
         d->issued = v[i].issued;
-        d->depth_sum = v[i].depth_sum;
+        d->inflight = (int64_t)(d->issued - d->done);
         d->untracked = v[i].untracked;
         memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
         memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);

@@ -144,14 +144,10 @@ int lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *c
 
 double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur)
 {
-    /* issued - inflight never goes down: a completion lowers inflight, an issue raises
-     * both. (inflight is signed: an eviction of an entry without a start time takes one
-     * off.) */
-    double c = (double)cur->issued - (double)cur->inflight;
-    double p = prev ? (double)prev->issued - (double)prev->inflight : 0;
-    if (c < p)
+    uint64_t p = prev ? prev->done : 0;
+    if (cur->done < p)
         return -1;
-    return c - p;
+    return (double)(cur->done - p);
 }
 
 double lens_sampled_share(const struct lens_devstat *prev, const struct lens_devstat *cur,

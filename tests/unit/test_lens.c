@@ -363,6 +363,7 @@ static void test_sampled_interval(void **state)
     /* 1600 weighted = 200 timed at 1 in 8, out of 1605 completed (1610 issued, 5 in
      * flight at the end of the interval, none before). */
     b.dev.issued = 1610;
+    b.dev.done = 1605;
     b.dev.inflight = 5;
     b.dev.timed = 200;
     struct lens_dev_interval d;
@@ -383,7 +384,7 @@ static void test_sampled_interval(void **state)
     /* Nothing completed: the share is unknown, and so is a count that went backwards. */
     assert_nan(lens_sampled_share(&b.dev, &b.dev, 0));
     assert_near(lens_done(&b.dev, &b.dev), 0, 1e-9);
-    a.dev.issued = 2000;
+    a.dev.done = 2000;
     assert_near(lens_done(&a.dev, &b.dev), -1, 1e-9);
     assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
     /* Then the weighted count stands in for the exact one. */
@@ -393,7 +394,7 @@ static void test_sampled_interval(void **state)
 
     /* A reading without the count of timed requests (timed 0, stages filled): unknown,
      * not "none timed". */
-    a.dev.issued = 0;
+    a.dev.done = 0;
     b.dev.timed = 0;
     assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
     /* Completions with nothing timed and no stage count: none of them was in the sample. */

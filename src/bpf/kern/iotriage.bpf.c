@@ -593,7 +593,7 @@ static __always_inline void rq_drop(struct lens_rq *r)
     if (d) {
         if (r->issue_ns) {
             if (r->counted)
-                __sync_fetch_and_add(&d->inflight, -1);
+                __sync_fetch_and_add(&d->done, 1);
         } else {
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
         }
@@ -967,12 +967,11 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
     if (after == 0 || (after < 0 && !r))
         return 0;               /* from before the lens, or not countable */
     if (after > 0 && mark_set(rq, SL_ISSUE)) {
-        __sync_fetch_and_add(&d->inflight, -1);
+        __sync_fetch_and_add(&d->done, 1);
         __sync_fetch_and_add(&lens_dropped, 1);
     }
-    __s64 depth = __sync_fetch_and_add(&d->inflight, 1) + 1;
     __u64 n = __sync_fetch_and_add(&d->issued, 1);
-    __sync_fetch_and_add(&d->depth_sum, depth > 0 ? depth : 1);
+    __s64 depth = (__s64)(n + 1 - d->done);
     if (r) {
         r->depth = depth > 0 ? (__u32)depth : 1;
         /* Requests issued before the lens are not counted in flight; once one request we
@@ -1020,7 +1019,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
         mark_clear(rq, SL_REQUEUE);
     struct lens_dev_val *d = dev_find(rq_dev(rq), false);
     if (d)
-        __sync_fetch_and_add(&d->inflight, -1);
+        __sync_fetch_and_add(&d->done, 1);
     return 0;
 }
 
@@ -1048,7 +1047,7 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
     if (after > 0)
         mark_clear(rq, SL_COMPLETE);
     if (d) {
-        __sync_fetch_and_add(&d->inflight, -1);
+        __sync_fetch_and_add(&d->done, 1);
         if (!d->first_done_ns)
             d->first_done_ns = bpf_ktime_get_ns();
     }
