@@ -128,6 +128,7 @@ struct bio {
 
 struct request {
     struct request_queue *q;
+    unsigned int cmd_flags;     /* the op in its low 8 bits (REQ_OP_MASK) */
     __u64 __sector;             /* its first bio's sector until a completion advances it */
     struct bio *bio;
     __u64 start_time_ns;        /* allocated (blk_mq_rq_ctx_init); 0 without iostats,
@@ -526,6 +527,12 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
  * lens_rq.counted, and its device times every request). */
 static __always_inline int rq_after_t0(struct request *rq)
 {
+    /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
+     * start time and is in no statistic of the kernel's: left out, rather than making its
+     * device time every request. */
+    __u32 op = rq->cmd_flags & 0xff;
+    if (op == 34 || op == 35)
+        return 0;
     if (!bpf_core_field_exists(rq->start_time_ns))
         return -1;
     __u64 st = rq->start_time_ns;
