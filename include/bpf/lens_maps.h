@@ -107,6 +107,11 @@ struct lens_dev_val {
     __u8  stampless;            /* a request without a start time was seen: time all */
     __u32 pad;
     __u64 done;                 /* (see issued; last, apart from it: another CPU's) */
+    /* Completions counted whose issue was not (a skipped program run, a request the
+     * kernel stamped again at its start): found when the count in flight would fall
+     * below the request being issued, which is at the device. In flight: issued - done
+     * + lost. */
+    __u64 lost;
 };
 
 /* The submits map's tgid for bios a kernel thread submitted (the flusher's writeback, a

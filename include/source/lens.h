@@ -47,7 +47,7 @@ struct lens_devprio {
 /* One device's depth figures (lens_maps.h: struct lens_dev_val). */
 struct lens_devstat {
     unsigned major, minor;
-    int64_t  inflight;               /* issued - done */
+    int64_t  inflight;               /* issued - done (+ issues the lens missed) */
     uint64_t issued, done;           /* requests issued, and of them left the device */
     uint64_t n, sd, sdd, sy, sdy;    /* depth/device-time moments, time in us */
     uint64_t untracked;

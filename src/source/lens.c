@@ -452,7 +452,7 @@ static int read_devs(struct lens *l, struct lens_reading *out)
          * one more in flight */
         d->done = v[i].done;
         d->issued = v[i].issued;
-        d->inflight = (int64_t)(d->issued - d->done);
+        d->inflight = (int64_t)(d->issued - d->done + v[i].lost);
         d->untracked = v[i].untracked;
         memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
         memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);

@@ -548,20 +548,29 @@ static __always_inline __u32 mark_slot(__u64 rqbits)
 }
 
 /* A request counted in flight at issue: true when its mark was still set (the end of
- * its previous use was missed: the caller counts that one out). */
+ * its previous use was missed: the caller counts that one out). Plain loads and stores,
+ * no locked instruction on every request: one request is never issued and completed at
+ * once, and two CPUs meet in a slot only for two requests that collide there, which at
+ * worst loses a mark (a repair). */
 static __always_inline bool mark_set(struct request *rq, __u32 sl)
 {
     __u64 bits = ptr_bits(rq, sl);
     if (!bits)
         return false;
-    return __sync_lock_test_and_set(&lens_marks[mark_slot(bits)], bits) == bits;
+    __u64 *m = &lens_marks[mark_slot(bits)];
+    bool missed = *m == bits;
+    *m = bits;
+    return missed;
 }
 
 static __always_inline void mark_clear(struct request *rq, __u32 sl)
 {
     __u64 bits = ptr_bits(rq, sl);
-    if (bits)
-        __sync_val_compare_and_swap(&lens_marks[mark_slot(bits)], bits, 0);
+    if (!bits)
+        return;
+    __u64 *m = &lens_marks[mark_slot(bits)];
+    if (*m == bits)
+        *m = 0;
 }
 
 static __always_inline struct lens_rq_set *rq_set(__u64 key)
@@ -978,7 +987,12 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
         __sync_fetch_and_add(&lens_dropped, 1);
     }
     __u64 n = __sync_fetch_and_add(&d->issued, 1);
-    __s64 depth = (__s64)(n + 1 - d->done);
+    __s64 depth = (__s64)(n + 1 - d->done + d->lost);
+    if (depth < 1) {
+        /* at least this request is at the device: the count lost some issues */
+        __sync_fetch_and_add(&d->lost, (__u64)(1 - depth));
+        depth = 1;
+    }
     if (r) {
         r->depth = depth > 0 ? (__u32)depth : 1;
         /* Requests issued before the lens are not counted in flight; once one request we
