@@ -172,8 +172,9 @@ struct lens_wb_key {
  * the key), not in a hash map: a lookup is an index computation, without a lock or a
  * helper call, and the memory is fixed whatever the number of requests ever made. A
  * request that finds both ways of its set taken evicts the entry with the older last
- * event (a request whose end was missed, typically); an evicted request in flight is
- * taken out of its device's depth and scheduler counts and counted in lens_dropped. */
+ * event (a request whose end was missed, typically); an evicted request is taken out of
+ * its device's scheduler counts (and, without a start time, its depth count) and counted
+ * in lens_dropped. Only timed requests have an entry (sampled timing, above). */
 struct lens_rq {
     __u64 key;                  /* 0: the way is free */
     __u64 queue_ns;             /* its first bio submitted; 0: unknown */

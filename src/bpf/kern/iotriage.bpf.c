@@ -14,9 +14,10 @@
  *    charged to whoever dirtied the pages, and the cgroup the kernel itself charged).
  * It runs on every context switch, wakeup and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
- * return on the first test for a task not in iowait; a request's state is one entry of
- * an array found by index (no hash update per request); counters written at every
- * completion are per CPU. Nothing is sent to user space.
+ * return on the first test for a task not in iowait; on a fast device only a sample of
+ * the requests is timed (lens_maps.h: sampled timing), every one still counted; a timed
+ * request's state is one entry of an array found by index (no hash update per request);
+ * counters written at every completion are per CPU. Nothing is sent to user space.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
