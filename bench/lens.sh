@@ -23,7 +23,8 @@
 # Those runs' IOPS do not count (timing every program run costs much more than the
 # programs themselves).
 #
-# Usage (root): bench/lens.sh [ROUNDS] [SECONDS]    (default 5 runs of 6 s per mode)
+# Usage (root): bench/lens.sh [ROUNDS] [SECONDS]    (default 5 runs of 6 s per mode; ROUNDS
+# 0: the statistics runs alone, which hold under load where the IOPS do not)
 # Environment: IOT (the iotriage binary; default ./iotriage), LENS_DEVICES ("tmpfs lab"),
 # LENS_ENGINES ("psync libaio"), LENS_SCHED (the devices' scheduler: none, the fastest;
 # mq-deadline adds the insert event), LAB_US (500), LAB_THREADS (4), NO_STATS=1 (skip
@@ -65,20 +66,26 @@ cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# iot_start MODE: iotriage beside the load, the lens loaded (on) or not (off)
+# iot_start MODE: iotriage beside the load, the lens loaded (on) or not (off); in the
+# statistics run its JSON is kept, for the share of the requests the lens timed
 iot_start() {
     if [ "$1" = off ]; then
         "$IOT" -b -d 1 --no-bpf >/dev/null 2>&1 &
+    elif [ "$1" = stats ]; then
+        "$IOT" -b -d 1 --json >"$DIR/iot.json" 2>/dev/null &
     else
         "$IOT" -b -d 1 >/dev/null 2>&1 &
     fi
     IOTPID=$!
-    local i
-    # until the lens is attached (or a second has passed with --no-bpf)
+    local i n last=-1
+    # until the lens is attached (or a second has passed with --no-bpf): its links come
+    # one by one, so until their count holds for two polls
     for i in $(seq 100); do
         sleep 0.05
         [ "$1" = off ] && [ "$i" -ge 20 ] && break
-        grep -qs '^link_id:' /proc/"$IOTPID"/fdinfo/* && break
+        n=$(grep -s '^link_id:' /proc/"$IOTPID"/fdinfo/* | wc -l)
+        [ "$n" -gt 0 ] && [ "$n" = "$last" ] && break
+        last=$n
     done
 }
 iot_stop() { kill "$IOTPID"; wait "$IOTPID" 2>/dev/null; IOTPID=; }
@@ -89,7 +96,7 @@ prog_stats() {
     for id in $(cat /proc/"$IOTPID"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un); do
         bpftool -j prog show id "$id" 2>/dev/null |
             jq -r '"\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
-    done | sort
+    done | LC_ALL=C sort
 }
 stats_on() { "$STATS" >/dev/null & STATSPID=$!; sleep 0.2; prog_stats >"$DIR/p0"; }
 # stats_off SWITCHES LABEL: per program, ns a run. A request runs bio_queue, getrq,
@@ -100,7 +107,8 @@ stats_on() { "$STATS" >/dev/null & STATSPID=$!; sleep 0.2; prog_stats >"$DIR/p0"
 stats_off() {
     prog_stats >"$DIR/p1"
     kill "$STATSPID"; wait "$STATSPID" 2>/dev/null; STATSPID=
-    join "$DIR/p0" "$DIR/p1" | awk -v cs="$1" -v label="$2" '
+    # a program absent at the start (attached after it) ran only within the run: from 0
+    LC_ALL=C join -a 2 -e 0 -o 0,1.2,1.3,2.2,2.3 "$DIR/p0" "$DIR/p1" | awk -v cs="$1" -v label="$2" '
         { t = $4 - $2; n = $5 - $3; if (n <= 0) next
           printf "    %-18s %10d runs %6.0f ns each\n", $1, n, t / n
           each[$1] = t / n; runs[$1] = n
@@ -120,7 +128,7 @@ fio_run() {
     else
         args=(--ioengine=psync --numjobs="$PSYNC_JOBS")
     fi
-    [ "$mode" = stats ] && iot_start on || iot_start "$mode"
+    iot_start "$mode"
     [ "$mode" = stats ] && stats_on
     local c0 x0 c1 x1
     c0=$(cpu_ticks); x0=$(ctxt)
@@ -133,6 +141,11 @@ fio_run() {
     iops=$(jq '.jobs[0].read.iops' "$DIR/fio.json")
     [ "$mode" = stats ] && stats_off "$((x1 - x0))" "$DEVNAME $engine" >&2
     iot_stop
+    # On a fast device the lens times only a sample of the requests (docs/json.md,
+    # stages.sampled): the median share over the run's samples.
+    [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
+        .stages.sampled // empty' "$DIR/iot.json" 2>/dev/null | median |
+        awk '{ printf "    requests timed: %s of them (stages.sampled, median)\n", $1 }' >&2
     awk -v m="$mode" -v iops="$iops" -v ios="$ios" -v c="$((c1 - c0))" -v hz="$HZ" \
         'BEGIN { printf "%s %.0f %.0f\n", m, iops, (ios > 0 ? c / hz * 1e9 / ios : 0) }'
 }
@@ -149,6 +162,7 @@ bench_dev() {
             for m in "$@"; do fio_run "$dev" "$engine" "$m" >>"$DIR/runs"; done
         done
         [ -n "${NO_STATS:-}" ] || fio_run "$dev" "$engine" stats >/dev/null
+        [ "$ROUNDS" -gt 0 ] || continue     # the statistics runs alone
         local off_iops on_iops off_cpu on_cpu spread
         off_iops=$(awk '$1 == "off" { print $2 }' "$DIR/runs" | median)
         on_iops=$(awk '$1 == "on" { print $2 }' "$DIR/runs" | median)
@@ -165,7 +179,7 @@ bench_dev() {
 # pipe_run MODE: "MODE ns_per_round_trip switches_per_round_trip"
 pipe_run() {
     local loops=50000 x0 x1 us
-    [ "$1" = stats ] && iot_start on || iot_start "$1"
+    iot_start "$1"
     [ "$1" = stats ] && stats_on
     x0=$(ctxt)
     us=$(taskset -c 0 perf bench sched pipe -l "$loops" 2>/dev/null | awk '/usecs\/op/ { print $1 }')

@@ -39,6 +39,18 @@ struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u32 pad;
 };
 
+/* Sampled timing: on a device whose requests come faster than the program's
+ * lens_timed_rate a second (a const volatile in iotriage.bpf.c, LENS_TIMED_RATE by
+ * default), only 1 in 2^shift of them is timed (LENS_SHIFT_MAX at most); the choice is a
+ * hash of the request's key, the same at each of its stages. Every figure a timed request
+ * adds (stage counts, sums, histogram buckets, depth moments, scheduler counts) is
+ * weighted by 2^shift, so they estimate all the requests and means and percentiles stay
+ * those of a uniform sample. The counts that stay exact whatever the shift: the requests
+ * issued, their depth in flight, completions, and the bytes per submitter. */
+#define LENS_TIMED_RATE 16384
+#define LENS_SHIFT_MAX  6
+#define LENS_RATE_WIN   1024    /* requests issued per rate measurement (a power of two) */
+
 struct lens_stage {
     __u64 count;
     __u64 sum_ns;
@@ -66,16 +78,19 @@ struct lens_dp_val {
      * after the device's first_done_ns, when the depth count is whole: the reader sums
      * them over the device's priorities and regresses y on d. */
     __u64 n, sd, sdd, sy, sdy;
+    __u64 timed;                /* completions timed, unweighted (the sample's size) */
 };
 
 /* One device, in the lens_devs table (global data: the reader sees it mapped, without a
  * system call). */
 struct lens_dev_val {
     __u64 key;                  /* LENS_KEY_USED | dev; 0: a free slot */
-    __s64 inflight;             /* requests seen issued and not completed */
+    /* Requests seen issued (every one, timed or not), and those of them that left the
+     * device: completed, requeued, or counted out after a missed completion. In flight:
+     * issued - done. (Two counters, one atomic add a request each, where a count in
+     * flight and a count issued took two at issue.) */
+    __u64 issued;
     __u64 first_done_ns;        /* first completion of a request seen issued; 0: none yet */
-    __u64 issued;               /* requests seen issued */
-    __u64 depth_sum;            /* sum over them of the depth at issue (itself included) */
     __u64 untracked;            /* completions of requests issued before the lens */
     /* Requests inserted into the scheduler and issued from it, by priority class (0 none,
      * 1 rt, 2 be, 3 idle): the difference is what the scheduler holds now. */
@@ -83,6 +98,20 @@ struct lens_dev_val {
     /* The fastest device time of a request that moved data since the lens started: the
      * device's own service time, when at least one request found it free. 0: none yet. */
     __u64 min_dev_ns;
+    __u64 rate_ns;              /* when issued last crossed a multiple of LENS_RATE_WIN */
+    __u8  shift;                /* 1 in 2^shift of its requests is timed now */
+    __u8  shift_lo;             /* the lower of the shift and the one before it, for a
+                                 * while after a change: requests chosen under either
+                                 * are looked up (a request keeps its choice) */
+    __u8  lo_ticks;             /* rate measurements left before shift_lo = shift */
+    __u8  stampless;            /* a request without a start time was seen: time all */
+    __u32 pad;
+    __u64 done;                 /* (see issued; last, apart from it: another CPU's) */
+    /* Completions counted whose issue was not (a skipped program run, a request the
+     * kernel stamped again at its start): found when the count in flight would fall
+     * below the request being issued, which is at the device. In flight: issued - done
+     * + lost. */
+    __u64 lost;
 };
 
 /* The submits map's tgid for bios a kernel thread submitted (the flusher's writeback, a
@@ -143,8 +172,9 @@ struct lens_wb_key {
  * the key), not in a hash map: a lookup is an index computation, without a lock or a
  * helper call, and the memory is fixed whatever the number of requests ever made. A
  * request that finds both ways of its set taken evicts the entry with the older last
- * event (a request whose end was missed, typically); an evicted request in flight is
- * taken out of its device's depth and scheduler counts and counted in lens_dropped. */
+ * event (a request whose end was missed, typically); an evicted request is taken out of
+ * its device's scheduler counts (and, without a start time, its depth count) and counted
+ * in lens_dropped. Only timed requests have an entry (sampled timing, above). */
 struct lens_rq {
     __u64 key;                  /* 0: the way is free */
     __u64 queue_ns;             /* its first bio submitted; 0: unknown */
@@ -155,7 +185,11 @@ struct lens_rq {
     __u32 dev;
     __u32 prio;
     __u32 depth;                /* in flight at issue, itself included */
-    __u32 depth_whole;          /* 1: the device's depth count was whole at issue */
+    __u8  depth_whole;          /* 1: the device's depth count was whole at issue */
+    __u8  shift;                /* its weight is 2^shift (lens_dev_val.shift when sampled) */
+    __u8  counted;              /* in its device's in-flight count by this entry (no start
+                                 * time) */
+    __u8  pad;
 };
 
 struct lens_rq_set {            /* key: __u32 set index */

@@ -48,12 +48,13 @@ struct lens_devprio {
 /* One device's depth figures (lens_maps.h: struct lens_dev_val). */
 struct lens_devstat {
     unsigned major, minor;
-    int64_t  inflight;
-    uint64_t issued, depth_sum;
+    int64_t  inflight;               /* issued - done (+ issues the lens missed) */
+    uint64_t issued, done;           /* requests issued, and of them left the device */
     uint64_t n, sd, sdd, sy, sdy;    /* depth/device-time moments, time in us */
     uint64_t untracked;
     uint64_t sched_in[4], sched_out[4];  /* by class: inserted, issued from the scheduler */
     uint64_t min_dev_ns;             /* fastest device time since the lens started; 0 none */
+    uint64_t timed;                  /* completions timed (the sample; lens_maps.h) */
 };
 
 /* Bytes submitted by one thread group to one device (partition or disk), counted when the
@@ -147,7 +148,10 @@ int    lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat
  * Means and quantiles in ms, NAN when unknown. */
 struct lens_dev_interval {
     bool   valid;                    /* both readings had the device */
-    double requests;                 /* completed in the interval */
+    double requests;                 /* completed in the interval: exact (lens_done), else
+                                      * the timed ones weighted */
+    double sampled;                  /* share of them timed (lens_sampled_share); below 1 the
+                                      * stage figures are a sample's estimates; NAN unknown */
     double tag_ms, sched_ms, device_ms, total_ms;         /* means per stage */
     double device_p05_ms, device_p50_ms, device_p99_ms;
     double total_p50_ms, total_p99_ms;
@@ -182,6 +186,17 @@ struct lens_dev_interval {
 #define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
 #define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
 #define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
+
+/* Completions of the device's requests between two readings (prev NULL: since the lens
+ * started), exact (lens_devstat.done: a requeued request counts once more). -1 when the
+ * count went backwards. */
+double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur);
+/* The share of those completions that were timed (lens_maps.h: sampled timing), in
+ * [0, 1]; NAN when none completed or the readings do not count timed requests. count:
+ * the interval's device-stage count (weighted): with none timed and count > 0, the
+ * readings predate the count of timed requests. */
+double lens_sampled_share(const struct lens_devstat *prev, const struct lens_devstat *cur,
+                          double count);
 
 /* Pure: the interval of device major:minor between two readings (prev may be NULL: since
  * the lens started). Fills *out and judges it; returns 0, or -ENODATA when the device is

@@ -661,6 +661,10 @@ static int decode_lens_stages(struct dec *d, const struct json_value *o, struct 
             return rc;
         memcpy((char *)l + nums[i].off, &x, sizeof(x));
     }
+    /* A recording made before sampled timing has no share: unknown. */
+    l->sampled = (double)NAN;
+    if (json_get(v, "sampled") && (rc = get_num(d, v, "sampled", &l->sampled)))
+        return rc;
     const char *served, *held;
     size_t slen, hlen;
     int64_t now;

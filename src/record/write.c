@@ -194,6 +194,7 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     }
     jw_open(w, "stages", '{');
     jw_num(w, "requests", l->requests);
+    jw_num(w, "sampled", l->sampled);
     jw_num(w, "tag_ms", l->tag_ms);
     jw_num(w, "sched_ms", l->sched_ms);
     jw_num(w, "device_ms", l->device_ms);

@@ -23,7 +23,7 @@
 
 struct lens_moments {
     __u32 dev;
-    __u64 n, sd, sdd, sy, sdy;
+    __u64 n, sd, sdd, sy, sdy, timed;
 };
 
 /* A map as this file reads it, whichever loader made it: the kernel's own figures for
@@ -576,6 +576,7 @@ static int read_devprio(struct lens *l, struct lens_reading *out)
             m->sdd += v->sdd;
             m->sy += v->sy;
             m->sdy += v->sdy;
+            m->timed += v->timed;
         }
     }
     free(keys);
@@ -605,9 +606,11 @@ static int read_devs(struct lens *l, struct lens_reading *out)
         struct lens_devstat *d = &out->devs[n++];
         d->major = dev >> 20;
         d->minor = dev & 0xfffff;
-        d->inflight = v[i].inflight;
+        /* two plain loads, not one instant: a request issued between them can show as
+         * one more in flight */
+        d->done = v[i].done;
         d->issued = v[i].issued;
-        d->depth_sum = v[i].depth_sum;
+        d->inflight = (int64_t)(d->issued - d->done + v[i].lost);
         d->untracked = v[i].untracked;
         memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
         memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);
@@ -621,6 +624,7 @@ static int read_devs(struct lens *l, struct lens_reading *out)
             d->sdd += m->sdd;
             d->sy += m->sy;
             d->sdy += m->sdy;
+            d->timed += m->timed;
         }
     }
     out->ndevs = n;

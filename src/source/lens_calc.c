@@ -142,6 +142,28 @@ int lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *c
     return 0;
 }
 
+double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur)
+{
+    uint64_t p = prev ? prev->done : 0;
+    if (cur->done < p)
+        return -1;
+    return (double)(cur->done - p);
+}
+
+double lens_sampled_share(const struct lens_devstat *prev, const struct lens_devstat *cur,
+                          double count)
+{
+    double done = lens_done(prev, cur);
+    uint64_t pt = prev ? prev->timed : 0;
+    if (!(done > 0) || cur->timed < pt)
+        return (double)NAN;
+    double timed = (double)(cur->timed - pt);
+    if (timed == 0 && count > 0)
+        return (double)NAN;          /* a reading without the count of timed requests */
+    /* Requests issued before the interval and timed in it can make the ratio pass 1. */
+    return fmin(1.0, timed / done);
+}
+
 double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
                      double interval_s)
 {
@@ -192,7 +214,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->device_p05_ms = out->device_p50_ms = out->device_p99_ms = (double)NAN;
     out->total_p50_ms = out->total_p99_ms = out->busy_depth = (double)NAN;
     out->top_device_ms = out->growth = out->held_sched_ms = out->service_ms = (double)NAN;
-    out->top_busy_depth = out->sched_queue = (double)NAN;
+    out->top_busy_depth = out->sched_queue = out->sampled = (double)NAN;
     out->top_class = out->held_class = -1;
     out->saturated = -1;
     lens_depth_fit(NULL, &(struct lens_devstat){0}, &out->fit);   /* all (double)NAN */
@@ -228,6 +250,14 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->valid = true;
     const struct lens_stage_sum *dev = &all[LENS_ST_DEVICE];
     out->requests = (double)dev->count;
+    if (dc) {
+        /* Exact when the readings count the issues (every reading of the lens does); the
+         * weighted count is an estimate once requests are sampled. */
+        double done = lens_done(dpv, dc);
+        if (done > 0 || (done == 0 && dev->count == 0))
+            out->requests = done;
+        out->sampled = lens_sampled_share(dpv, dc, (double)dev->count);
+    }
     out->tag_ms = lens_stage_mean_ms(&all[LENS_ST_TAG]);
     out->sched_ms = lens_stage_mean_ms(&all[LENS_ST_SCHED]);
     out->device_ms = lens_stage_mean_ms(dev);

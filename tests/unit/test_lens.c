@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "delta.h"
+#include "record/replay.h"
 #include "source/lens.h"
 #include "verdict.h"
 #include "devs_fixture.h"
@@ -348,6 +351,128 @@ static void test_reset_priority_skipped(void **state)
 
 /* ---- delta.c: io_delay_source ---- */
 
+/* Sampled timing (lens_maps.h): on a fast device 1 in 2^shift requests is timed and each
+ * adds 2^shift to the stage counts. The interval's request count comes from the exact
+ * issue and depth counts, the share timed from the unweighted count; means, percentiles
+ * and the verdict read the weighted stages as they would every request. */
+static void test_sampled_interval(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    saturated_pair(&a, &b);
+    /* 1600 weighted = 200 timed at 1 in 8, out of 1605 completed (1610 issued, 5 in
+     * flight at the end of the interval, none before). */
+    b.dev.issued = 1610;
+    b.dev.done = 1605;
+    b.dev.inflight = 5;
+    b.dev.timed = 200;
+    struct lens_dev_interval d;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.requests, 1605, 1e-9);
+    assert_near(d.sampled, 200.0 / 1605, 1e-9);
+    assert_near(d.device_ms, 10.0, 0.001);
+    assert_int_equal(d.saturated, 1);
+
+    /* Every request timed: the share is 1, and the weighted count is the exact one. */
+    b.dev.timed = 1605;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.sampled, 1.0, 1e-9);
+    /* Requests issued before the interval and timed in it may push the ratio past 1. */
+    b.dev.timed = 1700;
+    assert_near(lens_sampled_share(&a.dev, &b.dev, 1600), 1.0, 1e-9);
+
+    /* Nothing completed: the share is unknown, and so is a count that went backwards. */
+    assert_nan(lens_sampled_share(&b.dev, &b.dev, 0));
+    assert_near(lens_done(&b.dev, &b.dev), 0, 1e-9);
+    a.dev.done = 2000;
+    assert_near(lens_done(&a.dev, &b.dev), -1, 1e-9);
+    assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
+    /* Then the weighted count stands in for the exact one. */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.requests, 1600, 1e-9);
+    assert_nan(d.sampled);
+
+    /* A reading without the count of timed requests (timed 0, stages filled): unknown,
+     * not "none timed". */
+    a.dev.done = 0;
+    b.dev.timed = 0;
+    assert_nan(lens_sampled_share(&a.dev, &b.dev, 1600));
+    /* Completions with nothing timed and no stage count: none of them was in the sample. */
+    assert_near(lens_sampled_share(&a.dev, &b.dev, 0), 0, 1e-9);
+    /* Without prev, since the lens started. */
+    assert_near(lens_done(NULL, &b.dev), 1605, 1e-9);
+}
+
+/* loop1's stages.sampled in each sample of a copy of rec-lens.jsonl whose
+ * `"sampled":null,` is replaced by `with` (NULL: removed, a recording made before the
+ * key). */
+static void replay_sampled(const char *with, double *got, size_t max, size_t *n,
+                           bool refused)
+{
+    const char *dir = getenv("IOTRIAGE_FIXTURES");
+    char path[512], err[512];
+    snprintf(path, sizeof(path), "%s/replay/rec-lens.jsonl", dir ? dir : "tests/fixtures");
+    FILE *in = fopen(path, "r");
+    char tmp[] = "/tmp/iotriage-lens-sampled.XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!in || !out)
+        fail_msg("cannot copy %s", path);
+    static char line[1 << 20];
+    static const char key[] = "\"sampled\":null,";
+    while (fgets(line, sizeof(line), in)) {
+        char *p = line, *at;
+        while ((at = strstr(p, key))) {
+            fwrite(p, 1, (size_t)(at - p), out);
+            if (with)
+                fputs(with, out);
+            p = at + strlen(key);
+        }
+        fputs(p, out);
+    }
+    fclose(in);
+    fclose(out);
+    struct replay *rp;
+    if (replay_open(&rp, tmp, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    struct replay_frame f = { 0 };
+    *n = 0;
+    for (size_t i = 0; i < replay_count(rp) && *n < max; i++) {
+        if (replay_load(rp, i, &f, err, sizeof(err)) != 0) {
+            if (!refused)
+                fail_msg("sample %zu: %s", i, err);
+            assert_non_null(strstr(err, "sampled"));
+            *n = SIZE_MAX;
+            break;
+        }
+        for (size_t k = 0; k < f.res.ndevs; k++)
+            if (strcmp(f.res.devs[k].dev->ds.name, "loop1") == 0 && f.res.devs[k].lens.valid)
+                got[(*n)++] = f.res.devs[k].lens.sampled;
+    }
+    replay_frame_free(&f);
+    replay_close(rp);
+    unlink(tmp);
+}
+
+/* The share timed is recorded and replayed; a recording made before it replays with
+ * the share unknown, everything else as it was. */
+static void test_sampled_replay(void **state)
+{
+    (void)state;
+    double got[8];
+    size_t n;
+    replay_sampled("\"sampled\":0.125,", got, 8, &n, false);
+    assert_true(n >= 2);
+    for (size_t i = 0; i < n; i++)
+        assert_near(got[i], 0.125, 1e-12);
+    replay_sampled(NULL, got, 8, &n, false);
+    assert_true(n >= 2);
+    for (size_t i = 0; i < n; i++)
+        assert_nan(got[i]);
+    replay_sampled("\"sampled\":\"x\",", got, 8, &n, true);    /* a string: refused */
+    assert_true(n == SIZE_MAX);
+}
+
 static void set_snap(struct snapshot *s, double mono, struct task_sample *tasks, size_t n)
 {
     memset(s, 0, sizeof(*s));
@@ -569,6 +694,8 @@ int main(void)
         cmocka_unit_test(test_held_back_is_not_saturation),
         cmocka_unit_test(test_judge_edges),
         cmocka_unit_test(test_reset_priority_skipped),
+        cmocka_unit_test(test_sampled_interval),
+        cmocka_unit_test(test_sampled_replay),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),

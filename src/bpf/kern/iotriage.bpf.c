@@ -14,9 +14,10 @@
  *    charged to whoever dirtied the pages, and the cgroup the kernel itself charged).
  * It runs on every context switch, wakeup and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
- * return on the first test for a task not in iowait; a request's state is one entry of
- * an array found by index (no hash update per request); counters written at every
- * completion are per CPU. Nothing is sent to user space.
+ * return on the first test for a task not in iowait; on a fast device only a sample of
+ * the requests is timed (lens_maps.h: sampled timing), every one still counted; a timed
+ * request's state is one entry of an array found by index (no hash update per request);
+ * counters written at every completion are per CPU. Nothing is sent to user space.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
@@ -61,6 +62,7 @@ struct block_device {
 } __attribute__((preserve_access_index));
 
 struct bvec_iter {
+    __u64 bi_sector;
     unsigned int bi_size;
 } __attribute__((preserve_access_index));
 
@@ -127,7 +129,11 @@ struct bio {
 
 struct request {
     struct request_queue *q;
+    unsigned int cmd_flags;     /* the op in its low 8 bits (REQ_OP_MASK) */
+    __u64 __sector;             /* its first bio's sector until a completion advances it */
     struct bio *bio;
+    __u64 start_time_ns;        /* allocated (blk_mq_rq_ctx_init); 0 without iostats,
+                                 * a scheduler or the queue's statistics */
 } __attribute__((preserve_access_index));
 
 /* Before 6.12 the request carried its own copy of the priority (6975c1a486a4 removed
@@ -230,6 +236,24 @@ const volatile bool lens_submits = false;
 /* Split the kernel threads' bytes by dirtier (the wbs map): on when a page-dirtying
  * tracepoint is attached (lens.c), so that without one no bio pays for the lookups. */
 const volatile bool lens_wb_split = false;
+/* Requests a second on one device above which only a sample of them is timed
+ * (lens_maps.h: sampled timing); 0 times every request. */
+const volatile __u32 lens_timed_rate = LENS_TIMED_RATE;
+/* When the issue and completion programs were both seen running (CLOCK_MONOTONIC ns; 0:
+ * not yet; the programs attach one by one). A request the kernel allocated at or after
+ * it (rq->start_time_ns) has its issue and its completion seen: it is counted in its
+ * device's depth at issue and taken out at completion by that test alone, timed or not;
+ * one allocated before is left out at both ends. */
+__u64 lens_t0 = 0;
+__u32 lens_issue_seen = 0;
+/* The requests counted in flight, by the address of their struct request (a slot a hash
+ * of it; 0 free): set at issue, cleared at completion and requeue. A completion the lens
+ * did not see (a program run the kernel skipped) would leave its request in the depth
+ * count for ever; the kernel reuses its requests (one per tag), so the same request
+ * issued again while still marked is counted out first. A collision (two requests in
+ * flight in one slot) only loses that repair. */
+#define LENS_MARKS 4096
+__u64 lens_marks[LENS_MARKS] = {};
 
 
 /* ---- Per-thread iowait. ----
@@ -328,13 +352,14 @@ static __always_inline __u32 log2_bucket(__u64 ns)
     return b < LENS_HIST ? b : LENS_HIST - 1;
 }
 
-static __always_inline void stage_add(struct lens_stage *s, __u64 ns)
+/* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). */
+static __always_inline void stage_add(struct lens_stage *s, __u64 ns, __u64 w)
 {
-    s->count += 1;
-    s->sum_ns += ns;
+    s->count += w;
+    s->sum_ns += ns * w;
     __u32 b = log2_bucket(ns);
     if (b < LENS_HIST)
-        s->hist[b] += 1;
+        s->hist[b] += w;
 }
 
 static __always_inline __u32 disk_dev(struct gendisk *d)
@@ -401,6 +426,64 @@ static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
     return dev_find(dev, true);
 }
 
+/* 1 in 2^shift of the device's requests is timed now; every one on a device that has
+ * shown a request without a start time (its depth count then needs every entry). */
+static __always_inline __u32 dev_shift(const struct lens_dev_val *d)
+{
+    return d->stampless ? 0 : d->shift & 7;
+}
+
+/* Whether a request is timed at a device's shift: a hash of its first bio's address and
+ * sector, the same at each of its stages (the bio at submission, the request after:
+ * rq->bio and rq->__sector). The address alone would not do: a synchronous reader's
+ * bios come back at the same few addresses, which would be all timed or none. */
+static __always_inline bool key_timed(__u64 key, __u64 sector, __u32 shift)
+{
+    if (!shift)
+        return true;
+    return (slot_hash(key ^ sector) & ((1u << shift) - 1)) == 0;
+}
+
+/* Every LENS_RATE_WIN requests issued: the device's rate over them, and the shift that
+ * keeps its timed requests under lens_timed_rate a second. Called by the issue that
+ * crossed the multiple, one CPU at a time in practice (a race leaves one of two
+ * equally good values). */
+static __always_inline void dev_rate_tick(struct lens_dev_val *d)
+{
+    __u64 now = bpf_ktime_get_ns();
+    __u64 last = d->rate_ns;
+    d->rate_ns = now;
+    if (!last || now <= last)
+        return;
+    __u64 per_s = (__u64)LENS_RATE_WIN * 1000000000ull / (now - last);
+    __u64 lim = lens_timed_rate;
+    __u32 s = 0;
+    if (lim && !d->stampless) {
+#pragma clang loop unroll(full)
+        for (int i = 0; i < LENS_SHIFT_MAX; i++)
+            if (per_s > lim << s)
+                s++;
+    }
+    __u32 cur = d->shift & 7;
+    /* Down only once the rate is a quarter under the step's threshold: a rate near it
+     * would otherwise flip the shift every window (a request keeps the weight it was
+     * chosen with; changes only make the sample less even). */
+    if (s < cur && cur > 0 && per_s * 4 > (lim << (cur - 1)) * 3)
+        s = cur;
+    if (cur != s) {
+        /* Requests in flight chosen under the old shift are still looked up for four
+         * windows, so that one chosen at submission is not left half-counted (its
+         * scheduler counts; an eviction would repair that later). */
+        d->shift_lo = s < cur ? s : cur;
+        d->lo_ticks = 4;
+        d->shift = s;
+    } else if (d->lo_ticks) {
+        d->lo_ticks -= 1;
+        if (!d->lo_ticks)
+            d->shift_lo = s;
+    }
+}
+
 /* This CPU's copy of a (device, priority) entry, claimed when new. */
 static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
 {
@@ -440,6 +523,57 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
     return *w;
 }
 
+/* Whether the request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
+ * the kernel gave it no start time (then it is counted only through its entry,
+ * lens_rq.counted, and its device times every request). */
+static __always_inline int rq_after_t0(struct request *rq)
+{
+    /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
+     * start time and is in no statistic of the kernel's: left out, rather than making its
+     * device time every request. */
+    __u32 op = rq->cmd_flags & 0xff;
+    if (op == 34 || op == 35)
+        return 0;
+    if (!bpf_core_field_exists(rq->start_time_ns))
+        return -1;
+    __u64 st = rq->start_time_ns;
+    if (!st)
+        return -1;
+    __u64 t0 = lens_t0;
+    return t0 && st >= t0;
+}
+
+static __always_inline __u32 mark_slot(__u64 rqbits)
+{
+    return slot_hash(rqbits) & (LENS_MARKS - 1);
+}
+
+/* A request counted in flight at issue: true when its mark was still set (the end of
+ * its previous use was missed: the caller counts that one out). Plain loads and stores,
+ * no locked instruction on every request: one request is never issued and completed at
+ * once, and two CPUs meet in a slot only for two requests that collide there, which at
+ * worst loses a mark (a repair). */
+static __always_inline bool mark_set(struct request *rq, __u32 sl)
+{
+    __u64 bits = ptr_bits(rq, sl);
+    if (!bits)
+        return false;
+    __u64 *m = &lens_marks[mark_slot(bits)];
+    bool missed = *m == bits;
+    *m = bits;
+    return missed;
+}
+
+static __always_inline void mark_clear(struct request *rq, __u32 sl)
+{
+    __u64 bits = ptr_bits(rq, sl);
+    if (!bits)
+        return;
+    __u64 *m = &lens_marks[mark_slot(bits)];
+    if (*m == bits)
+        *m = 0;
+}
+
 static __always_inline struct lens_rq_set *rq_set(__u64 key)
 {
     /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
@@ -466,23 +600,26 @@ static __always_inline void rq_free(struct lens_rq *r, __u64 key)
 }
 
 /* An entry leaves the cache before its completion (evicted, or replaced after a missed
- * completion): take it out of its device's counts, as the kernel has. */
+ * completion): take it out of the counts it holds, as the kernel has. (A request with a
+ * start time leaves the depth count at its completion, entry or not.) */
 static __always_inline void rq_drop(struct lens_rq *r)
 {
     if (!r->insert_ns && !r->issue_ns)
         return;                 /* a bio without a request yet: no count holds it */
     struct lens_dev_val *d = dev_find(r->dev, false);
     if (d) {
-        if (r->issue_ns)
-            __sync_fetch_and_add(&d->inflight, -1);
-        else
-            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
+        if (r->issue_ns) {
+            if (r->counted)
+                __sync_fetch_and_add(&d->done, 1);
+        } else {
+            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
+        }
     }
     __sync_fetch_and_add(&lens_dropped, 1);
 }
 
-/* A way for key, zeroed but for its key; NULL when another CPU took it first. */
-static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now)
+/* A way for key, zeroed but for its key and shift; NULL when another CPU took it first. */
+static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift)
 {
     struct lens_rq_set *s = rq_set(key);
     if (!s)
@@ -515,6 +652,8 @@ static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now)
     v->prio = 0;
     v->depth = 0;
     v->depth_whole = 0;
+    v->shift = (__u8)shift;
+    v->counted = 0;
     return v;
 }
 
@@ -548,7 +687,8 @@ static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, _
  * an earlier life of the same key whose end we missed, and is replaced; a request the
  * lens did not see submitted (a flush, the front part of a split bio, one from before
  * the lens) gets one now, its tag wait and total unknown. */
-static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl)
+static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl,
+                                               __u32 shift, bool may_claim)
 {
     __u64 key;
     struct lens_rq *r = rq_find(rq, &key, sl);
@@ -556,12 +696,30 @@ static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __
         r->last_ns = now;
         return r;
     }
-    if (!key)
+    if (!key || !may_claim)
         return NULL;
-    r = rq_claim(key, now);
+    r = rq_claim(key, now, shift);
     if (r)
         r->dev = rq_dev(rq);
     return r;
+}
+
+/* What a request's later stages do: skip it (not in the sample), look its entry up (in
+ * the sample under the shift before a recent change), or look it up and claim one when
+ * missing (in the sample now). The choice its first bio's submission made (rq->bio; a
+ * flush: the request). */
+enum { RQ_SKIP, RQ_LOOKUP, RQ_TIMED };
+static __always_inline int rq_choice(struct request *rq, const struct lens_dev_val *d, __u32 sl)
+{
+    __u32 shift = dev_shift(d);
+    if (!shift)
+        return RQ_TIMED;
+    __u32 lo = d->shift_lo & 7;
+    struct bio *b = rq->bio;
+    __u32 h = slot_hash((b ? ptr_bits(b, sl) : ptr_bits(rq, sl)) ^ rq->__sector);
+    if (!(h & ((1u << shift) - 1)))
+        return RQ_TIMED;
+    return lo < shift && !(h & ((1u << lo) - 1)) ? RQ_LOOKUP : RQ_SKIP;
 }
 
 /* ---- Writeback: who dirtied the pages a kernel thread writes. ---- */
@@ -664,24 +822,34 @@ static __always_inline void wb_charge(struct bio *bio, __u32 part, __u64 bytes)
     }
 }
 
-SEC("tp_btf/block_bio_queue")
-int BPF_PROG(lens_bio_queue, struct bio *bio)
+/* A bio's disk and the device it targets (a partition's own number); NULL when it has
+ * none. */
+static __always_inline struct gendisk *bio_disk(struct bio *bio, __u32 *part)
 {
     struct gendisk *disk;
-    __u32 part;
     if (bpf_core_field_exists(bio->bi_bdev)) {
         struct block_device *bdev = bio->bi_bdev;
         if (!bdev)
-            return 0;
-        part = bdev->bd_dev;
+            return NULL;
+        *part = bdev->bd_dev;
         disk = bdev->bd_disk;
     } else {
         struct bio___old *old = (void *)bio;
         disk = BPF_CORE_READ(old, bi_disk);
         if (!disk)
-            return 0;
-        part = disk_dev(disk) + BPF_CORE_READ(old, bi_partno);
+            return NULL;
+        *part = disk_dev(disk) + BPF_CORE_READ(old, bi_partno);
     }
+    return disk;
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(lens_bio_queue, struct bio *bio)
+{
+    __u32 part = 0;
+    struct gendisk *disk = bio_disk(bio, &part);
+    if (!disk)
+        return 0;
     if (lens_submits) {
         /* The tracepoint runs in the submitter's context (submit_bio_noacct_nocheck, called
          * synchronously from submit_bio): a direct read or write, and readahead for a
@@ -707,14 +875,21 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
             wb_charge(bio, part, bytes);
     }
     /* Bio-based devices (device mapper, zram) make no requests: nothing to time. */
-    if (!disk || !disk->queue || !disk->queue->mq_ops)
+    if (!disk->queue || !disk->queue->mq_ops)
         return 0;
-    __u64 now = bpf_ktime_get_ns();
+    __u32 dev = disk_dev(disk);
+    struct lens_dev_val *d = dev_slot(dev);
     __u64 key = ptr_bits(bio, SL_QUEUE);
-    struct lens_rq *r = key ? rq_claim(key, now) : NULL;
+    if (!d || !key)
+        return 0;
+    __u32 shift = dev_shift(d);
+    if (!key_timed(key, bio->bi_iter.bi_sector, shift))
+        return 0;               /* not in the sample: no entry, no clock read */
+    __u64 now = bpf_ktime_get_ns();
+    struct lens_rq *r = rq_claim(key, now, shift);
     if (r) {
         r->queue_ns = now;
-        r->dev = disk_dev(disk);
+        r->dev = dev;
     }
     return 0;
 }
@@ -722,7 +897,16 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(lens_getrq, struct bio *bio)
 {
-    struct lens_rq *r = rq_lookup(ptr_bits(bio, SL_GETRQ));
+    __u32 part = 0;
+    struct gendisk *disk = bio_disk(bio, &part);
+    struct lens_dev_val *d = disk ? dev_find(disk_dev(disk), false) : NULL;
+    if (!d)
+        return 0;
+    __u64 key = ptr_bits(bio, SL_GETRQ);
+    __u32 lo = d->shift_lo & 7, shift = dev_shift(d);
+    if (!key_timed(key, bio->bi_iter.bi_sector, lo < shift ? lo : shift))
+        return 0;
+    struct lens_rq *r = rq_lookup(key);
     if (r)
         r->last_ns = r->getrq_ns = bpf_ktime_get_ns();
     return 0;
@@ -750,43 +934,74 @@ int BPF_PROG(lens_frontmerge, struct bio *bio)
     return 0;
 }
 
+/* Requests in the scheduler are counted per class through their entries: a timed request
+ * adds its weight at insert and takes it away at issue or merge, so the difference
+ * estimates what the scheduler holds (exact while every request is timed). */
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
+    struct lens_dev_val *d = dev_slot(rq_dev(rq));
+    int c = d ? rq_choice(rq, d, SL_INSERT) : RQ_SKIP;
+    if (c == RQ_SKIP)
+        return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_slot(rq, now, SL_INSERT);
+    struct lens_rq *r = rq_slot(rq, now, SL_INSERT, dev_shift(d), c == RQ_TIMED);
     if (!r || r->insert_ns)
         return 0;
     r->insert_ns = now;
     r->prio = rq_prio(rq);
-    struct lens_dev_val *d = dev_slot(r->dev);
-    if (d)
-        __sync_fetch_and_add(&d->sched_in[(r->prio >> 13) & 3], 1);
+    __sync_fetch_and_add(&d->sched_in[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     return 0;
 }
 
+/* Every request is counted here (its depth, the device's rate); only a timed one has an
+ * entry and reads the clock. */
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
-    __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_slot(rq, now, SL_ISSUE);
-    if (!r)
-        return 0;
-    r->issue_ns = now;
-    if (!r->insert_ns)              /* else read at insert */
-        r->prio = rq_prio(rq);
-    struct lens_dev_val *d = dev_slot(r->dev);
+    struct lens_dev_val *d = dev_slot(rq_dev(rq));
     if (!d)
         return 0;
-    if (r->insert_ns)
-        __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
-    __s64 depth = __sync_fetch_and_add(&d->inflight, 1) + 1;
-    r->depth = depth > 0 ? (__u32)depth : 1;
-    /* Requests issued before the lens are not counted in flight; once one request we
-     * saw issued has completed, those ahead of it (mostly) have too. */
-    r->depth_whole = d->first_done_ns != 0;
-    __sync_fetch_and_add(&d->issued, 1);
-    __sync_fetch_and_add(&d->depth_sum, r->depth);
+    if (!lens_issue_seen)
+        lens_issue_seen = 1;
+    int after = rq_after_t0(rq);
+    if (after < 0 && !d->stampless)
+        d->stampless = 1;       /* from now on every request of it is timed */
+    struct lens_rq *r = NULL;
+    int c = rq_choice(rq, d, SL_ISSUE);
+    if (c != RQ_SKIP) {
+        __u64 now = bpf_ktime_get_ns();
+        r = rq_slot(rq, now, SL_ISSUE, dev_shift(d), c == RQ_TIMED);
+        if (r) {
+            r->issue_ns = now;
+            if (!r->insert_ns)      /* else read at insert */
+                r->prio = rq_prio(rq);
+            else
+                __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
+            r->counted = after < 0;
+        }
+    }
+    if (after == 0 || (after < 0 && !r))
+        return 0;               /* from before the lens, or not countable */
+    if (after > 0 && mark_set(rq, SL_ISSUE)) {
+        __sync_fetch_and_add(&d->done, 1);
+        __sync_fetch_and_add(&lens_dropped, 1);
+    }
+    __u64 n = __sync_fetch_and_add(&d->issued, 1);
+    __s64 depth = (__s64)(n + 1 - d->done + d->lost);
+    if (depth < 1) {
+        /* at least this request is at the device: the count lost some issues */
+        __sync_fetch_and_add(&d->lost, (__u64)(1 - depth));
+        depth = 1;
+    }
+    if (r) {
+        r->depth = depth > 0 ? (__u32)depth : 1;
+        /* Requests issued before the lens are not counted in flight; once one request we
+         * saw issued has completed, those ahead of it (mostly) have too. */
+        r->depth_whole = d->first_done_ns != 0;
+    }
+    if ((n & (LENS_RATE_WIN - 1)) == LENS_RATE_WIN - 1)
+        dev_rate_tick(d);
     return 0;
 }
 
@@ -802,7 +1017,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
     if (r->insert_ns && !r->issue_ns) {
         struct lens_dev_val *d = dev_find(r->dev, false);
         if (d)
-            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1);
+            __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     }
     rq_free(r, key);
     return 0;
@@ -814,12 +1029,19 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
 {
     __u64 key;
     struct lens_rq *r = rq_find(rq, &key, SL_REQUEUE);
-    if (!r || !r->issue_ns)
+    int after = rq_after_t0(rq);
+    bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
+    if (r) {
+        r->issue_ns = 0;
+        r->counted = 0;
+    }
+    if (!counted)
         return 0;
-    r->issue_ns = 0;
-    struct lens_dev_val *d = dev_find(r->dev, false);
+    if (after > 0)
+        mark_clear(rq, SL_REQUEUE);
+    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
     if (d)
-        __sync_fetch_and_add(&d->inflight, -1);
+        __sync_fetch_and_add(&d->done, 1);
     return 0;
 }
 
@@ -828,53 +1050,66 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-    __u64 key;
-    struct lens_rq *r = rq_find(rq, &key, SL_COMPLETE);
-    if (!r || !r->issue_ns) {
-        __u32 dev = r ? r->dev : rq_dev(rq);
-        struct lens_dev_val *d = dev_find(dev, false);
+    if (!lens_t0 && lens_issue_seen)
+        __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
+    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
+    __u64 key = 0;
+    struct lens_rq *r = NULL;
+    if (d && rq_choice(rq, d, SL_COMPLETE) != RQ_SKIP)
+        r = rq_find(rq, &key, SL_COMPLETE);
+    int after = rq_after_t0(rq);
+    bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
+    if (!counted) {
         if (d)
             __sync_fetch_and_add(&d->untracked, 1);
         if (r)
             rq_free(r, key);
         return 0;
     }
+    if (after > 0)
+        mark_clear(rq, SL_COMPLETE);
+    if (d) {
+        __sync_fetch_and_add(&d->done, 1);
+        if (!d->first_done_ns)
+            d->first_done_ns = bpf_ktime_get_ns();
+    }
+    if (!r || !r->issue_ns) {
+        if (r)
+            rq_free(r, key);
+        return 0;               /* counted, not timed */
+    }
     __u64 now = bpf_ktime_get_ns();
     struct lens_rq q = *r;
     rq_free(r, key);
 
-    struct lens_dev_val *d = dev_find(q.dev, false);
     __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
-    if (d) {
-        __sync_fetch_and_add(&d->inflight, -1);
-        if (!d->first_done_ns)
-            d->first_done_ns = now;
-        /* A racy minimum (two CPUs may both write): either value is a real request's. */
-        if (nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
-            d->min_dev_ns = dev_ns;
-    }
+    /* A racy minimum (two CPUs may both write): either value is a real request's. */
+    if (d && nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
+        d->min_dev_ns = dev_ns;
 
     /* This CPU's copy: plain additions. Only this program writes the map, and the
      * kernel never runs a program twice at once on one CPU (it skips a nested run). */
     struct lens_dp_val *v = dp_slot(q.dev, q.prio);
     if (!v)
         return 0;
+    __u64 w = 1ull << (q.shift & 7);
+    v->timed += 1;
     if (q.depth_whole) {
         __u64 y = dev_ns / 1000;
-        v->n += 1;
-        v->sd += q.depth;
-        v->sdd += (__u64)q.depth * q.depth;
-        v->sy += y;
-        v->sdy += y * q.depth;
+        v->n += w;
+        v->sd += w * q.depth;
+        v->sdd += w * q.depth * q.depth;
+        v->sy += w * y;
+        v->sdy += w * y * q.depth;
     }
-    stage_add(&v->st[LENS_ST_DEVICE], dev_ns);
+    stage_add(&v->st[LENS_ST_DEVICE], dev_ns, w);
     if (q.insert_ns && q.issue_ns >= q.insert_ns)
-        stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns);
+        stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns, w);
     if (q.queue_ns) {
         if (q.getrq_ns >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns);
+            stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns, w);
         if (now >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns);
+            stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w);
     }
     return 0;
 }
