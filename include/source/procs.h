@@ -166,6 +166,7 @@ void procs_release(struct task_sample *tasks, size_t n);
 /* The thread group of task id, from ID/status below proc_fd (a thread's directory opens
  * though /proc lists none); 0 when it has none (gone, never a task). */
 pid_t procs_tgid_of(int proc_fd, pid_t id);
+
 /* Tasks built elsewhere (replay) whose cmdline strings are plain malloc'd ones. */
 void procs_free(struct task_sample *tasks, size_t n);
 void procs_close(struct procs_src *src);
