@@ -40,4 +40,21 @@ enum bpf_map_type {
 #define PF_WQ_WORKER 0x00000020     /* a workqueue worker */
 #define PF_KTHREAD   0x00200000     /* a kernel thread */
 
+/* UNTRUSTED(T, p): p, a trusted pointer to kernel struct T, as an untrusted one, for
+ * reading fields only. Why: on every path it verifies, the verifier checks each pointer
+ * field loaded from a TRUSTED pointer for inherited trust, looking "T__safe_trusted" and
+ * its siblings up by name in the kernel's BTF: a linear search of some 100,000 types per
+ * load (kernel/bpf/verifier.c: check_ptr_to_btf_access, btf_nested_type_is_trusted), most
+ * of a program's verification time. Through an untrusted pointer the same loads (a fault
+ * reads 0) skip it; the verifier turns the kfunc call into a register move, so it costs
+ * nothing at run time. Helpers that need a trusted pointer (task storage,
+ * bpf_copy_from_user_task) keep the original. bpf_rdonly_cast came with 6.2: mk/bpf.mk
+ * builds each object twice, with it (BPF_UNTRUSTED_READS=1, tried first) and without. */
+#if defined(BPF_UNTRUSTED_READS) && BPF_UNTRUSTED_READS
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __attribute__((section(".ksyms")));
+#define UNTRUSTED(T, p) ((T *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(T)))
+#else
+#define UNTRUSTED(T, p) (p)
+#endif
+
 #endif

@@ -68,6 +68,17 @@ if [ "$LOADERS" != libbpf ]; then
     [ $rc = 77 ] && grep -q 'light load failed: Operation not permitted' "$TMP/probe.err" ||
         fail "IOTRIAGE_BPF_LOADER=light, refused: exit $rc, $(cat "$TMP/probe.err")"
     ok "the light loader refused: libbpf's loads the iterator; IOTRIAGE_BPF_LOADER=light then says why"
+    # the first light skeleton (untrusted reads, bpf_rdonly_cast: 6.2+) refused alone, as a
+    # kernel without the kfunc refuses it: the second light one (trusted reads) loads
+    if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 2 ]; }; then
+        fault_run 'bpf:cmd=10:errno=EPERM:count=1' "$TMP/fault3.log" "$DUMP" -l $$ >"$TMP/second.recs" 2>"$TMP/probe.err" ||
+            fail "taskiter_dump with the first light skeleton refused: $(cat "$TMP/probe.err")"
+        grep -qx 'loader: light' "$TMP/probe.err" ||
+            fail "the first light skeleton refused: not the second one's: $(cat "$TMP/probe.err")"
+        [ "$(fault_hits "$TMP/fault3.log")" = 1 ] || fail "the fault was not met once: $(fault_hits "$TMP/fault3.log")"
+        grep -q "^$$ " "$TMP/second.recs" || fail "the second light skeleton's records lack this shell ($$)"
+        ok "the first light skeleton refused: the second one loads the iterator"
+    fi
 fi
 
 # ---- the processes ----

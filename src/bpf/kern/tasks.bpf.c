@@ -8,9 +8,11 @@
  *
  * No vmlinux.h, as in iotriage.bpf.c: the few kernel structures read are declared below
  * with preserve_access_index, and libbpf relocates each field against the running
- * kernel's BTF (CO-RE). The iterator hands the program a trusted task pointer, so fields
- * are read with plain loads (a fault reads 0); pointers that may be NULL (delays,
- * io_context, signal->stats, a kernel thread's private data) are tested first.
+ * kernel's BTF (CO-RE). The iterator hands the program a trusted task pointer; its fields
+ * are read with plain loads (a fault reads 0) through an untrusted copy of it where the
+ * kernel has bpf_rdonly_cast (kern_types.h: UNTRUSTED, the verification's cost); pointers
+ * that may be NULL (delays, io_context, signal->stats, a kernel thread's private data)
+ * are tested first.
  *
  * Two programs, one body. tasks_dump, sleepable (iter.s: kernel 5.18 and later, with
  * bpf_copy_from_user_task), also sends a process's command line after its record the
@@ -331,8 +333,9 @@ int tasks_dump(struct bpf_iter__task *ctx)
     if (!o)
         return 0;
     struct tasks_rec *r = &o->rec;
-    fill_rec(r, t);
-    struct mm_struct *mm = t->mm;
+    struct task_struct *u = UNTRUSTED(struct task_struct, t);   /* reads: kern_types.h */
+    fill_rec(r, u);
+    struct mm_struct *mm = u->mm;
     struct cmd_sent *sent = NULL;
     __u64 as = 0, ae = 0;
     long n = -1;
@@ -375,7 +378,7 @@ int tasks_dump_plain(struct bpf_iter__task *ctx)
     struct tasks_out *o = bpf_map_lookup_elem(&scratch, &zero);
     if (!o)
         return 0;
-    fill_rec(&o->rec, t);
+    fill_rec(&o->rec, UNTRUSTED(struct task_struct, t));
     bpf_seq_write(seq, &o->rec, sizeof(o->rec));
     return 0;
 }
