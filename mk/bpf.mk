@@ -46,19 +46,25 @@ TASKS_LSKEL := $(BUILD)/bpf/tasks.lskel.h
 $(TASKS_LSKEL): $(BUILD)/bpf/tasks.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
 
-# The same program reading the task through an untrusted pointer (kern_types.h:
+# Each object again, reading kernel structures through untrusted pointers (kern_types.h:
 # UNTRUSTED; bpf_rdonly_cast, kernel 6.2+), which the kernel verifies several times
-# faster; loaded first, the one above where the kernel lacks the kfunc.
-TASKS_CAST_LSKEL := $(BUILD)/bpf/tasks_cast.lskel.h
-
-$(BUILD)/bpf/tasks_cast.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
+# faster: light skeletons under the plain ones' names in $(BUILD)/bpf/cast, which
+# src/source/bpfcast.c alone includes. Tried first; the plain ones where the kernel
+# lacks the kfunc.
+$(BUILD)/bpf/cast/%.bpf.o: src/bpf/kern/%.bpf.c include/bpf/lens_maps.h include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -DBPF_UNTRUSTED_READS=1 -c -o $@ $<
 
-$(TASKS_CAST_LSKEL): $(BUILD)/bpf/tasks_cast.bpf.o
-	$(BPFTOOL) gen skeleton -L $< name tasks_cast_lskel > $@.tmp && mv $@.tmp $@
+$(BUILD)/bpf/cast/tasks.lskel.h: $(BUILD)/bpf/cast/tasks.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL) $(TASKS_LSKEL) $(TASKS_CAST_LSKEL)
+$(BUILD)/bpf/cast/iotriage.lskel.h: $(BUILD)/bpf/cast/iotriage.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name iotriage_lskel > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/source/bpfcast.o: $(BUILD)/bpf/cast/tasks.lskel.h $(BUILD)/bpf/cast/iotriage.lskel.h
+$(BUILD)/src/source/bpfcast.o: ALL_CFLAGS += -isystem $(BUILD)/bpf/cast
+
+$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL) $(TASKS_LSKEL)
 $(BUILD)/src/source/taskiter.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 
 # tests/integration/test_taskiter.sh's helper: the iterator's records next to /proc's.

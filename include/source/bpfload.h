@@ -42,4 +42,19 @@ enum bpfload_loader bpfload_choice(void);
 #define BPFLOAD_NAME_LIGHT  "light"
 #define BPFLOAD_NAME_LIBBPF "libbpf"
 
+/* The light skeletons' variants that read kernel structures through untrusted pointers
+ * (bpf/kern_types.h: UNTRUSTED; bpf_rdonly_cast, kernel 6.2+), which the kernel verifies
+ * several times faster. Each is the same skeleton type as the plain one (the same
+ * programs and maps), built from the same source with BPF_UNTRUSTED_READS=1 and
+ * compiled in bpfcast.c apart, since both define that type: open with these, set its
+ * sizes as for the plain one, load with these, destroy with the plain one's destroy
+ * (the same code). A load that fails (a kernel without the kfunc) leaves the plain one
+ * to try. */
+struct tasks_lskel;
+struct iotriage_lskel;
+struct tasks_lskel *bpfload_tasks_cast_open(void);
+int bpfload_tasks_cast_load(struct tasks_lskel *s);
+struct iotriage_lskel *bpfload_lens_cast_open(void);
+int bpfload_lens_cast_load(struct iotriage_lskel *s);
+
 #endif

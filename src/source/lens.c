@@ -155,10 +155,11 @@ static int attach_light(struct iotriage_lskel *s)
  * each tracepoint's BTF id, nothing here reads the kernel's BTF. Kernels with in-kernel
  * CO-RE (5.17+) all have writeback_dirty_folio (the folio conversion of the writeback
  * tracepoints came with 5.16-5.17), so it is loaded unconditionally; a kernel without it
- * refuses the load and the normal skeleton runs. */
-static int open_light(struct lens *l, const struct lens_sizes *z)
+ * refuses the load and the normal skeleton runs. cast: the variant that reads the
+ * block layer's structures through untrusted pointers (source/bpfload.h), tried first. */
+static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
 {
-    struct iotriage_lskel *s = iotriage_lskel__open();
+    struct iotriage_lskel *s = cast ? bpfload_lens_cast_open() : iotriage_lskel__open();
     if (!s)
         return -ENOMEM;
     s->maps.devprio.max_entries = z->devprio;
@@ -167,7 +168,7 @@ static int open_light(struct lens *l, const struct lens_sizes *z)
     s->maps.submits.max_entries = z->submits;
     s->rodata->lens_wb_split = true;
     s->maps.wbs.max_entries = z->wbs;
-    int rc = iotriage_lskel__load(s);
+    int rc = cast ? bpfload_lens_cast_load(s) : iotriage_lskel__load(s);
     if (rc == 0)
         rc = attach_light(s);
     if (rc == 0) {
@@ -268,7 +269,9 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     enum bpfload_loader how = bpfload_choice();
     rc = -ENOEXEC;
     if (how != BPFLOAD_LIBBPF) {
-        rc = open_light(l, &z);
+        rc = open_light(l, &z, true);
+        if (rc < 0)
+            rc = open_light(l, &z, false);
         if (rc < 0 && how == BPFLOAD_LIGHT)
             snprintf(err, errlen, "BPF light load failed: %s", strerror(-rc));
     }

@@ -15,7 +15,6 @@
 
 #include "tasks.skel.h"
 #include "tasks.lskel.h"
-#include "tasks_cast.lskel.h"
 #include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
@@ -297,7 +296,6 @@ void taskiter_acc_free(struct taskiter_acc *a)
 /* ------------------------------------------------------------------------------------------ */
 
 struct taskiter {
-    struct tasks_cast_lskel *cast;   /* the light skeleton reading untrusted (6.2+), or NULL */
     struct tasks_lskel *lskel;       /* the light skeleton's, or NULL */
     struct tasks_bpf *skel;          /* the normal skeleton's, or NULL */
     int    prog_fd;                  /* the loaded program, from either */
@@ -331,44 +329,28 @@ static int check_namespace(int proc_fd, char *err, size_t errlen)
     return 0;
 }
 
-/* The light skeletons: the kernel's loader program relocates and loads the program (no
+/* The light skeleton: the kernel's loader program relocates and loads the program (no
  * BTF parsed here); the link is made here, as the skeleton's own attach skips iterators.
- * First the one that reads the task through an untrusted pointer (kern_types.h:
- * UNTRUSTED: several times cheaper to verify; bpf_rdonly_cast, 6.2+), then the one
- * without. The two differ only in their type's name. */
-#define OPEN_LIGHT(ti, field, kind)                                                           \
-    do {                                                                                      \
-        (ti)->field = kind##__open();                                                         \
-        if (!(ti)->field)                                                                     \
-            return -ENOMEM;                                                                   \
-        int rc_ = kind##__load((ti)->field);                                                  \
-        if (rc_ == 0) {                                                                       \
-            rc_ = bpf_link_create((ti)->field->progs.tasks_dump.prog_fd, 0, BPF_TRACE_ITER, NULL); \
-            if (rc_ >= 0) {                                                                   \
-                (ti)->link_fd = rc_;                                                          \
-                (ti)->prog_fd = (ti)->field->progs.tasks_dump.prog_fd;                        \
-                (ti)->loader = BPFLOAD_NAME_LIGHT;                                            \
-                return 0;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
-        kind##__destroy((ti)->field);                                                         \
-        (ti)->field = NULL;                                                                   \
-        return rc_ < 0 ? rc_ : -EINVAL;                                                       \
-    } while (0)
-
-static int open_light_cast(struct taskiter *ti)
+ * cast: its variant that reads the task through an untrusted pointer (bpfload.h), tried
+ * first. */
+static int open_light(struct taskiter *ti, bool cast)
 {
-    OPEN_LIGHT(ti, cast, tasks_cast_lskel);
-}
-
-static int open_light_plain(struct taskiter *ti)
-{
-    OPEN_LIGHT(ti, lskel, tasks_lskel);
-}
-
-static int open_light(struct taskiter *ti)
-{
-    return open_light_cast(ti) == 0 ? 0 : open_light_plain(ti);
+    ti->lskel = cast ? bpfload_tasks_cast_open() : tasks_lskel__open();
+    if (!ti->lskel)
+        return -ENOMEM;
+    int rc = cast ? bpfload_tasks_cast_load(ti->lskel) : tasks_lskel__load(ti->lskel);
+    if (rc == 0) {
+        rc = bpf_link_create(ti->lskel->progs.tasks_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);
+        if (rc >= 0) {
+            ti->link_fd = rc;
+            ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
+            ti->loader = BPFLOAD_NAME_LIGHT;
+            return 0;
+        }
+    }
+    tasks_lskel__destroy(ti->lskel);
+    ti->lskel = NULL;
+    return rc < 0 ? rc : -EINVAL;
 }
 
 /* libbpf's normal skeleton (kernels before in-kernel CO-RE); err says which step failed. */
@@ -430,7 +412,9 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
     enum bpfload_loader how = bpfload_choice();
     rc = -ENOEXEC;
     if (how != BPFLOAD_LIBBPF) {
-        rc = open_light(ti);
+        rc = open_light(ti, true);
+        if (rc < 0)
+            rc = open_light(ti, false);
         if (rc < 0 && how == BPFLOAD_LIGHT)
             snprintf(err, errlen, "BPF task iterator light load failed: %s", strerror(-rc));
     }
@@ -566,9 +550,8 @@ void taskiter_close(struct taskiter *ti)
     if (!ti)
         return;
     only_clear(ti);
-    if ((ti->cast || ti->lskel) && ti->link_fd >= 0)
+    if (ti->lskel && ti->link_fd >= 0)
         close(ti->link_fd);      /* the normal skeleton's link is its own */
-    tasks_cast_lskel__destroy(ti->cast);
     tasks_lskel__destroy(ti->lskel);
     tasks_bpf__destroy(ti->skel);
     free(ti->buf);

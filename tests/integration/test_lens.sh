@@ -165,6 +165,22 @@ if [ "$LOADERS" != libbpf ]; then
     [ "$(first '[.lens.on, .lens.reason, .lens.loader] | @tsv')" = "$(printf 'false\toff: BPF light load failed: Operation not permitted\t')" ] ||
         fail "IOTRIAGE_BPF_LOADER=light, refused: lens $(first '.lens')"
     ok "the light loader refused: libbpf's loads the lens; IOTRIAGE_BPF_LOADER=light then says why"
+    # the light skeleton that reads through untrusted pointers (bpf_rdonly_cast, 6.2+)
+    # refused alone, as a kernel without the kfunc refuses it: the second light one
+    # (trusted reads) loads the lens, which judges as the first did. Its loader program's
+    # run is the second (the task iterator's comes first).
+    if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 2 ]; }; then
+        fault_run 'bpf:cmd=10:errno=EPERM:after=1:count=1' "$TMP/fault3.log" "$IOT" --json -n 2 -o >"$TMP/s.json" ||
+            fail "iotriage with the first light skeleton refused failed"
+        [ "$(fault_hits "$TMP/fault3.log")" = 1 ] || fail "the fault was not met once"
+        [ "$(first '[.lens.on, .lens.loader] | @tsv')" = "$(printf 'true\tlight')" ] ||
+            fail "the first light skeleton refused: lens $(first '.lens')"
+        dev=$(first '.devices[] | select(.name == $d) | [.saturated, .saturated_source] | @tsv')
+        [ "$dev" = "$(printf 'true\tlens')" ] || fail "second light skeleton, none: device not saturated by the lens: $dev"
+        db=$(first '.processes[] | select(.pid == $db) | .role')
+        [ "$db" = suffer ] || fail "second light skeleton, none: db reader $db (want suffer)"
+        ok "the first light skeleton refused: the second one loads the lens, saturated by the lens, db suffer"
+    fi
 fi
 
 # ---- --no-bpf: off, and says why; delays unknown without delay accounting ----

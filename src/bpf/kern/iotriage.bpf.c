@@ -846,6 +846,7 @@ static __always_inline struct gendisk *bio_disk(struct bio *bio, __u32 *part)
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(lens_bio_queue, struct bio *bio)
 {
+    bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
     if (!disk)
@@ -897,6 +898,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(lens_getrq, struct bio *bio)
 {
+    bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
     struct lens_dev_val *d = disk ? dev_find(disk_dev(disk), false) : NULL;
@@ -917,6 +919,7 @@ int BPF_PROG(lens_getrq, struct bio *bio)
 SEC("tp_btf/block_bio_backmerge")
 int BPF_PROG(lens_backmerge, struct bio *bio)
 {
+    bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u64 key = ptr_bits(bio, SL_MERGE);
     struct lens_rq *r = rq_lookup(key);
     if (r)
@@ -927,6 +930,7 @@ int BPF_PROG(lens_backmerge, struct bio *bio)
 SEC("tp_btf/block_bio_frontmerge")
 int BPF_PROG(lens_frontmerge, struct bio *bio)
 {
+    bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u64 key = ptr_bits(bio, SL_MERGE);
     struct lens_rq *r = rq_lookup(key);
     if (r)
@@ -940,6 +944,7 @@ int BPF_PROG(lens_frontmerge, struct bio *bio)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     struct lens_dev_val *d = dev_slot(rq_dev(rq));
     int c = d ? rq_choice(rq, d, SL_INSERT) : RQ_SKIP;
     if (c == RQ_SKIP)
@@ -959,6 +964,7 @@ int BPF_PROG(lens_rq_insert, struct request *rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     struct lens_dev_val *d = dev_slot(rq_dev(rq));
     if (!d)
         return 0;
@@ -1010,6 +1016,7 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(lens_rq_merge, struct request *rq)
 {
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     __u64 key;
     struct lens_rq *r = rq_find(rq, &key, SL_RQMERGE);
     if (!r)
@@ -1027,6 +1034,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(lens_rq_requeue, struct request *rq)
 {
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     __u64 key;
     struct lens_rq *r = rq_find(rq, &key, SL_REQUEUE);
     int after = rq_after_t0(rq);
@@ -1050,6 +1058,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     if (!lens_t0 && lens_issue_seen)
         __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
     struct lens_dev_val *d = dev_find(rq_dev(rq), false);
