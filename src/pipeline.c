@@ -248,16 +248,28 @@ static void state_load(struct pipeline *p)
     }
     const struct snapshot *s = &p->snaps[p->cur];
     double now = clock_wall();
+    /* A device's identity is read once (up to six sysfs files), however many entries
+     * name it: the file keeps one per identity a name had (loop devices rebound). */
+    struct { const struct dev_sample *dev; char id[STATE_IDENT_MAX]; } *ids =
+        xcalloc(p->state_n ? p->state_n : 1, sizeof(*ids));
+    size_t nids = 0;
     for (size_t i = 0; i < p->state_n; i++) {
         const struct state_entry *e = &p->state_v[i];
-        if (!state_fresh(e, now) || !dev_named(s, e->name, e->major, e->minor))
+        const struct dev_sample *d = state_fresh(e, now) ? dev_named(s, e->name, e->major, e->minor) : NULL;
+        if (!d)
             continue;
-        char id[STATE_IDENT_MAX];
-        state_device_ident(p->so.sys_root, e->name, id);
-        if (strcmp(id, e->ident) != 0)
+        size_t k = 0;
+        while (k < nids && ids[k].dev != d)
+            k++;
+        if (k == nids) {
+            ids[nids].dev = d;
+            state_device_ident(p->so.sys_root, e->name, ids[nids++].id);
+        }
+        if (strcmp(ids[k].id, e->ident) != 0)
             continue;
         baselines_get(&p->hist, e->name, e->major, e->minor)->quiet_await = e->quiet_await;
     }
+    free(ids);
 }
 
 /* What this run knows now, then what the file held of other devices. */

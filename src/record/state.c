@@ -297,7 +297,14 @@ void state_device_ident(const char *sys_root, const char *name, char out[STATE_I
         { "serial", "serial" }, { "device/serial", "serial" },
         { "dm/uuid", "dmuuid" }, { "loop/backing_file", "loop" },
     };
-    for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
+    /* A loop device is its backing file, a device-mapper one its uuid: only that file is
+     * read for them (a machine may have a hundred unbound loop devices). */
+    size_t from = 0, to = ARRAY_SIZE(where);
+    if (strncmp(name, "loop", 4) == 0)
+        from = to - 1;
+    else if (strncmp(name, "dm-", 3) == 0)
+        from = to - 2, to = to - 1;
+    for (size_t i = from; i < to; i++) {
         char path[512], buf[1024];
         if (snprintf(path, sizeof(path), "%s/class/block/%s/%s", sys_root ? sys_root : "/sys",
                      name, where[i].file) >= (int)sizeof(path))

@@ -176,6 +176,16 @@ static void test_ident(void **st)
     assert_string_not_equal(id + 5, id2 + 7);
     state_device_ident(p, "zram7", id);
     assert_string_equal(id, "-");
+    /* a loop device is its backing file alone, a device-mapper one its uuid alone */
+    snprintf(p, sizeof(p), "mkdir -p %s/sys/class/block/dm-3/dm && echo 1736 >%s/sys/class/block/loop9/serial && "
+             "echo CRYPT-LUKS2-x >%s/sys/class/block/dm-3/dm/uuid && echo 99 >%s/sys/class/block/dm-3/serial",
+             dir, dir, dir, dir);
+    assert_int_equal(system(p), 0);
+    snprintf(p, sizeof(p), "%s/sys", dir);
+    state_device_ident(p, "loop9", id);
+    assert_int_equal(strncmp(id, "loop:", 5), 0);
+    state_device_ident(p, "dm-3", id);
+    assert_int_equal(strncmp(id, "dmuuid:", 7), 0);
     state_device_ident(p, "absent", id);
     assert_string_equal(id, "-");
     /* what it writes, it reads */
