@@ -1087,6 +1087,32 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     return 0;
 }
 
+/* rp's two parallel arrays in id order. They come in order but for a few tasks read
+ * after the rest (the iterator's blind ones, a thread listed below its leader after the
+ * pids wrapped): each of those is moved to its place, both arrays alike, a few memmoves
+ * instead of two sorts of every task; many out of place, the sorts. */
+static void sort_by_id(struct reap *rp)
+{
+    enum { FEW = 32 };
+    size_t moved = 0;
+    for (size_t i = 1; i < rp->n; i++) {
+        if (rp->out[i].id > rp->out[i - 1].id)
+            continue;
+        if (++moved > FEW) {
+            qsort(rp->out, rp->n, sizeof(rp->out[0]), cmp_task);
+            qsort(rp->next, rp->n, sizeof(rp->next[0]), cmp_name);
+            return;
+        }
+        struct task_sample t = rp->out[i];
+        struct name_cache c = rp->next[i];
+        size_t j = LOWER_BOUND_ID(rp->out, i, id, t.id);
+        memmove(&rp->out[j + 1], &rp->out[j], (i - j) * sizeof(rp->out[0]));
+        memmove(&rp->next[j + 1], &rp->next[j], (i - j) * sizeof(rp->next[0]));
+        rp->out[j] = t;
+        rp->next[j] = c;
+    }
+}
+
 /* The refresh assembled in rp becomes the result and the next refresh's cache. */
 static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
 {
@@ -1094,10 +1120,8 @@ static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
     struct procs_src *src = rp.src;
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
      * below its leader's after the pids wrapped. */
-    if (rp.unsorted) {
-        qsort(rp.out, rp.n, sizeof(rp.out[0]), cmp_task);
-        qsort(rp.next, rp.n, sizeof(rp.next[0]), cmp_name);
-    }
+    if (rp.unsorted)
+        sort_by_id(&rp);
     if (rp.n + 64 < rp.cap) {        /* give back what the guess over-reserved */
         rp.out = xreallocarray(rp.out, rp.n ? rp.n : 1, sizeof(rp.out[0]));
         rp.next = xreallocarray(rp.next, rp.n ? rp.n : 1, sizeof(rp.next[0]));
