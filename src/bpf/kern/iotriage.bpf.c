@@ -338,18 +338,29 @@ int BPF_PROG(lens_exit, struct task_struct *p)
  * and devprio entries, found by probing (lens_maps.h), claimed by the device's first
  * request. */
 
+/* 1 when a > b, else 0, without a branch, for a and b under 2^63 (then b - a wraps
+ * exactly when a > b). The verifier walks straight-line code once: a branch per
+ * comparison would double the paths after it. (The barrier keeps clang from turning
+ * the subtraction back into a comparison, which BPF makes with a branch.) */
+static __always_inline __u64 gt_bit(__u64 a, __u64 b)
+{
+    __u64 d = b - a;
+    barrier_var(d);
+    return d >> 63;
+}
+
 static __always_inline __u32 log2_bucket(__u64 ns)
 {
-    __u64 us = ns / 1000;
-    __u32 b = 0;
-    /* bucket k >= 1 holds [2^(k-1), 2^k) us; unrolled, no loop for the verifier */
-    if (us >= (1ULL << 16)) { b += 16; us >>= 16; }
-    if (us >= (1ULL << 8))  { b += 8;  us >>= 8; }
-    if (us >= (1ULL << 4))  { b += 4;  us >>= 4; }
-    if (us >= (1ULL << 2))  { b += 2;  us >>= 2; }
-    if (us >= (1ULL << 1))  { b += 1;  us >>= 1; }
-    b += (__u32)us;           /* us is 0 or 1 here */
-    return b < LENS_HIST ? b : LENS_HIST - 1;
+    __u64 us = ns / 1000;       /* under 2^54 */
+    __u32 b = 0, t;
+    /* bucket k >= 1 holds [2^(k-1), 2^k) us: a binary search for the top bit */
+    t = (__u32)gt_bit(us, (1ULL << 16) - 1) << 4; b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 8) - 1) << 3;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 4) - 1) << 2;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 2) - 1) << 1;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, 1);                     b += t; us >>= t;
+    b += (__u32)us;           /* us is 0 or 1 here: b is at most 32 */
+    return b - (__u32)gt_bit(b, LENS_HIST - 1);
 }
 
 /* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). */
@@ -395,35 +406,54 @@ static __always_inline __u32 slot_hash(__u64 key)
     return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> 32);
 }
 
-/* A device's entry; with claim, a free slot is taken for a device not yet seen (two CPUs
- * racing for one slot: the compare-and-swap lets one win, the other probes on). NULL when
- * absent, or when every probed slot holds another device (counted in lens_dropped). */
-static __always_inline struct lens_dev_val *dev_find(__u32 dev, bool claim)
+/* A device's slot in lens_devs, or -1 when it has none. A global function: the verifier
+ * checks its probes once, not once per path of each caller (each outcome would
+ * otherwise multiply the caller's paths). */
+__noinline int dev_index(__u32 dev)
 {
     __u64 want = LENS_KEY_USED | dev;
     __u32 h = slot_hash(want);
 #pragma clang loop unroll(full)
     for (int i = 0; i < LENS_PROBES; i++) {
-        struct lens_dev_val *d = &lens_devs[(h + i) & (LENS_MAX_DEVS - 1)];
-        __u64 k = d->key;
+        __u32 idx = (h + i) & (LENS_MAX_DEVS - 1);
+        __u64 k = lens_devs[idx].key;
         if (k == want)
-            return d;
-        if (k)
-            continue;
-        if (!claim)
-            return NULL;
-        k = __sync_val_compare_and_swap(&d->key, 0, want);
-        if (k == 0 || k == want)
-            return d;
+            return (int)idx;
+        if (!k)
+            return -1;
     }
-    if (claim)
-        __sync_fetch_and_add(&lens_dropped, 1);
-    return NULL;
+    return -1;
 }
 
-static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
+/* The same, a free slot taken for a device not yet seen (two CPUs racing for one slot:
+ * the compare-and-swap lets one win, the other probes on); -1 when every probed slot
+ * holds another device (counted in lens_dropped). Apart from dev_index so that neither
+ * carries a flag through its probes (which made the verifier walk each probe twice). */
+__noinline int dev_claim(__u32 dev)
 {
-    return dev_find(dev, true);
+    __u64 want = LENS_KEY_USED | dev;
+    __u32 h = slot_hash(want);
+#pragma clang loop unroll(full)
+    for (int i = 0; i < LENS_PROBES; i++) {
+        __u32 idx = (h + i) & (LENS_MAX_DEVS - 1);
+        __u64 k = lens_devs[idx].key;
+        if (!k)
+            k = __sync_val_compare_and_swap(&lens_devs[idx].key, 0, want);
+        if (k == 0 || k == want)
+            return (int)idx;
+    }
+    __sync_fetch_and_add(&lens_dropped, 1);
+    return -1;
+}
+
+static __always_inline struct lens_dev_val *dev_at(int i)
+{
+    return i < 0 ? NULL : &lens_devs[i & (LENS_MAX_DEVS - 1)];
+}
+
+static __always_inline struct lens_dev_val *dev_find(__u32 dev)
+{
+    return dev_at(dev_index(dev));
 }
 
 /* 1 in 2^shift of the device's requests is timed now; every one on a device that has
@@ -447,22 +477,24 @@ static __always_inline bool key_timed(__u64 key, __u64 sector, __u32 shift)
 /* Every LENS_RATE_WIN requests issued: the device's rate over them, and the shift that
  * keeps its timed requests under lens_timed_rate a second. Called by the issue that
  * crossed the multiple, one CPU at a time in practice (a race leaves one of two
- * equally good values). */
-static __always_inline void dev_rate_tick(struct lens_dev_val *d)
+ * equally good values). Global (see rq_index), on the device's slot. */
+__noinline int dev_rate_tick(__u32 di)
 {
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
     __u64 now = bpf_ktime_get_ns();
     __u64 last = d->rate_ns;
     d->rate_ns = now;
     if (!last || now <= last)
-        return;
+        return 0;
     __u64 per_s = (__u64)LENS_RATE_WIN * 1000000000ull / (now - last);
     __u64 lim = lens_timed_rate;
     __u32 s = 0;
     if (lim && !d->stampless) {
+        /* the steps whose threshold the rate is above (per_s under 2^40, lim << i under
+         * 2^38: gt_bit holds) */
 #pragma clang loop unroll(full)
         for (int i = 0; i < LENS_SHIFT_MAX; i++)
-            if (per_s > lim << s)
-                s++;
+            s += (__u32)gt_bit(per_s, lim << i);
     }
     __u32 cur = d->shift & 7;
     /* Down only once the rate is a quarter under the step's threshold: a rate near it
@@ -482,10 +514,13 @@ static __always_inline void dev_rate_tick(struct lens_dev_val *d)
         if (!d->lo_ticks)
             d->shift_lo = s;
     }
+    return 0;
 }
 
-/* This CPU's copy of a (device, priority) entry, claimed when new. */
-static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
+/* The slot of a (device, priority) pair in this CPU's copy of devprio, claimed when new;
+ * -1 when every probed slot holds another pair (counted in lens_dropped). Global (see
+ * rq_index): each probe's outcome would verify the stages after it again. */
+__noinline int dp_index(__u32 dev, __u32 prio)
 {
     __u64 want = LENS_DP_KEY(dev, prio);
     __u32 h = slot_hash(want);
@@ -496,16 +531,20 @@ static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
         if (!v)
             break;
         if (v->key == want)
-            return v;
+            return (int)idx;
         if (v->key)
             continue;
         /* Only the completion writes this CPU's copy, and never nested in itself. */
         v->key = want;
-        __sync_fetch_and_or(&lens_dp_used[idx / 64], 1ull << (idx % 64));
-        return v;
+        /* idx comes back from the stack, where the verifier may not know its bound:
+         * masked again, the compiler told to forget it already is */
+        __u32 u = idx;
+        barrier_var(u);
+        __sync_fetch_and_or(&lens_dp_used[(u / 64) & (LENS_MAX_DEVPRIO / 64 - 1)], 1ull << (u % 64));
+        return (int)idx;
     }
     __sync_fetch_and_add(&lens_dropped, 1);
-    return NULL;
+    return -1;
 }
 
 /* ---- The requests in flight (lens_maps.h: struct lens_rq). ---- */
@@ -553,9 +592,8 @@ static __always_inline __u32 mark_slot(__u64 rqbits)
  * no locked instruction on every request: one request is never issued and completed at
  * once, and two CPUs meet in a slot only for two requests that collide there, which at
  * worst loses a mark (a repair). */
-static __always_inline bool mark_set(struct request *rq, __u32 sl)
+static __always_inline bool mark_set(__u64 bits)
 {
-    __u64 bits = ptr_bits(rq, sl);
     if (!bits)
         return false;
     __u64 *m = &lens_marks[mark_slot(bits)];
@@ -574,23 +612,50 @@ static __always_inline void mark_clear(struct request *rq, __u32 sl)
         *m = 0;
 }
 
-static __always_inline struct lens_rq_set *rq_set(__u64 key)
+/* The entry helpers below that decide among several outcomes are global functions
+ * (__noinline, not static): the verifier checks each once, on its own, where an inlined
+ * copy would be checked again for every path of its caller that reaches it, and the
+ * outcomes of one would multiply the paths through the next. They take and return
+ * numbers only (a way's index: its set times 2 plus the way; -1 for none), which the
+ * caller turns back into a pointer with rq_at. */
+
+static __always_inline __u32 rq_set_index(__u64 key)
 {
     /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
-    __u32 i = (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
-    return bpf_map_lookup_elem(&rqs, &i);
+    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
+}
+
+static __always_inline struct lens_rq *rq_at(int i)
+{
+    if (i < 0)
+        return NULL;
+    __u32 set = (__u32)i >> 1;
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
+    if (!s)
+        return NULL;
+    barrier_var(s);             /* clang would add the offset before the test */
+    return &s->way[i & 1];
+}
+
+/* The way holding key, or -1. */
+__noinline int rq_index(__u64 key)
+{
+    if (!key)
+        return -1;              /* 0 marks a free way */
+    __u32 set = rq_set_index(key);
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
+    if (!s)
+        return -1;
+    if (s->way[0].key == key)
+        return (int)(set << 1);
+    if (s->way[1].key == key)
+        return (int)(set << 1 | 1);
+    return -1;
 }
 
 static __always_inline struct lens_rq *rq_lookup(__u64 key)
 {
-    struct lens_rq_set *s = key ? rq_set(key) : NULL;     /* 0 marks a free way */
-    if (!s)
-        return NULL;
-    if (s->way[0].key == key)
-        return &s->way[0];
-    if (s->way[1].key == key)
-        return &s->way[1];
-    return NULL;
+    return rq_at(rq_index(key));
 }
 
 /* Free an entry, unless another CPU took the way meanwhile. */
@@ -606,7 +671,7 @@ static __always_inline void rq_drop(struct lens_rq *r)
 {
     if (!r->insert_ns && !r->issue_ns)
         return;                 /* a bio without a request yet: no count holds it */
-    struct lens_dev_val *d = dev_find(r->dev, false);
+    struct lens_dev_val *d = dev_find(r->dev);
     if (d) {
         if (r->issue_ns) {
             if (r->counted)
@@ -618,12 +683,14 @@ static __always_inline void rq_drop(struct lens_rq *r)
     __sync_fetch_and_add(&lens_dropped, 1);
 }
 
-/* A way for key, zeroed but for its key and shift; NULL when another CPU took it first. */
-static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift)
+/* A way for key, zeroed but for its key, device and shift; -1 when another CPU took it
+ * first. */
+__noinline int rq_claim_index(__u64 key, __u64 now, __u32 shift, __u32 dev)
 {
-    struct lens_rq_set *s = rq_set(key);
+    __u32 set = rq_set_index(key);
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
     if (!s)
-        return NULL;
+        return -1;
     struct lens_rq *v;
     __u64 old;
     if (s->way[0].key == key || s->way[1].key == key) {
@@ -639,7 +706,7 @@ static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shif
             v = s->way[0].last_ns <= s->way[1].last_ns ? &s->way[0] : &s->way[1];
         old = v->key;
         if (__sync_val_compare_and_swap(&v->key, old, key) != old)
-            return NULL;
+            return -1;
     }
     if (old)
         rq_drop(v);
@@ -648,75 +715,90 @@ static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shif
     v->insert_ns = 0;
     v->issue_ns = 0;
     v->last_ns = now;
-    v->dev = 0;
+    v->dev = dev;
     v->prio = 0;
     v->depth = 0;
     v->depth_whole = 0;
     v->shift = (__u8)shift;
     v->counted = 0;
-    return v;
+    return (int)(set << 1 | (v == &s->way[1]));
 }
 
-/* A request's entry, or NULL; *key is set to the key it is (or would be) under. After a
- * front merge the first bio is the merged one (whose own entry went at the merge): the
- * request's entry is under a bio further on. Only a miss pays for the walk. */
-static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, __u32 sl)
+static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift, __u32 dev)
+{
+    return rq_at(rq_claim_index(key, now, shift, dev));
+}
+
+/* The key of a request's entry: the address of its first bio (a flush: its own). */
+static __always_inline __u64 rq_key(struct request *rq, __u32 sl)
 {
     struct bio *b = rq->bio;
-    *key = b ? ptr_bits(b, sl) : ptr_bits(rq, sl);
-    if (!*key)
-        return NULL;
-    struct lens_rq *r = rq_lookup(*key);
-    if (r || !b)
-        return r;
-    for (int i = 0; i < 3; i++) {
-        b = b->bi_next;
-        if (!b)
-            return NULL;
-        __u64 k = ptr_bits(b, sl);
-        r = rq_lookup(k);
-        if (r) {
-            *key = k;
-            return r;
-        }
-    }
-    return NULL;
+    return b ? ptr_bits(b, sl) : ptr_bits(rq, sl);
 }
 
-/* The entry of a request about to be inserted or issued. One already issued belongs to
- * an earlier life of the same key whose end we missed, and is replaced; a request the
- * lens did not see submitted (a flush, the front part of a split bio, one from before
- * the lens) gets one now, its tag wait and total unknown. */
-static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl,
-                                               __u32 shift, bool may_claim)
+/* A request's entry (its way, or -1); *key, rq_key on entry, is set to the key it is
+ * (or would be) under. After a front merge the first bio is the merged one (whose own
+ * entry went at the merge): the request's entry is under a bio further on. Only a miss
+ * pays for the walk. */
+static __always_inline int rq_find_index(struct request *rq, __u64 *key, __u32 sl)
 {
-    __u64 key;
-    struct lens_rq *r = rq_find(rq, &key, sl);
+    if (!*key)
+        return -1;
+    int i = rq_index(*key);
+    struct bio *b = rq->bio;
+    if (i >= 0 || !b)
+        return i;
+    for (int n = 0; n < 3; n++) {
+        b = b->bi_next;
+        if (!b)
+            return -1;
+        __u64 k = ptr_bits(b, sl);
+        i = rq_index(k);
+        if (i >= 0) {
+            *key = k;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, __u32 sl)
+{
+    *key = rq_key(rq, sl);
+    return rq_at(rq_find_index(rq, key, sl));
+}
+
+#define RQ_TAKE_CLAIM 0x100         /* rq_take's shift: may claim a way */
+
+/* The entry of a request about to be inserted or issued, from what rq_find_index found
+ * (way, key). One already issued belongs to an earlier life of the same key whose end we
+ * missed, and is replaced; a request the lens did not see submitted (a flush, the front
+ * part of a split bio, one from before the lens) gets one now when RQ_TAKE_CLAIM is set,
+ * its tag wait and total unknown. Global (see rq_index). */
+__noinline int rq_take(int way, __u64 key, __u64 now, __u32 shift, __u32 dev)
+{
+    struct lens_rq *r = rq_at(way);
     if (r && !r->issue_ns) {
         r->last_ns = now;
-        return r;
+        return way;
     }
-    if (!key || !may_claim)
-        return NULL;
-    r = rq_claim(key, now, shift);
-    if (r)
-        r->dev = rq_dev(rq);
-    return r;
+    if (!key || !(shift & RQ_TAKE_CLAIM))
+        return -1;
+    return rq_claim_index(key, now, shift & 0xff, dev);
 }
 
 /* What a request's later stages do: skip it (not in the sample), look its entry up (in
  * the sample under the shift before a recent change), or look it up and claim one when
- * missing (in the sample now). The choice its first bio's submission made (rq->bio; a
- * flush: the request). */
+ * missing (in the sample now). The choice its first bio's submission made, from the
+ * request's key (rq_key) and first sector. */
 enum { RQ_SKIP, RQ_LOOKUP, RQ_TIMED };
-static __always_inline int rq_choice(struct request *rq, const struct lens_dev_val *d, __u32 sl)
+static __always_inline int rq_choice(const struct lens_dev_val *d, __u64 key, __u64 sector)
 {
     __u32 shift = dev_shift(d);
     if (!shift)
         return RQ_TIMED;
     __u32 lo = d->shift_lo & 7;
-    struct bio *b = rq->bio;
-    __u32 h = slot_hash((b ? ptr_bits(b, sl) : ptr_bits(rq, sl)) ^ rq->__sector);
+    __u32 h = slot_hash(key ^ sector);
     if (!(h & ((1u << shift) - 1)))
         return RQ_TIMED;
     return lo < shift && !(h & ((1u << lo) - 1)) ? RQ_LOOKUP : RQ_SKIP;
@@ -878,7 +960,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
     if (!disk->queue || !disk->queue->mq_ops)
         return 0;
     __u32 dev = disk_dev(disk);
-    struct lens_dev_val *d = dev_slot(dev);
+    struct lens_dev_val *d = dev_at(dev_claim(dev));
     __u64 key = ptr_bits(bio, SL_QUEUE);
     if (!d || !key)
         return 0;
@@ -886,11 +968,9 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
     if (!key_timed(key, bio->bi_iter.bi_sector, shift))
         return 0;               /* not in the sample: no entry, no clock read */
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_claim(key, now, shift);
-    if (r) {
+    struct lens_rq *r = rq_claim(key, now, shift, dev);
+    if (r)
         r->queue_ns = now;
-        r->dev = dev;
-    }
     return 0;
 }
 
@@ -899,7 +979,7 @@ int BPF_PROG(lens_getrq, struct bio *bio)
 {
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
-    struct lens_dev_val *d = disk ? dev_find(disk_dev(disk), false) : NULL;
+    struct lens_dev_val *d = disk ? dev_find(disk_dev(disk)) : NULL;
     if (!d)
         return 0;
     __u64 key = ptr_bits(bio, SL_GETRQ);
@@ -940,12 +1020,19 @@ int BPF_PROG(lens_frontmerge, struct bio *bio)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
-    struct lens_dev_val *d = dev_slot(rq_dev(rq));
-    int c = d ? rq_choice(rq, d, SL_INSERT) : RQ_SKIP;
+    __u32 dev = rq_dev(rq);
+    int di = dev_claim(dev);
+    if (di < 0)
+        return 0;
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    __u64 key = rq_key(rq, SL_INSERT);
+    int c = rq_choice(d, key, rq->__sector);
     if (c == RQ_SKIP)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_slot(rq, now, SL_INSERT, dev_shift(d), c == RQ_TIMED);
+    int way = rq_find_index(rq, &key, SL_INSERT);
+    way = rq_take(way, key, now, dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0), dev);
+    struct lens_rq *r = rq_at(way);
     if (!r || r->insert_ns)
         return 0;
     r->insert_ns = now;
@@ -954,36 +1041,18 @@ int BPF_PROG(lens_rq_insert, struct request *rq)
     return 0;
 }
 
-/* Every request is counted here (its depth, the device's rate); only a timed one has an
- * entry and reads the clock. */
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(lens_rq_issue, struct request *rq)
+/* An issue's count in its device's depth (rq_after_t0: every request allocated after
+ * lens_t0; one without a start time only through its entry), and the device's rate.
+ * way: the request's entry, or -1; rqbits: the request's address when after > 0 (its
+ * mark). Global (see rq_index): the issue's choices before it would each verify it
+ * again. */
+__noinline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
 {
-    struct lens_dev_val *d = dev_slot(rq_dev(rq));
-    if (!d)
-        return 0;
-    if (!lens_issue_seen)
-        lens_issue_seen = 1;
-    int after = rq_after_t0(rq);
-    if (after < 0 && !d->stampless)
-        d->stampless = 1;       /* from now on every request of it is timed */
-    struct lens_rq *r = NULL;
-    int c = rq_choice(rq, d, SL_ISSUE);
-    if (c != RQ_SKIP) {
-        __u64 now = bpf_ktime_get_ns();
-        r = rq_slot(rq, now, SL_ISSUE, dev_shift(d), c == RQ_TIMED);
-        if (r) {
-            r->issue_ns = now;
-            if (!r->insert_ns)      /* else read at insert */
-                r->prio = rq_prio(rq);
-            else
-                __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
-            r->counted = after < 0;
-        }
-    }
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    struct lens_rq *r = rq_at(way);
     if (after == 0 || (after < 0 && !r))
         return 0;               /* from before the lens, or not countable */
-    if (after > 0 && mark_set(rq, SL_ISSUE)) {
+    if (after > 0 && mark_set(rqbits)) {
         __sync_fetch_and_add(&d->done, 1);
         __sync_fetch_and_add(&lens_dropped, 1);
     }
@@ -1001,8 +1070,43 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
         r->depth_whole = d->first_done_ns != 0;
     }
     if ((n & (LENS_RATE_WIN - 1)) == LENS_RATE_WIN - 1)
-        dev_rate_tick(d);
+        dev_rate_tick(di);
     return 0;
+}
+
+/* Every request is counted here (its depth, the device's rate); only a timed one has an
+ * entry and reads the clock. */
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(lens_rq_issue, struct request *rq)
+{
+    __u32 dev = rq_dev(rq);
+    int di = dev_claim(dev);
+    if (di < 0)
+        return 0;
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    if (!lens_issue_seen)
+        lens_issue_seen = 1;
+    int after = rq_after_t0(rq);
+    if (after < 0 && !d->stampless)
+        d->stampless = 1;       /* from now on every request of it is timed */
+    __u64 key = rq_key(rq, SL_ISSUE);
+    int way = -1;
+    int c = rq_choice(d, key, rq->__sector);
+    if (c != RQ_SKIP) {
+        __u64 now = bpf_ktime_get_ns();
+        way = rq_find_index(rq, &key, SL_ISSUE);
+        way = rq_take(way, key, now, dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0), dev);
+        struct lens_rq *r = rq_at(way);
+        if (r) {
+            r->issue_ns = now;
+            if (!r->insert_ns)      /* else read at insert */
+                r->prio = rq_prio(rq);
+            else
+                __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
+            r->counted = after < 0;
+        }
+    }
+    return dev_issue((__u32)di, way, after, after > 0 ? ptr_bits(rq, SL_ISSUE) : 0);
 }
 
 /* Merged into another request in the scheduler: it ends here, never issued. Its bios
@@ -1015,7 +1119,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
     if (!r)
         return 0;
     if (r->insert_ns && !r->issue_ns) {
-        struct lens_dev_val *d = dev_find(r->dev, false);
+        struct lens_dev_val *d = dev_find(r->dev);
         if (d)
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     }
@@ -1039,7 +1143,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
         return 0;
     if (after > 0)
         mark_clear(rq, SL_REQUEUE);
-    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
+    struct lens_dev_val *d = dev_find(rq_dev(rq));
     if (d)
         __sync_fetch_and_add(&d->done, 1);
     return 0;
@@ -1047,49 +1151,31 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
 
 /* The tracepoint fires before the request's bios are ended (blk_update_request):
  * rq->bio is still its first bio. */
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+/* A timed request's completion: its entry (way) freed and its stages added to its
+ * (device, priority) pair. Global (see rq_index): the stages' tests would multiply the
+ * completion's paths. di: the device's slot. */
+__noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
 {
-    if (!lens_t0 && lens_issue_seen)
-        __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
-    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
-    __u64 key = 0;
-    struct lens_rq *r = NULL;
-    if (d && rq_choice(rq, d, SL_COMPLETE) != RQ_SKIP)
-        r = rq_find(rq, &key, SL_COMPLETE);
-    int after = rq_after_t0(rq);
-    bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
-    if (!counted) {
-        if (d)
-            __sync_fetch_and_add(&d->untracked, 1);
-        if (r)
-            rq_free(r, key);
+    struct lens_rq *r = rq_at(way);
+    if (!r)
         return 0;
-    }
-    if (after > 0)
-        mark_clear(rq, SL_COMPLETE);
-    if (d) {
-        __sync_fetch_and_add(&d->done, 1);
-        if (!d->first_done_ns)
-            d->first_done_ns = bpf_ktime_get_ns();
-    }
-    if (!r || !r->issue_ns) {
-        if (r)
-            rq_free(r, key);
-        return 0;               /* counted, not timed */
-    }
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
     __u64 now = bpf_ktime_get_ns();
     struct lens_rq q = *r;
     rq_free(r, key);
 
     __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
     /* A racy minimum (two CPUs may both write): either value is a real request's. */
-    if (d && nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
+    if (nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
         d->min_dev_ns = dev_ns;
 
     /* This CPU's copy: plain additions. Only this program writes the map, and the
      * kernel never runs a program twice at once on one CPU (it skips a nested run). */
-    struct lens_dp_val *v = dp_slot(q.dev, q.prio);
+    int i = dp_index(q.dev, q.prio);
+    if (i < 0)
+        return 0;
+    __u32 idx = (__u32)i;
+    struct lens_dp_val *v = bpf_map_lookup_elem(&devprio, &idx);
     if (!v)
         return 0;
     __u64 w = 1ull << (q.shift & 7);
@@ -1112,4 +1198,43 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
             stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w);
     }
     return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+    if (!lens_t0 && lens_issue_seen)
+        __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
+    int di = dev_index(rq_dev(rq));
+    struct lens_dev_val *d = di < 0 ? NULL : &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    __u64 key = 0;
+    int way = -1;
+    if (d) {
+        key = rq_key(rq, SL_COMPLETE);
+        if (rq_choice(d, key, rq->__sector) != RQ_SKIP)
+            way = rq_find_index(rq, &key, SL_COMPLETE);
+    }
+    struct lens_rq *r = rq_at(way);
+    int after = rq_after_t0(rq);
+    bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
+    if (!counted) {
+        if (d)
+            __sync_fetch_and_add(&d->untracked, 1);
+        if (r)
+            rq_free(r, key);
+        return 0;
+    }
+    if (after > 0)
+        mark_clear(rq, SL_COMPLETE);
+    if (d) {
+        __sync_fetch_and_add(&d->done, 1);
+        if (!d->first_done_ns)
+            d->first_done_ns = bpf_ktime_get_ns();
+    }
+    if (!r || !r->issue_ns) {
+        if (r)
+            rq_free(r, key);
+        return 0;               /* counted, not timed */
+    }
+    return rq_done_timed(way, key, (__u32)di, nr_bytes);
 }
