@@ -349,6 +349,17 @@ static __always_inline __u64 gt_bit(__u64 a, __u64 b)
     return d >> 63;
 }
 
+/* a >= b, and a != 0, as 1 or 0 (timestamps: under 2^63). */
+static __always_inline __u64 ge_bit(__u64 a, __u64 b)
+{
+    return 1 - gt_bit(b, a);
+}
+
+static __always_inline __u64 nz_bit(__u64 a)
+{
+    return gt_bit(a, 0);
+}
+
 static __always_inline __u32 log2_bucket(__u64 ns)
 {
     __u64 us = ns / 1000;       /* under 2^54 */
@@ -363,9 +374,12 @@ static __always_inline __u32 log2_bucket(__u64 ns)
     return b - (__u32)gt_bit(b, LENS_HIST - 1);
 }
 
-/* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). */
-static __always_inline void stage_add(struct lens_stage *s, __u64 ns, __u64 w)
+/* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). ok: 1
+ * to add, 0 when the stage is unknown for this request, which then adds zeros: the
+ * figures are those of a test, without a branch for the verifier to follow. */
+static __always_inline void stage_add(struct lens_stage *s, __u64 ns, __u64 w, __u64 ok)
 {
+    w &= -ok;
     s->count += w;
     s->sum_ns += ns * w;
     __u32 b = log2_bucket(ns);
@@ -562,24 +576,28 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
     return *w;
 }
 
-/* Whether the request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
+/* Whether a request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
  * the kernel gave it no start time (then it is counted only through its entry,
- * lens_rq.counted, and its device times every request). */
-static __always_inline int rq_after_t0(struct request *rq)
+ * lens_rq.counted, and its device times every request). op: its cmd_flags' op; st: its
+ * start_time_ns (0 also when the kernel has none). Global (see rq_index): its answer,
+ * a number the verifier does not know, does not split the caller's paths in three. */
+__noinline int rq_after(__u32 op, __u64 st)
 {
     /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
      * start time and is in no statistic of the kernel's: left out, rather than making its
      * device time every request. */
-    __u32 op = rq->cmd_flags & 0xff;
     if (op == 34 || op == 35)
         return 0;
-    if (!bpf_core_field_exists(rq->start_time_ns))
-        return -1;
-    __u64 st = rq->start_time_ns;
     if (!st)
         return -1;
     __u64 t0 = lens_t0;
     return t0 && st >= t0;
+}
+
+static __always_inline int rq_after_t0(struct request *rq)
+{
+    __u64 st = bpf_core_field_exists(rq->start_time_ns) ? rq->start_time_ns : 0;
+    return rq_after(rq->cmd_flags & 0xff, st);
 }
 
 static __always_inline __u32 mark_slot(__u64 rqbits)
@@ -664,13 +682,15 @@ static __always_inline void rq_free(struct lens_rq *r, __u64 key)
     __sync_val_compare_and_swap(&r->key, key, 0);
 }
 
-/* An entry leaves the cache before its completion (evicted, or replaced after a missed
- * completion): take it out of the counts it holds, as the kernel has. (A request with a
- * start time leaves the depth count at its completion, entry or not.) */
-static __always_inline void rq_drop(struct lens_rq *r)
+/* An entry (way) leaves the cache before its completion (evicted, or replaced after a
+ * missed completion): take it out of the counts it holds, as the kernel has. (A request
+ * with a start time leaves the depth count at its completion, entry or not.) Global
+ * (see rq_index), and rare. */
+__noinline int rq_drop(int way)
 {
-    if (!r->insert_ns && !r->issue_ns)
-        return;                 /* a bio without a request yet: no count holds it */
+    struct lens_rq *r = rq_at(way);
+    if (!r || (!r->insert_ns && !r->issue_ns))
+        return 0;               /* a bio without a request yet: no count holds it */
     struct lens_dev_val *d = dev_find(r->dev);
     if (d) {
         if (r->issue_ns) {
@@ -681,6 +701,7 @@ static __always_inline void rq_drop(struct lens_rq *r)
         }
     }
     __sync_fetch_and_add(&lens_dropped, 1);
+    return 0;
 }
 
 /* A way for key, zeroed but for its key, device and shift; -1 when another CPU took it
@@ -691,25 +712,29 @@ __noinline int rq_claim_index(__u64 key, __u64 now, __u32 shift, __u32 dev)
     struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
     if (!s)
         return -1;
-    struct lens_rq *v;
+    /* The way as a number, one pointer made from it after: the verifier then follows
+     * two ways, not one path per test that chose it. */
+    __u32 w;
     __u64 old;
     if (s->way[0].key == key || s->way[1].key == key) {
         /* the same bio submitted again (the rest of a split): a new life */
-        v = s->way[0].key == key ? &s->way[0] : &s->way[1];
+        w = s->way[0].key == key ? 0 : 1;
         old = key;
     } else {
         if (!s->way[0].key)
-            v = &s->way[0];
+            w = 0;
         else if (!s->way[1].key)
-            v = &s->way[1];
+            w = 1;
         else
-            v = s->way[0].last_ns <= s->way[1].last_ns ? &s->way[0] : &s->way[1];
-        old = v->key;
-        if (__sync_val_compare_and_swap(&v->key, old, key) != old)
+            w = s->way[0].last_ns <= s->way[1].last_ns ? 0 : 1;
+        old = s->way[w & 1].key;
+        if (__sync_val_compare_and_swap(&s->way[w & 1].key, old, key) != old)
             return -1;
     }
+    int way = (int)(set << 1 | (w & 1));
     if (old)
-        rq_drop(v);
+        rq_drop(way);
+    struct lens_rq *v = &s->way[w & 1];
     v->queue_ns = 0;
     v->getrq_ns = 0;
     v->insert_ns = 0;
@@ -721,7 +746,7 @@ __noinline int rq_claim_index(__u64 key, __u64 now, __u32 shift, __u32 dev)
     v->depth_whole = 0;
     v->shift = (__u8)shift;
     v->counted = 0;
-    return (int)(set << 1 | (v == &s->way[1]));
+    return way;
 }
 
 static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift, __u32 dev)
@@ -1041,6 +1066,28 @@ int BPF_PROG(lens_rq_insert, struct request *rq)
     return 0;
 }
 
+#define RQ_COUNTED 0x200            /* rq_issue_entry's flags: in the depth by its entry */
+
+/* A sampled request's issue: its entry taken (rq_take; flags: the device's shift,
+ * RQ_TAKE_CLAIM, RQ_COUNTED, the device's slot << 16) and stamped; its way, or -1.
+ * dev_prio: the device, and the request's priority << 32. Global (see rq_index). */
+__noinline int rq_issue_entry(int way, __u64 key, __u64 now, __u32 flags, __u64 dev_prio)
+{
+    way = rq_take(way, key, now, flags & (RQ_TAKE_CLAIM | 0xff), (__u32)dev_prio);
+    struct lens_rq *r = rq_at(way);
+    if (!r)
+        return -1;
+    r->issue_ns = now;
+    if (!r->insert_ns) {        /* else read at insert */
+        r->prio = (__u32)(dev_prio >> 32);
+    } else {
+        struct lens_dev_val *d = &lens_devs[(flags >> 16) & (LENS_MAX_DEVS - 1)];
+        __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
+    }
+    r->counted = (flags & RQ_COUNTED) != 0;
+    return way;
+}
+
 /* An issue's count in its device's depth (rq_after_t0: every request allocated after
  * lens_t0; one without a start time only through its entry), and the device's rate.
  * way: the request's entry, or -1; rqbits: the request's address when after > 0 (its
@@ -1095,16 +1142,9 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
     if (c != RQ_SKIP) {
         __u64 now = bpf_ktime_get_ns();
         way = rq_find_index(rq, &key, SL_ISSUE);
-        way = rq_take(way, key, now, dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0), dev);
-        struct lens_rq *r = rq_at(way);
-        if (r) {
-            r->issue_ns = now;
-            if (!r->insert_ns)      /* else read at insert */
-                r->prio = rq_prio(rq);
-            else
-                __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
-            r->counted = after < 0;
-        }
+        __u32 flags = dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0) |
+                      (after < 0 ? RQ_COUNTED : 0) | (__u32)di << 16;
+        way = rq_issue_entry(way, key, now, flags, dev | (__u64)rq_prio(rq) << 32);
     }
     return dev_issue((__u32)di, way, after, after > 0 ? ptr_bits(rq, SL_ISSUE) : 0);
 }
@@ -1164,7 +1204,9 @@ __noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
     struct lens_rq q = *r;
     rq_free(r, key);
 
-    __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
+    /* Straight-line from here on (gt_bit, stage_add): each test would otherwise double
+     * the verifier's paths through every stage after it. */
+    __u64 dev_ns = (now - q.issue_ns) & -gt_bit(now, q.issue_ns);    /* else 0 */
     /* A racy minimum (two CPUs may both write): either value is a real request's. */
     if (nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
         d->min_dev_ns = dev_ns;
@@ -1180,23 +1222,21 @@ __noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
         return 0;
     __u64 w = 1ull << (q.shift & 7);
     v->timed += 1;
-    if (q.depth_whole) {
-        __u64 y = dev_ns / 1000;
-        v->n += w;
-        v->sd += w * q.depth;
-        v->sdd += w * q.depth * q.depth;
-        v->sy += w * y;
-        v->sdy += w * y * q.depth;
-    }
-    stage_add(&v->st[LENS_ST_DEVICE], dev_ns, w);
-    if (q.insert_ns && q.issue_ns >= q.insert_ns)
-        stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns, w);
-    if (q.queue_ns) {
-        if (q.getrq_ns >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns, w);
-        if (now >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w);
-    }
+    /* the depth moments only while the depth count is whole: weight 0 otherwise */
+    __u64 wd = w & -(__u64)(q.depth_whole & 1);
+    __u64 y = dev_ns / 1000;
+    v->n += wd;
+    v->sd += wd * q.depth;
+    v->sdd += wd * q.depth * q.depth;
+    v->sy += wd * y;
+    v->sdy += wd * y * q.depth;
+    stage_add(&v->st[LENS_ST_DEVICE], dev_ns, w, 1);
+    stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns, w,
+              nz_bit(q.insert_ns) & ge_bit(q.issue_ns, q.insert_ns));
+    stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns, w,
+              nz_bit(q.queue_ns) & ge_bit(q.getrq_ns, q.queue_ns));
+    stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w,
+              nz_bit(q.queue_ns) & ge_bit(now, q.queue_ns));
     return 0;
 }
 
