@@ -460,6 +460,17 @@ __noinline int dev_claim(__u32 dev)
     return -1;
 }
 
+/* The device's home slot when it holds it (nearly always: a machine has far fewer
+ * devices than slots), without a call; else the probes. */
+static __always_inline int dev_lookup(__u32 dev, bool claim)
+{
+    __u64 want = LENS_KEY_USED | dev;
+    __u32 idx = slot_hash(want) & (LENS_MAX_DEVS - 1);
+    if (lens_devs[idx].key == want)
+        return (int)idx;
+    return claim ? dev_claim(dev) : dev_index(dev);
+}
+
 static __always_inline struct lens_dev_val *dev_at(int i)
 {
     return i < 0 ? NULL : &lens_devs[i & (LENS_MAX_DEVS - 1)];
@@ -467,7 +478,7 @@ static __always_inline struct lens_dev_val *dev_at(int i)
 
 static __always_inline struct lens_dev_val *dev_find(__u32 dev)
 {
-    return dev_at(dev_index(dev));
+    return dev_at(dev_lookup(dev, false));
 }
 
 /* 1 in 2^shift of the device's requests is timed now; every one on a device that has
@@ -581,7 +592,7 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
  * lens_rq.counted, and its device times every request). op: its cmd_flags' op; st: its
  * start_time_ns (0 also when the kernel has none). Global (see rq_index): its answer,
  * a number the verifier does not know, does not split the caller's paths in three. */
-__noinline int rq_after(__u32 op, __u64 st)
+static __always_inline int rq_after(__u32 op, __u64 st)
 {
     /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
      * start time and is in no statistic of the kernel's: left out, rather than making its
@@ -985,7 +996,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
     if (!disk->queue || !disk->queue->mq_ops)
         return 0;
     __u32 dev = disk_dev(disk);
-    struct lens_dev_val *d = dev_at(dev_claim(dev));
+    struct lens_dev_val *d = dev_at(dev_lookup(dev, true));
     __u64 key = ptr_bits(bio, SL_QUEUE);
     if (!d || !key)
         return 0;
@@ -1046,7 +1057,7 @@ SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
     __u32 dev = rq_dev(rq);
-    int di = dev_claim(dev);
+    int di = dev_lookup(dev, true);
     if (di < 0)
         return 0;
     struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
@@ -1093,7 +1104,7 @@ __noinline int rq_issue_entry(int way, __u64 key, __u64 now, __u32 flags, __u64 
  * way: the request's entry, or -1; rqbits: the request's address when after > 0 (its
  * mark). Global (see rq_index): the issue's choices before it would each verify it
  * again. */
-__noinline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
+static __always_inline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
 {
     struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
     struct lens_rq *r = rq_at(way);
@@ -1127,7 +1138,7 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
     __u32 dev = rq_dev(rq);
-    int di = dev_claim(dev);
+    int di = dev_lookup(dev, true);
     if (di < 0)
         return 0;
     struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
@@ -1245,7 +1256,7 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
 {
     if (!lens_t0 && lens_issue_seen)
         __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
-    int di = dev_index(rq_dev(rq));
+    int di = dev_lookup(rq_dev(rq), false);
     struct lens_dev_val *d = di < 0 ? NULL : &lens_devs[di & (LENS_MAX_DEVS - 1)];
     __u64 key = 0;
     int way = -1;
