@@ -158,27 +158,33 @@ int main(int argc, char **argv)
     int err = bpf_object__load(obj);
     double load_ms = mono_ms() - t0;
 
+    /* libbpf loads the programs in this order and stops at the first one refused: on a
+     * failed load that is the last one with statistics in its log. */
+    int culprit = -1;
+    struct prog_stats st[MAX_PROGS];
+    for (int i = 0; i < n; i++) {
+        stats_parse(logs[i], &st[i]);
+        if (err && st[i].insns >= 0)
+            culprit = i;
+    }
     printf("%-22s %10s %8s %6s %9s %11s\n", "program", "insns", "states", "peak",
            "max/insn", "verify_ms");
     long tot_insns = 0, tot_states = 0, tot_us = 0;
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        struct prog_stats s;
-        stats_parse(logs[i], &s);
-        if (s.insns < 0 || strstr(logs[i], "\nR") || strstr(logs[i], "invalid")) {
-            /* not verified (a load stops at the first program refused), or refused: its
-             * log names the reason */
+        const struct prog_stats *s = &st[i];
+        if (s->insns < 0 || i == culprit) {
             failed++;
             printf("%-22s not loaded\n", bpf_program__name(progs[i]));
-            if (logs[i][0])
+            if (i == culprit)       /* its log says why */
                 fprintf(stderr, "--- %s log:\n%s\n", bpf_program__name(progs[i]), logs[i]);
             continue;
         }
-        printf("%-22s %10ld %8ld %6ld %9ld %11.1f\n", bpf_program__name(progs[i]), s.insns,
-               s.states, s.peak, s.per_insn, (double)s.verify_us / 1e3);
-        tot_insns += s.insns;
-        tot_states += s.states;
-        tot_us += s.verify_us;
+        printf("%-22s %10ld %8ld %6ld %9ld %11.1f\n", bpf_program__name(progs[i]), s->insns,
+               s->states, s->peak, s->per_insn, (double)s->verify_us / 1e3);
+        tot_insns += s->insns;
+        tot_states += s->states;
+        tot_us += s->verify_us;
         if (verbose && !strcmp(verbose, bpf_program__name(progs[i])))
             fputs(logs[i], stderr);
     }
