@@ -461,7 +461,9 @@ __noinline int dev_claim(__u32 dev)
 }
 
 /* The device's home slot when it holds it (nearly always: a machine has far fewer
- * devices than slots), without a call; else the probes. */
+ * devices than slots), without a call; else the probes. On the paths every request
+ * takes; rare ones (an eviction, a merge, a requeue) call dev_index directly, which the
+ * verifier checks in fewer steps. */
 static __always_inline int dev_lookup(__u32 dev, bool claim)
 {
     __u64 want = LENS_KEY_USED | dev;
@@ -702,7 +704,7 @@ __noinline int rq_drop(int way)
     struct lens_rq *r = rq_at(way);
     if (!r || (!r->insert_ns && !r->issue_ns))
         return 0;               /* a bio without a request yet: no count holds it */
-    struct lens_dev_val *d = dev_find(r->dev);
+    struct lens_dev_val *d = dev_at(dev_index(r->dev));
     if (d) {
         if (r->issue_ns) {
             if (r->counted)
@@ -1170,7 +1172,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
     if (!r)
         return 0;
     if (r->insert_ns && !r->issue_ns) {
-        struct lens_dev_val *d = dev_find(r->dev);
+        struct lens_dev_val *d = dev_at(dev_index(r->dev));
         if (d)
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     }
@@ -1194,7 +1196,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
         return 0;
     if (after > 0)
         mark_clear(rq, SL_REQUEUE);
-    struct lens_dev_val *d = dev_find(rq_dev(rq));
+    struct lens_dev_val *d = dev_at(dev_index(rq_dev(rq)));
     if (d)
         __sync_fetch_and_add(&d->done, 1);
     return 0;
