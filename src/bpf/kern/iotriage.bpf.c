@@ -18,6 +18,13 @@
  * the requests is timed (lens_maps.h: sampled timing), every one still counted; a timed
  * request's state is one entry of an array found by index (no hash update per request);
  * counters written at every completion are per CPU. Nothing is sent to user space.
+ * Every start of iotriage pays for the kernel's verifier walking these programs
+ * (docs/performance.md: the lens's load), once per path through each: the helpers that
+ * choose among several outcomes are global functions (verified once each, on their
+ * own, taking and returning numbers), comparisons that only weigh a figure are
+ * computed without branches (gt_bit), and an untimed request's path calls none of
+ * them. `make bench-verify` counts the instructions verified; test_bpfverify bounds
+ * them.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
