@@ -356,12 +356,13 @@ static __always_inline __u64 gt_bit(__u64 a, __u64 b)
     return d >> 63;
 }
 
-/* a >= b, and a != 0, as 1 or 0 (timestamps: under 2^63). */
+/* 1 when a >= b, else 0 (a and b under 2^63, as gt_bit). */
 static __always_inline __u64 ge_bit(__u64 a, __u64 b)
 {
     return 1 - gt_bit(b, a);
 }
 
+/* 1 when a != 0, else 0 (a under 2^63). */
 static __always_inline __u64 nz_bit(__u64 a)
 {
     return gt_bit(a, 0);
@@ -377,8 +378,10 @@ static __always_inline __u32 log2_bucket(__u64 ns)
     t = (__u32)gt_bit(us, (1ULL << 4) - 1) << 2;  b += t; us >>= t;
     t = (__u32)gt_bit(us, (1ULL << 2) - 1) << 1;  b += t; us >>= t;
     t = (__u32)gt_bit(us, 1);                     b += t; us >>= t;
-    b += (__u32)us;           /* us is 0 or 1 here: b is at most 32 */
-    return b - (__u32)gt_bit(b, LENS_HIST - 1);
+    b += (__u32)us;           /* us is 0 or 1 here under 2^32 us, else under 2^23 */
+    /* the last bucket holds everything from 2^(LENS_HIST-2) us on */
+    __u32 over = (__u32)gt_bit(b, LENS_HIST - 1);
+    return b - over * (b - (LENS_HIST - 1));
 }
 
 /* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). ok: 1
@@ -599,8 +602,7 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
 /* Whether a request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
  * the kernel gave it no start time (then it is counted only through its entry,
  * lens_rq.counted, and its device times every request). op: its cmd_flags' op; st: its
- * start_time_ns (0 also when the kernel has none). Global (see rq_index): its answer,
- * a number the verifier does not know, does not split the caller's paths in three. */
+ * start_time_ns (0 also when the kernel has none). */
 static __always_inline int rq_after(__u32 op, __u64 st)
 {
     /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
@@ -1111,8 +1113,7 @@ __noinline int rq_issue_entry(int way, __u64 key, __u64 now, __u32 flags, __u64 
 /* An issue's count in its device's depth (rq_after_t0: every request allocated after
  * lens_t0; one without a start time only through its entry), and the device's rate.
  * way: the request's entry, or -1; rqbits: the request's address when after > 0 (its
- * mark). Global (see rq_index): the issue's choices before it would each verify it
- * again. */
+ * mark). */
 static __always_inline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
 {
     struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
