@@ -84,3 +84,20 @@ $(BUILD)/bench/bpfstats: bench/bpfstats.c
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libbpf)
 # bench/lens.sh also measures on the lab disk (tests/lab/lab.sh), which needs slowfs.
 bench-lens: $(BUILD)/tests/slowfs
+
+# What the verifier spends on each lens program at load (bench/bpfverify.c; docs/
+# performance.md, "The lens's load: verification"): `make bench-verify` prints it and
+# keeps it in $BENCH_OUT/bpfverify.txt; bench-lens runs it first. The read-only globals
+# are set as the loader sets them (source/lens.c), since code they switch off is dead to
+# the verifier.
+BPFVERIFY_SETS := lens_submits=1 lens_wb_split=1
+$(BUILD)/bench/bpfverify: bench/bpfverify.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -o $@ $< $(shell pkg-config --libs libbpf)
+CHECK_HELPERS += $(BUILD)/bench/bpfverify
+
+.PHONY: bench-verify
+bench-verify: $(BUILD)/bench/bpfverify $(BUILD)/bpf/iotriage.bpf.o
+	@out=$${BENCH_OUT:-$(BUILD)/bench/results}; mkdir -p "$$out" && \
+	$(BUILD)/bench/bpfverify $(BUILD)/bpf/iotriage.bpf.o $(BPFVERIFY_SETS) | tee "$$out/bpfverify.txt"
+bench-lens: bench-verify

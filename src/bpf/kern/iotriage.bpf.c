@@ -18,6 +18,13 @@
  * the requests is timed (lens_maps.h: sampled timing), every one still counted; a timed
  * request's state is one entry of an array found by index (no hash update per request);
  * counters written at every completion are per CPU. Nothing is sent to user space.
+ * Every start of iotriage pays for the kernel's verifier walking these programs
+ * (docs/performance.md: the lens's load), once per path through each: the helpers that
+ * choose among several outcomes are global functions (verified once each, on their
+ * own, taking and returning numbers), comparisons that only weigh a figure are
+ * computed without branches (gt_bit), and an untimed request's path calls none of
+ * them. `make bench-verify` counts the instructions verified; test_bpfverify bounds
+ * them.
  *
  * No vmlinux.h: the few kernel structures read are declared below with
  * preserve_access_index, so libbpf relocates each field against the running kernel's
@@ -338,23 +345,51 @@ int BPF_PROG(lens_exit, struct task_struct *p)
  * and devprio entries, found by probing (lens_maps.h), claimed by the device's first
  * request. */
 
-static __always_inline __u32 log2_bucket(__u64 ns)
+/* 1 when a > b, else 0, without a branch, for a and b under 2^63 (then b - a wraps
+ * exactly when a > b). The verifier walks straight-line code once: a branch per
+ * comparison would double the paths after it. (The barrier keeps clang from turning
+ * the subtraction back into a comparison, which BPF makes with a branch.) */
+static __always_inline __u64 gt_bit(__u64 a, __u64 b)
 {
-    __u64 us = ns / 1000;
-    __u32 b = 0;
-    /* bucket k >= 1 holds [2^(k-1), 2^k) us; unrolled, no loop for the verifier */
-    if (us >= (1ULL << 16)) { b += 16; us >>= 16; }
-    if (us >= (1ULL << 8))  { b += 8;  us >>= 8; }
-    if (us >= (1ULL << 4))  { b += 4;  us >>= 4; }
-    if (us >= (1ULL << 2))  { b += 2;  us >>= 2; }
-    if (us >= (1ULL << 1))  { b += 1;  us >>= 1; }
-    b += (__u32)us;           /* us is 0 or 1 here */
-    return b < LENS_HIST ? b : LENS_HIST - 1;
+    __u64 d = b - a;
+    barrier_var(d);
+    return d >> 63;
 }
 
-/* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). */
-static __always_inline void stage_add(struct lens_stage *s, __u64 ns, __u64 w)
+/* 1 when a >= b, else 0 (a and b under 2^63, as gt_bit). */
+static __always_inline __u64 ge_bit(__u64 a, __u64 b)
 {
+    return 1 - gt_bit(b, a);
+}
+
+/* 1 when a != 0, else 0 (a under 2^63). */
+static __always_inline __u64 nz_bit(__u64 a)
+{
+    return gt_bit(a, 0);
+}
+
+static __always_inline __u32 log2_bucket(__u64 ns)
+{
+    __u64 us = ns / 1000;       /* under 2^54 */
+    __u32 b = 0, t;
+    /* bucket k >= 1 holds [2^(k-1), 2^k) us: a binary search for the top bit */
+    t = (__u32)gt_bit(us, (1ULL << 16) - 1) << 4; b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 8) - 1) << 3;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 4) - 1) << 2;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, (1ULL << 2) - 1) << 1;  b += t; us >>= t;
+    t = (__u32)gt_bit(us, 1);                     b += t; us >>= t;
+    b += (__u32)us;           /* us is 0 or 1 here under 2^32 us, else under 2^23 */
+    /* the last bucket holds everything from 2^(LENS_HIST-2) us on */
+    __u32 over = (__u32)gt_bit(b, LENS_HIST - 1);
+    return b - over * (b - (LENS_HIST - 1));
+}
+
+/* A timed request stands for w = 2^shift requests (lens_maps.h: sampled timing). ok: 1
+ * to add, 0 when the stage is unknown for this request, which then adds zeros: the
+ * figures are those of a test, without a branch for the verifier to follow. */
+static __always_inline void stage_add(struct lens_stage *s, __u64 ns, __u64 w, __u64 ok)
+{
+    w &= -ok;
     s->count += w;
     s->sum_ns += ns * w;
     __u32 b = log2_bucket(ns);
@@ -395,35 +430,67 @@ static __always_inline __u32 slot_hash(__u64 key)
     return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> 32);
 }
 
-/* A device's entry; with claim, a free slot is taken for a device not yet seen (two CPUs
- * racing for one slot: the compare-and-swap lets one win, the other probes on). NULL when
- * absent, or when every probed slot holds another device (counted in lens_dropped). */
-static __always_inline struct lens_dev_val *dev_find(__u32 dev, bool claim)
+/* A device's slot in lens_devs, or -1 when it has none. A global function: the verifier
+ * checks its probes once, not once per path of each caller (each outcome would
+ * otherwise multiply the caller's paths). */
+__noinline int dev_index(__u32 dev)
 {
     __u64 want = LENS_KEY_USED | dev;
     __u32 h = slot_hash(want);
 #pragma clang loop unroll(full)
     for (int i = 0; i < LENS_PROBES; i++) {
-        struct lens_dev_val *d = &lens_devs[(h + i) & (LENS_MAX_DEVS - 1)];
-        __u64 k = d->key;
+        __u32 idx = (h + i) & (LENS_MAX_DEVS - 1);
+        __u64 k = lens_devs[idx].key;
         if (k == want)
-            return d;
-        if (k)
-            continue;
-        if (!claim)
-            return NULL;
-        k = __sync_val_compare_and_swap(&d->key, 0, want);
-        if (k == 0 || k == want)
-            return d;
+            return (int)idx;
+        if (!k)
+            return -1;
     }
-    if (claim)
-        __sync_fetch_and_add(&lens_dropped, 1);
-    return NULL;
+    return -1;
 }
 
-static __always_inline struct lens_dev_val *dev_slot(__u32 dev)
+/* The same, a free slot taken for a device not yet seen (two CPUs racing for one slot:
+ * the compare-and-swap lets one win, the other probes on); -1 when every probed slot
+ * holds another device (counted in lens_dropped). Apart from dev_index so that neither
+ * carries a flag through its probes (which made the verifier walk each probe twice). */
+__noinline int dev_claim(__u32 dev)
 {
-    return dev_find(dev, true);
+    __u64 want = LENS_KEY_USED | dev;
+    __u32 h = slot_hash(want);
+#pragma clang loop unroll(full)
+    for (int i = 0; i < LENS_PROBES; i++) {
+        __u32 idx = (h + i) & (LENS_MAX_DEVS - 1);
+        __u64 k = lens_devs[idx].key;
+        if (!k)
+            k = __sync_val_compare_and_swap(&lens_devs[idx].key, 0, want);
+        if (k == 0 || k == want)
+            return (int)idx;
+    }
+    __sync_fetch_and_add(&lens_dropped, 1);
+    return -1;
+}
+
+/* The device's home slot when it holds it (nearly always: a machine has far fewer
+ * devices than slots), without a call; else the probes. On the paths every request
+ * takes; rare ones (an eviction, a merge, a requeue) call dev_index directly, which the
+ * verifier checks in fewer steps. */
+static __always_inline int dev_lookup(__u32 dev, bool claim)
+{
+    __u64 want = LENS_KEY_USED | dev;
+    __u32 idx = slot_hash(want) & (LENS_MAX_DEVS - 1);
+    if (lens_devs[idx].key == want)
+        return (int)idx;
+    return claim ? dev_claim(dev) : dev_index(dev);
+}
+
+static __always_inline struct lens_dev_val *dev_at(int i)
+{
+    return i < 0 ? NULL : &lens_devs[i & (LENS_MAX_DEVS - 1)];
+}
+
+static __always_inline struct lens_dev_val *dev_find(__u32 dev)
+{
+    return dev_at(dev_lookup(dev, false));
 }
 
 /* 1 in 2^shift of the device's requests is timed now; every one on a device that has
@@ -447,22 +514,24 @@ static __always_inline bool key_timed(__u64 key, __u64 sector, __u32 shift)
 /* Every LENS_RATE_WIN requests issued: the device's rate over them, and the shift that
  * keeps its timed requests under lens_timed_rate a second. Called by the issue that
  * crossed the multiple, one CPU at a time in practice (a race leaves one of two
- * equally good values). */
-static __always_inline void dev_rate_tick(struct lens_dev_val *d)
+ * equally good values). Global (see rq_index), on the device's slot. */
+__noinline int dev_rate_tick(__u32 di)
 {
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
     __u64 now = bpf_ktime_get_ns();
     __u64 last = d->rate_ns;
     d->rate_ns = now;
     if (!last || now <= last)
-        return;
+        return 0;
     __u64 per_s = (__u64)LENS_RATE_WIN * 1000000000ull / (now - last);
     __u64 lim = lens_timed_rate;
     __u32 s = 0;
     if (lim && !d->stampless) {
+        /* the steps whose threshold the rate is above (per_s under 2^40, lim << i under
+         * 2^38: gt_bit holds) */
 #pragma clang loop unroll(full)
         for (int i = 0; i < LENS_SHIFT_MAX; i++)
-            if (per_s > lim << s)
-                s++;
+            s += (__u32)gt_bit(per_s, lim << i);
     }
     __u32 cur = d->shift & 7;
     /* Down only once the rate is a quarter under the step's threshold: a rate near it
@@ -482,10 +551,13 @@ static __always_inline void dev_rate_tick(struct lens_dev_val *d)
         if (!d->lo_ticks)
             d->shift_lo = s;
     }
+    return 0;
 }
 
-/* This CPU's copy of a (device, priority) entry, claimed when new. */
-static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
+/* The slot of a (device, priority) pair in this CPU's copy of devprio, claimed when new;
+ * -1 when every probed slot holds another pair (counted in lens_dropped). Global (see
+ * rq_index): each probe's outcome would verify the stages after it again. */
+__noinline int dp_index(__u32 dev, __u32 prio)
 {
     __u64 want = LENS_DP_KEY(dev, prio);
     __u32 h = slot_hash(want);
@@ -496,16 +568,20 @@ static __always_inline struct lens_dp_val *dp_slot(__u32 dev, __u32 prio)
         if (!v)
             break;
         if (v->key == want)
-            return v;
+            return (int)idx;
         if (v->key)
             continue;
         /* Only the completion writes this CPU's copy, and never nested in itself. */
         v->key = want;
-        __sync_fetch_and_or(&lens_dp_used[idx / 64], 1ull << (idx % 64));
-        return v;
+        /* idx comes back from the stack, where the verifier may not know its bound:
+         * masked again, the compiler told to forget it already is */
+        __u32 u = idx;
+        barrier_var(u);
+        __sync_fetch_and_or(&lens_dp_used[(u / 64) & (LENS_MAX_DEVPRIO / 64 - 1)], 1ull << (u % 64));
+        return (int)idx;
     }
     __sync_fetch_and_add(&lens_dropped, 1);
-    return NULL;
+    return -1;
 }
 
 /* ---- The requests in flight (lens_maps.h: struct lens_rq). ---- */
@@ -523,24 +599,27 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
     return *w;
 }
 
-/* Whether the request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
+/* Whether a request is counted in its device's depth (see lens_t0): 1 yes, 0 no, -1
  * the kernel gave it no start time (then it is counted only through its entry,
- * lens_rq.counted, and its device times every request). */
-static __always_inline int rq_after_t0(struct request *rq)
+ * lens_rq.counted, and its device times every request). op: its cmd_flags' op; st: its
+ * start_time_ns (0 also when the kernel has none). */
+static __always_inline int rq_after(__u32 op, __u64 st)
 {
     /* A driver's own command (REQ_OP_DRV_IN 34, DRV_OUT 35: an ioctl, SMART) carries no
      * start time and is in no statistic of the kernel's: left out, rather than making its
      * device time every request. */
-    __u32 op = rq->cmd_flags & 0xff;
     if (op == 34 || op == 35)
         return 0;
-    if (!bpf_core_field_exists(rq->start_time_ns))
-        return -1;
-    __u64 st = rq->start_time_ns;
     if (!st)
         return -1;
     __u64 t0 = lens_t0;
     return t0 && st >= t0;
+}
+
+static __always_inline int rq_after_t0(struct request *rq)
+{
+    __u64 st = bpf_core_field_exists(rq->start_time_ns) ? rq->start_time_ns : 0;
+    return rq_after(rq->cmd_flags & 0xff, st);
 }
 
 static __always_inline __u32 mark_slot(__u64 rqbits)
@@ -553,9 +632,8 @@ static __always_inline __u32 mark_slot(__u64 rqbits)
  * no locked instruction on every request: one request is never issued and completed at
  * once, and two CPUs meet in a slot only for two requests that collide there, which at
  * worst loses a mark (a repair). */
-static __always_inline bool mark_set(struct request *rq, __u32 sl)
+static __always_inline bool mark_set(__u64 bits)
 {
-    __u64 bits = ptr_bits(rq, sl);
     if (!bits)
         return false;
     __u64 *m = &lens_marks[mark_slot(bits)];
@@ -574,23 +652,50 @@ static __always_inline void mark_clear(struct request *rq, __u32 sl)
         *m = 0;
 }
 
-static __always_inline struct lens_rq_set *rq_set(__u64 key)
+/* The entry helpers below that decide among several outcomes are global functions
+ * (__noinline, not static): the verifier checks each once, on its own, where an inlined
+ * copy would be checked again for every path of its caller that reaches it, and the
+ * outcomes of one would multiply the paths through the next. They take and return
+ * numbers only (a way's index: its set times 2 plus the way; -1 for none), which the
+ * caller turns back into a pointer with rq_at. */
+
+static __always_inline __u32 rq_set_index(__u64 key)
 {
     /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
-    __u32 i = (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
-    return bpf_map_lookup_elem(&rqs, &i);
+    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
+}
+
+static __always_inline struct lens_rq *rq_at(int i)
+{
+    if (i < 0)
+        return NULL;
+    __u32 set = (__u32)i >> 1;
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
+    if (!s)
+        return NULL;
+    barrier_var(s);             /* clang would add the offset before the test */
+    return &s->way[i & 1];
+}
+
+/* The way holding key, or -1. */
+__noinline int rq_index(__u64 key)
+{
+    if (!key)
+        return -1;              /* 0 marks a free way */
+    __u32 set = rq_set_index(key);
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
+    if (!s)
+        return -1;
+    if (s->way[0].key == key)
+        return (int)(set << 1);
+    if (s->way[1].key == key)
+        return (int)(set << 1 | 1);
+    return -1;
 }
 
 static __always_inline struct lens_rq *rq_lookup(__u64 key)
 {
-    struct lens_rq_set *s = key ? rq_set(key) : NULL;     /* 0 marks a free way */
-    if (!s)
-        return NULL;
-    if (s->way[0].key == key)
-        return &s->way[0];
-    if (s->way[1].key == key)
-        return &s->way[1];
-    return NULL;
+    return rq_at(rq_index(key));
 }
 
 /* Free an entry, unless another CPU took the way meanwhile. */
@@ -599,14 +704,16 @@ static __always_inline void rq_free(struct lens_rq *r, __u64 key)
     __sync_val_compare_and_swap(&r->key, key, 0);
 }
 
-/* An entry leaves the cache before its completion (evicted, or replaced after a missed
- * completion): take it out of the counts it holds, as the kernel has. (A request with a
- * start time leaves the depth count at its completion, entry or not.) */
-static __always_inline void rq_drop(struct lens_rq *r)
+/* An entry (way) leaves the cache before its completion (evicted, or replaced after a
+ * missed completion): take it out of the counts it holds, as the kernel has. (A request
+ * with a start time leaves the depth count at its completion, entry or not.) Global
+ * (see rq_index), and rare. */
+__noinline int rq_drop(int way)
 {
-    if (!r->insert_ns && !r->issue_ns)
-        return;                 /* a bio without a request yet: no count holds it */
-    struct lens_dev_val *d = dev_find(r->dev, false);
+    struct lens_rq *r = rq_at(way);
+    if (!r || (!r->insert_ns && !r->issue_ns))
+        return 0;               /* a bio without a request yet: no count holds it */
+    struct lens_dev_val *d = dev_at(dev_index(r->dev));
     if (d) {
         if (r->issue_ns) {
             if (r->counted)
@@ -616,107 +723,129 @@ static __always_inline void rq_drop(struct lens_rq *r)
         }
     }
     __sync_fetch_and_add(&lens_dropped, 1);
+    return 0;
 }
 
-/* A way for key, zeroed but for its key and shift; NULL when another CPU took it first. */
-static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift)
+/* A way for key, zeroed but for its key, device and shift; -1 when another CPU took it
+ * first. */
+__noinline int rq_claim_index(__u64 key, __u64 now, __u32 shift, __u32 dev)
 {
-    struct lens_rq_set *s = rq_set(key);
+    __u32 set = rq_set_index(key);
+    struct lens_rq_set *s = bpf_map_lookup_elem(&rqs, &set);
     if (!s)
-        return NULL;
-    struct lens_rq *v;
+        return -1;
+    /* The way as a number, one pointer made from it after: the verifier then follows
+     * two ways, not one path per test that chose it. */
+    __u32 w;
     __u64 old;
     if (s->way[0].key == key || s->way[1].key == key) {
         /* the same bio submitted again (the rest of a split): a new life */
-        v = s->way[0].key == key ? &s->way[0] : &s->way[1];
+        w = s->way[0].key == key ? 0 : 1;
         old = key;
     } else {
         if (!s->way[0].key)
-            v = &s->way[0];
+            w = 0;
         else if (!s->way[1].key)
-            v = &s->way[1];
+            w = 1;
         else
-            v = s->way[0].last_ns <= s->way[1].last_ns ? &s->way[0] : &s->way[1];
-        old = v->key;
-        if (__sync_val_compare_and_swap(&v->key, old, key) != old)
-            return NULL;
+            w = s->way[0].last_ns <= s->way[1].last_ns ? 0 : 1;
+        old = s->way[w & 1].key;
+        if (__sync_val_compare_and_swap(&s->way[w & 1].key, old, key) != old)
+            return -1;
     }
+    int way = (int)(set << 1 | (w & 1));
     if (old)
-        rq_drop(v);
+        rq_drop(way);
+    struct lens_rq *v = &s->way[w & 1];
     v->queue_ns = 0;
     v->getrq_ns = 0;
     v->insert_ns = 0;
     v->issue_ns = 0;
     v->last_ns = now;
-    v->dev = 0;
+    v->dev = dev;
     v->prio = 0;
     v->depth = 0;
     v->depth_whole = 0;
     v->shift = (__u8)shift;
     v->counted = 0;
-    return v;
+    return way;
 }
 
-/* A request's entry, or NULL; *key is set to the key it is (or would be) under. After a
- * front merge the first bio is the merged one (whose own entry went at the merge): the
- * request's entry is under a bio further on. Only a miss pays for the walk. */
-static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, __u32 sl)
+static __always_inline struct lens_rq *rq_claim(__u64 key, __u64 now, __u32 shift, __u32 dev)
+{
+    return rq_at(rq_claim_index(key, now, shift, dev));
+}
+
+/* The key of a request's entry: the address of its first bio (a flush: its own). */
+static __always_inline __u64 rq_key(struct request *rq, __u32 sl)
 {
     struct bio *b = rq->bio;
-    *key = b ? ptr_bits(b, sl) : ptr_bits(rq, sl);
-    if (!*key)
-        return NULL;
-    struct lens_rq *r = rq_lookup(*key);
-    if (r || !b)
-        return r;
-    for (int i = 0; i < 3; i++) {
-        b = b->bi_next;
-        if (!b)
-            return NULL;
-        __u64 k = ptr_bits(b, sl);
-        r = rq_lookup(k);
-        if (r) {
-            *key = k;
-            return r;
-        }
-    }
-    return NULL;
+    return b ? ptr_bits(b, sl) : ptr_bits(rq, sl);
 }
 
-/* The entry of a request about to be inserted or issued. One already issued belongs to
- * an earlier life of the same key whose end we missed, and is replaced; a request the
- * lens did not see submitted (a flush, the front part of a split bio, one from before
- * the lens) gets one now, its tag wait and total unknown. */
-static __always_inline struct lens_rq *rq_slot(struct request *rq, __u64 now, __u32 sl,
-                                               __u32 shift, bool may_claim)
+/* A request's entry (its way, or -1); *key, rq_key on entry, is set to the key it is
+ * (or would be) under. After a front merge the first bio is the merged one (whose own
+ * entry went at the merge): the request's entry is under a bio further on. Only a miss
+ * pays for the walk. */
+static __always_inline int rq_find_index(struct request *rq, __u64 *key, __u32 sl)
 {
-    __u64 key;
-    struct lens_rq *r = rq_find(rq, &key, sl);
+    if (!*key)
+        return -1;
+    int i = rq_index(*key);
+    struct bio *b = rq->bio;
+    if (i >= 0 || !b)
+        return i;
+    for (int n = 0; n < 3; n++) {
+        b = b->bi_next;
+        if (!b)
+            return -1;
+        __u64 k = ptr_bits(b, sl);
+        i = rq_index(k);
+        if (i >= 0) {
+            *key = k;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static __always_inline struct lens_rq *rq_find(struct request *rq, __u64 *key, __u32 sl)
+{
+    *key = rq_key(rq, sl);
+    return rq_at(rq_find_index(rq, key, sl));
+}
+
+#define RQ_TAKE_CLAIM 0x100         /* rq_take's shift: may claim a way */
+
+/* The entry of a request about to be inserted or issued, from what rq_find_index found
+ * (way, key). One already issued belongs to an earlier life of the same key whose end we
+ * missed, and is replaced; a request the lens did not see submitted (a flush, the front
+ * part of a split bio, one from before the lens) gets one now when RQ_TAKE_CLAIM is set,
+ * its tag wait and total unknown. Global (see rq_index). */
+__noinline int rq_take(int way, __u64 key, __u64 now, __u32 shift, __u32 dev)
+{
+    struct lens_rq *r = rq_at(way);
     if (r && !r->issue_ns) {
         r->last_ns = now;
-        return r;
+        return way;
     }
-    if (!key || !may_claim)
-        return NULL;
-    r = rq_claim(key, now, shift);
-    if (r)
-        r->dev = rq_dev(rq);
-    return r;
+    if (!key || !(shift & RQ_TAKE_CLAIM))
+        return -1;
+    return rq_claim_index(key, now, shift & 0xff, dev);
 }
 
 /* What a request's later stages do: skip it (not in the sample), look its entry up (in
  * the sample under the shift before a recent change), or look it up and claim one when
- * missing (in the sample now). The choice its first bio's submission made (rq->bio; a
- * flush: the request). */
+ * missing (in the sample now). The choice its first bio's submission made, from the
+ * request's key (rq_key) and first sector. */
 enum { RQ_SKIP, RQ_LOOKUP, RQ_TIMED };
-static __always_inline int rq_choice(struct request *rq, const struct lens_dev_val *d, __u32 sl)
+static __always_inline int rq_choice(const struct lens_dev_val *d, __u64 key, __u64 sector)
 {
     __u32 shift = dev_shift(d);
     if (!shift)
         return RQ_TIMED;
     __u32 lo = d->shift_lo & 7;
-    struct bio *b = rq->bio;
-    __u32 h = slot_hash((b ? ptr_bits(b, sl) : ptr_bits(rq, sl)) ^ rq->__sector);
+    __u32 h = slot_hash(key ^ sector);
     if (!(h & ((1u << shift) - 1)))
         return RQ_TIMED;
     return lo < shift && !(h & ((1u << lo) - 1)) ? RQ_LOOKUP : RQ_SKIP;
@@ -879,7 +1008,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
     if (!disk->queue || !disk->queue->mq_ops)
         return 0;
     __u32 dev = disk_dev(disk);
-    struct lens_dev_val *d = dev_slot(dev);
+    struct lens_dev_val *d = dev_at(dev_lookup(dev, true));
     __u64 key = ptr_bits(bio, SL_QUEUE);
     if (!d || !key)
         return 0;
@@ -887,11 +1016,9 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
     if (!key_timed(key, bio->bi_iter.bi_sector, shift))
         return 0;               /* not in the sample: no entry, no clock read */
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_claim(key, now, shift);
-    if (r) {
+    struct lens_rq *r = rq_claim(key, now, shift, dev);
+    if (r)
         r->queue_ns = now;
-        r->dev = dev;
-    }
     return 0;
 }
 
@@ -901,7 +1028,7 @@ int BPF_PROG(lens_getrq, struct bio *bio)
     bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
-    struct lens_dev_val *d = disk ? dev_find(disk_dev(disk), false) : NULL;
+    struct lens_dev_val *d = disk ? dev_find(disk_dev(disk)) : NULL;
     if (!d)
         return 0;
     __u64 key = ptr_bits(bio, SL_GETRQ);
@@ -945,12 +1072,19 @@ SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
     rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
-    struct lens_dev_val *d = dev_slot(rq_dev(rq));
-    int c = d ? rq_choice(rq, d, SL_INSERT) : RQ_SKIP;
+    __u32 dev = rq_dev(rq);
+    int di = dev_lookup(dev, true);
+    if (di < 0)
+        return 0;
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    __u64 key = rq_key(rq, SL_INSERT);
+    int c = rq_choice(d, key, rq->__sector);
     if (c == RQ_SKIP)
         return 0;
     __u64 now = bpf_ktime_get_ns();
-    struct lens_rq *r = rq_slot(rq, now, SL_INSERT, dev_shift(d), c == RQ_TIMED);
+    int way = rq_find_index(rq, &key, SL_INSERT);
+    way = rq_take(way, key, now, dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0), dev);
+    struct lens_rq *r = rq_at(way);
     if (!r || r->insert_ns)
         return 0;
     r->insert_ns = now;
@@ -959,37 +1093,39 @@ int BPF_PROG(lens_rq_insert, struct request *rq)
     return 0;
 }
 
-/* Every request is counted here (its depth, the device's rate); only a timed one has an
- * entry and reads the clock. */
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(lens_rq_issue, struct request *rq)
+#define RQ_COUNTED 0x200            /* rq_issue_entry's flags: in the depth by its entry */
+
+/* A sampled request's issue: its entry taken (rq_take; flags: the device's shift,
+ * RQ_TAKE_CLAIM, RQ_COUNTED, the device's slot << 16) and stamped; its way, or -1.
+ * dev_prio: the device, and the request's priority << 32. Global (see rq_index). */
+__noinline int rq_issue_entry(int way, __u64 key, __u64 now, __u32 flags, __u64 dev_prio)
 {
-    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
-    struct lens_dev_val *d = dev_slot(rq_dev(rq));
-    if (!d)
-        return 0;
-    if (!lens_issue_seen)
-        lens_issue_seen = 1;
-    int after = rq_after_t0(rq);
-    if (after < 0 && !d->stampless)
-        d->stampless = 1;       /* from now on every request of it is timed */
-    struct lens_rq *r = NULL;
-    int c = rq_choice(rq, d, SL_ISSUE);
-    if (c != RQ_SKIP) {
-        __u64 now = bpf_ktime_get_ns();
-        r = rq_slot(rq, now, SL_ISSUE, dev_shift(d), c == RQ_TIMED);
-        if (r) {
-            r->issue_ns = now;
-            if (!r->insert_ns)      /* else read at insert */
-                r->prio = rq_prio(rq);
-            else
-                __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
-            r->counted = after < 0;
-        }
+    way = rq_take(way, key, now, flags & (RQ_TAKE_CLAIM | 0xff), (__u32)dev_prio);
+    struct lens_rq *r = rq_at(way);
+    if (!r)
+        return -1;
+    r->issue_ns = now;
+    if (!r->insert_ns) {        /* else read at insert */
+        r->prio = (__u32)(dev_prio >> 32);
+    } else {
+        struct lens_dev_val *d = &lens_devs[(flags >> 16) & (LENS_MAX_DEVS - 1)];
+        __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     }
+    r->counted = (flags & RQ_COUNTED) != 0;
+    return way;
+}
+
+/* An issue's count in its device's depth (rq_after_t0: every request allocated after
+ * lens_t0; one without a start time only through its entry), and the device's rate.
+ * way: the request's entry, or -1; rqbits: the request's address when after > 0 (its
+ * mark). */
+static __always_inline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
+{
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    struct lens_rq *r = rq_at(way);
     if (after == 0 || (after < 0 && !r))
         return 0;               /* from before the lens, or not countable */
-    if (after > 0 && mark_set(rq, SL_ISSUE)) {
+    if (after > 0 && mark_set(rqbits)) {
         __sync_fetch_and_add(&d->done, 1);
         __sync_fetch_and_add(&lens_dropped, 1);
     }
@@ -1007,8 +1143,37 @@ int BPF_PROG(lens_rq_issue, struct request *rq)
         r->depth_whole = d->first_done_ns != 0;
     }
     if ((n & (LENS_RATE_WIN - 1)) == LENS_RATE_WIN - 1)
-        dev_rate_tick(d);
+        dev_rate_tick(di);
     return 0;
+}
+
+/* Every request is counted here (its depth, the device's rate); only a timed one has an
+ * entry and reads the clock. */
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(lens_rq_issue, struct request *rq)
+{
+    rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
+    __u32 dev = rq_dev(rq);
+    int di = dev_lookup(dev, true);
+    if (di < 0)
+        return 0;
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    if (!lens_issue_seen)
+        lens_issue_seen = 1;
+    int after = rq_after_t0(rq);
+    if (after < 0 && !d->stampless)
+        d->stampless = 1;       /* from now on every request of it is timed */
+    __u64 key = rq_key(rq, SL_ISSUE);
+    int way = -1;
+    int c = rq_choice(d, key, rq->__sector);
+    if (c != RQ_SKIP) {
+        __u64 now = bpf_ktime_get_ns();
+        way = rq_find_index(rq, &key, SL_ISSUE);
+        __u32 flags = dev_shift(d) | (c == RQ_TIMED ? RQ_TAKE_CLAIM : 0) |
+                      (after < 0 ? RQ_COUNTED : 0) | (__u32)di << 16;
+        way = rq_issue_entry(way, key, now, flags, dev | (__u64)rq_prio(rq) << 32);
+    }
+    return dev_issue((__u32)di, way, after, after > 0 ? ptr_bits(rq, SL_ISSUE) : 0);
 }
 
 /* Merged into another request in the scheduler: it ends here, never issued. Its bios
@@ -1022,7 +1187,7 @@ int BPF_PROG(lens_rq_merge, struct request *rq)
     if (!r)
         return 0;
     if (r->insert_ns && !r->issue_ns) {
-        struct lens_dev_val *d = dev_find(r->dev, false);
+        struct lens_dev_val *d = dev_at(dev_index(r->dev));
         if (d)
             __sync_fetch_and_add(&d->sched_out[(r->prio >> 13) & 3], 1ull << (r->shift & 7));
     }
@@ -1047,7 +1212,7 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
         return 0;
     if (after > 0)
         mark_clear(rq, SL_REQUEUE);
-    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
+    struct lens_dev_val *d = dev_at(dev_index(rq_dev(rq)));
     if (d)
         __sync_fetch_and_add(&d->done, 1);
     return 0;
@@ -1055,17 +1220,71 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
 
 /* The tracepoint fires before the request's bios are ended (blk_update_request):
  * rq->bio is still its first bio. */
+/* A timed request's completion: its entry (way) freed and its stages added to its
+ * (device, priority) pair. Global (see rq_index): the stages' tests would multiply the
+ * completion's paths. di: the device's slot. */
+__noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
+{
+    struct lens_rq *r = rq_at(way);
+    if (!r)
+        return 0;
+    struct lens_dev_val *d = &lens_devs[di & (LENS_MAX_DEVS - 1)];
+    __u64 now = bpf_ktime_get_ns();
+    struct lens_rq q = *r;
+    rq_free(r, key);
+
+    /* Straight-line from here on (gt_bit, stage_add): each test would otherwise double
+     * the verifier's paths through every stage after it. */
+    __u64 dev_ns = (now - q.issue_ns) & -gt_bit(now, q.issue_ns);    /* else 0 */
+    /* A racy minimum (two CPUs may both write): either value is a real request's. */
+    if (nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
+        d->min_dev_ns = dev_ns;
+
+    /* This CPU's copy: plain additions. Only this program writes the map, and the
+     * kernel never runs a program twice at once on one CPU (it skips a nested run). */
+    int i = dp_index(q.dev, q.prio);
+    if (i < 0)
+        return 0;
+    __u32 idx = (__u32)i;
+    struct lens_dp_val *v = bpf_map_lookup_elem(&devprio, &idx);
+    if (!v)
+        return 0;
+    __u64 w = 1ull << (q.shift & 7);
+    v->timed += 1;
+    /* the depth moments only while the depth count is whole: weight 0 otherwise */
+    __u64 wd = w & -(__u64)(q.depth_whole & 1);
+    __u64 y = dev_ns / 1000;
+    v->n += wd;
+    v->sd += wd * q.depth;
+    v->sdd += wd * q.depth * q.depth;
+    v->sy += wd * y;
+    v->sdy += wd * y * q.depth;
+    stage_add(&v->st[LENS_ST_DEVICE], dev_ns, w, 1);
+    stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns, w,
+              nz_bit(q.insert_ns) & ge_bit(q.issue_ns, q.insert_ns));
+    stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns, w,
+              nz_bit(q.queue_ns) & ge_bit(q.getrq_ns, q.queue_ns));
+    stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w,
+              nz_bit(q.queue_ns) & ge_bit(now, q.queue_ns));
+    return 0;
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
     rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     if (!lens_t0 && lens_issue_seen)
         __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
-    struct lens_dev_val *d = dev_find(rq_dev(rq), false);
+    int di = dev_lookup(rq_dev(rq), false);
+    struct lens_dev_val *d = di < 0 ? NULL : &lens_devs[di & (LENS_MAX_DEVS - 1)];
     __u64 key = 0;
-    struct lens_rq *r = NULL;
-    if (d && rq_choice(rq, d, SL_COMPLETE) != RQ_SKIP)
-        r = rq_find(rq, &key, SL_COMPLETE);
+    int way = -1;
+    if (d) {
+        key = rq_key(rq, SL_COMPLETE);
+        if (rq_choice(d, key, rq->__sector) != RQ_SKIP)
+            way = rq_find_index(rq, &key, SL_COMPLETE);
+    }
+    struct lens_rq *r = rq_at(way);
     int after = rq_after_t0(rq);
     bool counted = after > 0 || (after < 0 && r && r->issue_ns && r->counted);
     if (!counted) {
@@ -1087,38 +1306,5 @@ int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_by
             rq_free(r, key);
         return 0;               /* counted, not timed */
     }
-    __u64 now = bpf_ktime_get_ns();
-    struct lens_rq q = *r;
-    rq_free(r, key);
-
-    __u64 dev_ns = now > q.issue_ns ? now - q.issue_ns : 0;
-    /* A racy minimum (two CPUs may both write): either value is a real request's. */
-    if (d && nr_bytes && dev_ns && (!d->min_dev_ns || dev_ns < d->min_dev_ns))
-        d->min_dev_ns = dev_ns;
-
-    /* This CPU's copy: plain additions. Only this program writes the map, and the
-     * kernel never runs a program twice at once on one CPU (it skips a nested run). */
-    struct lens_dp_val *v = dp_slot(q.dev, q.prio);
-    if (!v)
-        return 0;
-    __u64 w = 1ull << (q.shift & 7);
-    v->timed += 1;
-    if (q.depth_whole) {
-        __u64 y = dev_ns / 1000;
-        v->n += w;
-        v->sd += w * q.depth;
-        v->sdd += w * q.depth * q.depth;
-        v->sy += w * y;
-        v->sdy += w * y * q.depth;
-    }
-    stage_add(&v->st[LENS_ST_DEVICE], dev_ns, w);
-    if (q.insert_ns && q.issue_ns >= q.insert_ns)
-        stage_add(&v->st[LENS_ST_SCHED], q.issue_ns - q.insert_ns, w);
-    if (q.queue_ns) {
-        if (q.getrq_ns >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TAG], q.getrq_ns - q.queue_ns, w);
-        if (now >= q.queue_ns)
-            stage_add(&v->st[LENS_ST_TOTAL], now - q.queue_ns, w);
-    }
-    return 0;
+    return rq_done_timed(way, key, (__u32)di, nr_bytes);
 }
