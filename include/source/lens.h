@@ -95,7 +95,7 @@ struct lens_wb_row {
  * LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold does not flap). */
 #define LENS_DUTY_PERIOD_NS 800000000ull
 #define LENS_DUTY_WINDOW_NS 100000000ull
-#define LENS_DUTY_DRAIN_NS   50000000ull
+#define LENS_DUTY_DRAIN_NS  200000000ull
 #define LENS_DUTY_LOW       (LENS_TIMED_RATE / 2)
 #define LENS_DUTY_CHECKS    2
 
