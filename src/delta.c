@@ -278,14 +278,13 @@ static void dev_lat(const struct lens_reading *a, const struct lens_reading *z, 
         for (int st = 0; st < LENS_NSTAGES; st++)
             lens_stage_add(&acc[k][st], &d[st]);
     }
-    /* With the duty cycle the counts are the windows': scaled to the interval (the
-     * histograms stay the timed requests' weights, whose shape the quantiles read). */
+    /* With the duty cycle the counts are the windows': scaled to the interval. */
     double duty = lens_duty(a, z);
     for (size_t k = 0; k < nrows; k++)
         for (int st = 0; st < LENS_NSTAGES; st++) {
-            delta_prio_stage(&acc[k][st], &rows[k].st[st]);
             if (duty > 0 && duty < 1)
-                rows[k].st[st].count /= duty;
+                lens_stage_scale(&acc[k][st], 1 / duty);
+            delta_prio_stage(&acc[k][st], &rows[k].st[st]);
         }
     free(acc);
     if (!nrows) {

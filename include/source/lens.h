@@ -149,6 +149,9 @@ int    lens_stage_delta(const struct lens_stage_sum *prev, const struct lens_sta
                         struct lens_stage_sum *out);
 /* to += s, field by field (two priorities' or two intervals' requests together). */
 void   lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s);
+/* Every count of a stage times f, each bucket rounded, the count their sum (so that the
+ * buckets still add up to it): the duty cycle's windows scaled to the interval. */
+void   lens_stage_scale(struct lens_stage_sum *s, double f);
 /* Mean of a stage in ms; NAN when no request finished it. */
 double lens_stage_mean_ms(const struct lens_stage_sum *s);
 /* A priority as iotriage prints it: "be/4", "rt/0", "idle", "none". */

@@ -207,6 +207,17 @@ void lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s)
         to->hist[k] += s->hist[k];
 }
 
+void lens_stage_scale(struct lens_stage_sum *s, double f)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; k < LENS_HIST; k++) {
+        s->hist[k] = (uint64_t)llround((double)s->hist[k] * f);
+        n += s->hist[k];
+    }
+    s->count = n;
+    s->sum_ns = (uint64_t)llround((double)s->sum_ns * f);
+}
+
 /* The scheduler's classes from most to least favoured; none is served as best-effort
  * (mq-deadline's ioprio_class_to_prio). */
 static int class_rank(unsigned cls)

@@ -97,6 +97,14 @@ check_fast() {
     jq -s -e 'all(.[]; .depth == null or (.depth >= 1 and .depth <= 34))' "$out.cyc" >/dev/null ||
         fail "$label: a depth at issue beyond fio's 32 in flight: $(jq -c .depth "$out.cyc" | tr '\n' ' ')"
     ok "$label: per-priority counts and means in every cycled sample, held_now null, depth at issue 1-34"
+    # a recording of it replays as written: the duty, held_now null, the scaled counts
+    # (whose buckets still add up to them: replay checks that)
+    "$IOT" --json --replay "$out" >"$out.replay" 2>"$out.replay.err" ||
+        fail "$label: the samples do not replay: $(tail -n 3 "$out.replay.err")"
+    dev_rows "$out.replay" >"$out.rrows"
+    cmp -s <(jq -c '[.duty, .held, .req]' "$out.rows") <(jq -c '[.duty, .held, .req]' "$out.rrows") ||
+        fail "$label: replayed differently: $(jq -c '[.duty, .held, .req]' "$out.rrows" | tr '\n' ' ')"
+    ok "$label: replayed with the same duty, held_now and requests"
     # after fio: the cycle ends within a few windows, and no request, depth or scheduler
     # count of the windows is left
     # (the rate that ends it is the machine's: another device of this shared machine may

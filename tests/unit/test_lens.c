@@ -428,6 +428,14 @@ static void test_duty_interval(void **state)
     assert_near(d.busy_depth, 16.0 * 8, 1e-6);
     assert_near(d.device_ms, 10.0, 1e-6);          /* means stay the sample's */
     assert_true(d.held_now == LENS_HELD_UNKNOWN);
+    /* The per-priority rows scale alike, their buckets still adding up to the count. */
+    struct lens_stage_sum st = { 0 };
+    stage_put(&st, 3, 0.1);
+    stage_put(&st, 5, 10.0);
+    lens_stage_scale(&st, 8);
+    assert_int_equal(st.count, 64);
+    assert_int_equal(st.hist[bucket_of_us(100)], 24);
+    assert_near(lens_stage_mean_ms(&st), (3 * 0.1 + 5 * 10.0) / 8, 1e-6);
     /* Since the lens started (no previous reading, or one without a read time). */
     b.r.since = 100.0;
     b.r.detached_s = 0.5;
