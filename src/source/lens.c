@@ -405,7 +405,7 @@ static void duty_mark(struct lens *l, uint64_t t, bool attached)
 }
 
 /* A window opens: the completion side first, then the issue, then the rest of the
- * submission side. Returns when the issue program was attached. */
+ * submission side. Returns when the issue program was attached (a midpoint). */
 static uint64_t duty_open(struct lens *l)
 {
     uint64_t at = 0;
@@ -424,7 +424,7 @@ static uint64_t duty_open(struct lens *l)
  * requests counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks)
  * for up to LENS_DUTY_DRAIN_NS; then the completion side goes and what is left is
  * cleared. Returns when the issue program was detached. */
-static uint64_t duty_close(struct lens *l)
+static uint64_t duty_close(struct lens *l, uint64_t opened)
 {
     uint64_t at = 0;
     for (int i = RQP_N - 1; i >= RQP_SUBMIT_FIRST; i--) {
@@ -434,6 +434,15 @@ static uint64_t duty_close(struct lens *l)
             at = a + (mono_ns() - a) / 2;
             duty_mark(l, at, false);
         }
+    }
+    /* The window's requests are those allocated from lens_t0 on (bpf_ktime_get_ns:
+     * CLOCK_MONOTONIC), the first completion after its first issue, which a loaded
+     * machine can delay by milliseconds: the time before it counts as not watched. */
+    uint64_t t0 = __atomic_load_n(l->t0, __ATOMIC_RELAXED);
+    if (opened && t0 > opened && t0 < at) {
+        pthread_mutex_lock(&l->mu);
+        l->detached_ns += t0 - opened;
+        pthread_mutex_unlock(&l->mu);
     }
     while (!marks_clear(l) && mono_ns() - at < LENS_DUTY_DRAIN_NS)
         nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
@@ -491,7 +500,7 @@ static void *duty_main(void *arg)
                 hits = 0;
                 cycling = true;
                 duty_set_cycling(l, true);
-                duty_close(l);
+                duty_close(l, 0);
             }
             continue;
         }
@@ -500,7 +509,7 @@ static void *duty_main(void *arg)
         if (duty_sleep(l, a + LENS_DUTY_WINDOW_NS))
             break;
         uint64_t n1 = rq_issued_sum(l);
-        uint64_t z = duty_close(l);
+        uint64_t z = duty_close(l, a);
         double rate = z > a ? (double)(n1 - n0) * 1e9 / (double)(z - a) : 0;
         hits = rate < LENS_DUTY_LOW ? hits + 1 : 0;
         if (hits >= LENS_DUTY_CHECKS) {
