@@ -189,6 +189,29 @@ static int attach_light(struct iotriage_lskel *s)
     return 0;
 }
 
+/* The light skeleton's program and link slots of the program named name: the slot whose
+ * program the kernel names so (its name, cut to BPF_OBJ_NAME_LEN - 1), not the slot of
+ * that name. The light loader leaves out a program whose section starts with "?"
+ * (lens_dirty_page) and puts the next programs' fds one slot early, so a slot's name is
+ * not its program's there. -ENOENT when none is. */
+static int light_slot(struct iotriage_lskel *s, const char *name)
+{
+    const struct bpf_prog_desc *progs = (const struct bpf_prog_desc *)&s->progs;
+    enum { NPROGS = sizeof(s->progs) / sizeof(struct bpf_prog_desc) };
+    for (size_t i = 0; i < NPROGS; i++) {
+        if (progs[i].prog_fd <= 0)
+            continue;
+        struct bpf_prog_info info;
+        __u32 len = sizeof(info);
+        memset(&info, 0, sizeof(info));
+        if (bpf_obj_get_info_by_fd(progs[i].prog_fd, &info, &len) < 0)
+            continue;
+        if (strncmp(info.name, name, sizeof(info.name) - 1) == 0)
+            return (int)i;
+    }
+    return -ENOENT;
+}
+
 /* The light skeleton: the kernel's loader program does the CO-RE relocations and finds
  * each tracepoint's BTF id, nothing here reads the kernel's BTF. Kernels with in-kernel
  * CO-RE (5.17+) all have writeback_dirty_folio (the folio conversion of the writeback
@@ -218,13 +241,17 @@ static int open_light(struct lens *l, const struct lens_sizes *z)
         return rc;
     }
     l->lskel = s;
-#define RQP_LIGHT(name) l->rqp[i++] = (struct lens_rqprog){ .prog_fd = s->progs.name.prog_fd, \
-                                                          .link_fd = &s->links.name##_fd };
-    {
-        size_t i = 0;
-        LENS_RQ_PROGS(RQP_LIGHT)
-    }
+#define RQP_LIGHT(name) #name,
+    static const char *const rq_names[RQP_N] = { LENS_RQ_PROGS(RQP_LIGHT) };
 #undef RQP_LIGHT
+    for (size_t i = 0; i < RQP_N; i++) {
+        int k = light_slot(s, rq_names[i]);
+        /* (not found: left attached for good, the duty cycle does not run, duty_start) */
+        if (k >= 0)
+            l->rqp[i] = (struct lens_rqprog){
+                .prog_fd = ((const struct bpf_prog_desc *)&s->progs)[k].prog_fd,
+                .link_fd = &((int *)&s->links)[k] };
+    }
     l->rqs_fd = s->maps.rqs.map_fd;
     l->devs_rw = s->bss->lens_devs;
     l->marks = s->bss->lens_marks;
@@ -306,6 +333,7 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
 }
 
 /* ---- The duty cycle (lens.h) ---- */
+
 
 /* Attach one request program (again); 0 or -errno. */
 static int rqp_attach(struct lens_rqprog *p)
@@ -532,6 +560,9 @@ static void duty_start(struct lens *l)
     const char *e = getenv("IOTRIAGE_LENS_DUTY");
     if (e && strcmp(e, "1") == 0)
         return;
+    for (int i = 0; i < RQP_N; i++)
+        if (!l->rqp[i].link_fd && !l->rqp[i].prog)
+            return;                  /* a program not found: it could not be detached */                  /* a program not found: it could not be detached */
     l->rqs_zero = calloc(LENS_RQ_SETS, sizeof(struct lens_rq_set));
     l->rqs_keys = malloc(LENS_RQ_SETS * sizeof(*l->rqs_keys));
     if (!l->rqs_zero || !l->rqs_keys)
