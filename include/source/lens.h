@@ -90,7 +90,7 @@ struct lens_wb_row {
 };
 
 /* The duty cycle (above): a window of 100 ms every 800 ms, 1/8 of the time (the choice:
- * docs/performance.md "Duty cycle"); the rate that starts it is LENS_TIMED_RATE a second
+ * docs/performance.md "The duty cycle"); the rate that starts it is LENS_TIMED_RATE a second
  * over a period, measured twice in a row; it stops when the windows' rate falls under
  * LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold does not flap). */
 #define LENS_DUTY_PERIOD_NS 800000000ull
