@@ -28,7 +28,9 @@
 # Environment: IOT (the iotriage binary; default ./iotriage), LENS_DEVICES ("tmpfs lab"),
 # LENS_ENGINES ("psync libaio"), LENS_SCHED (the devices' scheduler: none, the fastest;
 # mq-deadline adds the insert event), LAB_US (500), LAB_THREADS (4), NO_STATS=1 (skip
-# the statistics runs), NO_PIPE=1 (skip the context switch runs).
+# the statistics runs), NO_PIPE=1 (skip the context switch runs), LENS_DUTY=1 (the lens
+# with its request programs always attached, IOTRIAGE_LENS_DUTY=1: the cost without the
+# duty cycle, docs/performance.md).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 IOT=${IOT:-$ROOT/iotriage}
@@ -42,6 +44,7 @@ for t in fio losetup jq bpftool; do
     command -v "$t" >/dev/null || { echo "bench/lens.sh: $t missing" >&2; exit 77; }
 done
 [ -x "$IOT" ] || { echo "bench/lens.sh: build ./iotriage first" >&2; exit 1; }
+[ -n "${LENS_DUTY:-}" ] && export IOTRIAGE_LENS_DUTY=$LENS_DUTY
 STATS=$ROOT/build/bench/bpfstats
 [ -x "$STATS" ] || { echo "bench/lens.sh: make build/bench/bpfstats first" >&2; exit 1; }
 
@@ -146,6 +149,9 @@ fio_run() {
     [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
         .stages.sampled // empty' "$DIR/iot.json" 2>/dev/null | median |
         awk '{ printf "    requests timed: %s of them (stages.sampled, median)\n", $1 }' >&2
+    [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
+        .stages.duty // empty' "$DIR/iot.json" 2>/dev/null | median |
+        awk '{ printf "    request programs attached: %s of the time (stages.duty, median)\n", $1 }' >&2
     awk -v m="$mode" -v iops="$iops" -v ios="$ios" -v c="$((c1 - c0))" -v hz="$HZ" \
         'BEGIN { printf "%s %.0f %.0f\n", m, iops, (ios > 0 ? c / hz * 1e9 / ios : 0) }'
 }
@@ -191,7 +197,7 @@ pipe_run() {
 }
 
 : >"$DIR/table"
-echo "lens cost: $IOT, ${SECS}s runs, $ROUNDS per mode alternated, scheduler $SCHED, $NCPU CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "lens cost: $IOT, ${SECS}s runs, $ROUNDS per mode alternated, scheduler $SCHED, $NCPU CPUs, duty cycle ${IOTRIAGE_LENS_DUTY:+off (IOTRIAGE_LENS_DUTY=$IOTRIAGE_LENS_DUTY)}${IOTRIAGE_LENS_DUTY:-on}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for d in $DEVICES; do
     case $d in
     tmpfs)

@@ -278,9 +278,14 @@ static void dev_lat(const struct lens_reading *a, const struct lens_reading *z, 
         for (int st = 0; st < LENS_NSTAGES; st++)
             lens_stage_add(&acc[k][st], &d[st]);
     }
+    /* With the duty cycle the counts are the windows': scaled to the interval. */
+    double duty = lens_duty(a, z);
     for (size_t k = 0; k < nrows; k++)
-        for (int st = 0; st < LENS_NSTAGES; st++)
+        for (int st = 0; st < LENS_NSTAGES; st++) {
+            if (duty > 0 && duty < 1)
+                lens_stage_scale(&acc[k][st], 1 / duty);
             delta_prio_stage(&acc[k][st], &rows[k].st[st]);
+        }
     free(acc);
     if (!nrows) {
         free(rows);
@@ -332,6 +337,14 @@ static const struct lens_reading *lens_base(const struct snapshot *prev, const s
     return &empty;
 }
 
+/* The share of the interval the lens saw the bios submitted (lens_duty): the bytes of
+ * its windows, divided by it, estimate the interval's. 1 when it always saw them. */
+static double lens_bytes_duty(const struct lens_reading *lb, const struct lens_reading *z)
+{
+    double duty = lens_duty(lb, z);
+    return duty > 0 && duty < 1 ? duty : 1;
+}
+
 /* Bytes kernel threads submitted to the device, from the lens's row for them
  * (LENS_SUBMIT_KERNEL): the device's own, and a disk's partitions'. */
 static void dev_kernel_bps(const struct lens_reading *lb, const struct snapshot *cur, double itv_s,
@@ -346,7 +359,7 @@ static void dev_kernel_bps(const struct lens_reading *lb, const struct snapshot 
     for (size_t i = 0; i < n && i < 64; i++)
         if (dev_owns_row(cur, r->dev, rows[i].major, rows[i].minor))
             bytes += (double)rows[i].bytes;
-    r->kernel_bps = bytes / itv_s;
+    r->kernel_bps = bytes / itv_s / lens_bytes_duty(lb, &cur->lens);
 }
 
 static int cmp_wb_share(const void *a, const void *b)
@@ -370,7 +383,7 @@ static const char *comm_of(const struct snapshot *cur, pid_t tgid)
  * devices; lens_wb_interval): summed per (dirtier, cgroup), the kernel's own cgroup
  * (blkcg) taking the place of the lens's when it names one. */
 static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_row *rows, size_t n,
-                             double itv_s, struct dev_rates *r)
+                             double itv_s, double duty, struct dev_rates *r)
 {
     r->wb_valid = true;
     struct wb_share *v = NULL;
@@ -399,7 +412,7 @@ static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_ro
                 str_copy(v[nv].cgroup, cur->cgroups->v[ci].path, sizeof(v[nv].cgroup));
             nv++;
         }
-        v[k].bps += (double)w->bytes / itv_s;
+        v[k].bps += (double)w->bytes / itv_s / duty;
     }
     if (nv > 1)
         qsort(v, nv, sizeof(*v), cmp_wb_share);
@@ -591,7 +604,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         dev_lens(lb, cur, litv, &out->devs[i]);
         dev_kernel_bps(lb, cur, litv, &out->devs[i]);
         if (wb_ok)
-            dev_writeback_by(cur, wb, nwb, litv, &out->devs[i]);
+            dev_writeback_by(cur, wb, nwb, litv, lens_bytes_duty(lb, &cur->lens), &out->devs[i]);
     }
     free(wb);
 

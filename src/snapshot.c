@@ -611,6 +611,11 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     double itv = out->lens.mono - s->subs_prev.mono;
     if (!out->lens_on || !s->have_subs || out->threads || itv <= 0)
         return;
+    /* With the duty cycle (lens.h), the bios of its windows: scaled to the interval, an
+     * estimate (docs/json.md lens_bytes) */
+    double duty = lens_duty(&s->subs_prev, &out->lens);
+    if (duty > 0 && duty < 1)
+        itv *= duty;
     td->lens = true;
     struct lens_submit_row rows[TASK_DEVS_MAX];
     size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, TASK_DEVS_MAX);
@@ -653,6 +658,8 @@ static void subs_keep(struct sampler *s, const struct snapshot *out)
     s->subs_prev.subs = p;
     s->subs_prev.nsubs = out->lens.nsubs;
     s->subs_prev.mono = out->lens.mono;
+    s->subs_prev.since = out->lens.since;
+    s->subs_prev.detached_s = out->lens.detached_s;
     s->have_subs = true;
 }
 

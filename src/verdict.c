@@ -325,10 +325,16 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         char ms[48] = "";
         if (!isnan(l->held_sched_ms))
             snprintf(ms, sizeof(ms), "%.0f ms a request, ", l->held_sched_ms);
+        /* the lens's count of them is unknown when its duty cycle ran (lens.h) */
+        double q = !isnan(l->sched_queue) ? l->sched_queue
+                 : l->held_now == LENS_HELD_UNKNOWN ? (double)NAN : (double)l->held_now;
+        char qs[32] = "? held";
+        if (!isnan(q))
+            snprintf(qs, sizeof(qs), "%.1f held on average", q);
         push(v, W_IOPRIO_HELD, (int)di, (int)ti,
-             "%s[%d] %s waits in %s's scheduler (%s%.1f held on average) while %s I/O is "
+             "%s[%d] %s waits in %s's scheduler (%s%s) while %s I/O is "
              "served: its label is honoured by %s; the device is not saturated",
-             comm, pid, label, dev, ms, isnan(l->sched_queue) ? (double)l->held_now : l->sched_queue,
+             comm, pid, label, dev, ms, qs,
              l->top_class >= 0 ? ioprio_class_name((enum ioprio_class)l->top_class) : "other",
              sched);
         mark_evidence(v, says, &m, false);

@@ -10,7 +10,19 @@
  *
  * lens_read() fills a reading with cumulative counters since lens_open (copies: the
  * reading owns its arrays and stays valid after the next read; free it with
- * lens_reading_free). Readers take differences of two readings; the helpers marked
+ * lens_reading_free).
+ *
+ * Duty cycle (docs/devices.md "The lens on a fast machine"): while the machine's block
+ * requests come faster than LENS_TIMED_RATE a second, a thread of lens.c attaches the
+ * per-request programs (bio submission to completion) only LENS_DUTY_WINDOW_NS of every
+ * LENS_DUTY_PERIOD_NS; the scheduler, exit and writeback programs stay attached. A
+ * request issued inside a window is followed to its completion (the submission side goes
+ * first, the completion side once the requests counted in flight have completed, or after
+ * LENS_DUTY_DRAIN_NS), then every in-flight mark and request entry left is cleared, so
+ * that nothing of one window reaches the next. The readings carry the time the programs
+ * were detached (measured, CLOCK_MONOTONIC, around the attach and detach calls): the
+ * interval's figures are then those of the windows, and lens_duty says which share of it
+ * they cover. IOTRIAGE_LENS_DUTY=1 keeps them attached at any rate. Readers take differences of two readings; the helpers marked
  * "pure" below do that and never touch the kernel, so unit tests run without BPF.
  * Unknown is NAN, never 0.
  */
@@ -77,9 +89,23 @@ struct lens_wb_row {
     char     comm[LENS_COMM];        /* the dirtier's name when it dirtied; "" unknown */
 };
 
+/* The duty cycle (above): a window of 100 ms every 800 ms, 1/8 of the time (the choice:
+ * docs/performance.md "The duty cycle"); the rate that starts it is LENS_TIMED_RATE a second
+ * over a period, measured twice in a row; it stops when the windows' rate falls under
+ * LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold does not flap). */
+#define LENS_DUTY_PERIOD_NS 800000000ull
+#define LENS_DUTY_WINDOW_NS 100000000ull
+#define LENS_DUTY_DRAIN_NS  200000000ull
+#define LENS_DUTY_LOW       (LENS_TIMED_RATE / 2)
+#define LENS_DUTY_CHECKS    2
+
 struct lens_reading {
     double   mono;                   /* CLOCK_MONOTONIC seconds of the read */
     double   since;                  /* CLOCK_MONOTONIC seconds the lens was attached */
+    /* Seconds since `since` that the per-request programs were detached (duty cycle,
+     * above), up to `mono`; 0 when they never were. */
+    double   detached_s;
+    bool     cycling;                /* the duty cycle runs at the read */
     struct lens_wait_row *tids;      /* sorted by id */
     size_t   ntids;
     struct lens_wait_row *tgids;     /* sorted by id */
@@ -123,6 +149,9 @@ int    lens_stage_delta(const struct lens_stage_sum *prev, const struct lens_sta
                         struct lens_stage_sum *out);
 /* to += s, field by field (two priorities' or two intervals' requests together). */
 void   lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s);
+/* Every count of a stage times f, each bucket rounded, the count their sum (so that the
+ * buckets still add up to it): the duty cycle's windows scaled to the interval. */
+void   lens_stage_scale(struct lens_stage_sum *s, double f);
 /* Mean of a stage in ms; NAN when no request finished it. */
 double lens_stage_mean_ms(const struct lens_stage_sum *s);
 /* A priority as iotriage prints it: "be/4", "rt/0", "idle", "none". */
@@ -152,6 +181,9 @@ struct lens_dev_interval {
                                       * the timed ones weighted */
     double sampled;                  /* share of them timed (lens_sampled_share); below 1 the
                                       * stage figures are a sample's estimates; NAN unknown */
+    double duty;                     /* share of the interval the request programs were
+                                      * attached (lens_duty); below 1, requests, busy depth
+                                      * and counts are the windows' figures scaled up */
     double tag_ms, sched_ms, device_ms, total_ms;         /* means per stage */
     double device_p05_ms, device_p50_ms, device_p99_ms;
     double total_p50_ms, total_p99_ms;
@@ -173,9 +205,13 @@ struct lens_dev_interval {
                                       * (held since before the lens), any class below
                                       * top_class */
     double held_sched_ms;            /* its mean time in the scheduler; NAN: none finished */
-    uint64_t held_now;               /* its requests in the scheduler at the reading */
+    uint64_t held_now;               /* its requests in the scheduler at the reading;
+                                      * LENS_HELD_UNKNOWN when the duty cycle ran (the lens
+                                      * saw only the windows' inserts) */
     int    saturated;                /* 1, 0, -1 unknown (lens_judge_saturation) */
 };
+
+#define LENS_HELD_UNKNOWN UINT64_MAX
 
 /* Thresholds of the lens's saturation verdict (docs/devices.md). */
 #define LENS_SAT_MIN_REQS   20     /* requests completed before the lens may judge */
@@ -186,6 +222,13 @@ struct lens_dev_interval {
 #define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
 #define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
 #define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
+
+/* Pure: the share of the interval between two readings (prev NULL or without a read
+ * time: since the lens started) that the per-request programs were attached, in [0, 1]:
+ * 1 when they always were. Counts of requests over the interval are those of this share
+ * of it; divided by it they estimate the whole interval's. NAN when the interval is
+ * empty. */
+double lens_duty(const struct lens_reading *prev, const struct lens_reading *cur);
 
 /* Completions of the device's requests between two readings (prev NULL: since the lens
  * started), exact (lens_devstat.done: a requeued request counts once more). -1 when the

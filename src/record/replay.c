@@ -665,18 +665,25 @@ static int decode_lens_stages(struct dec *d, const struct json_value *o, struct 
     l->sampled = (double)NAN;
     if (json_get(v, "sampled") && (rc = get_num(d, v, "sampled", &l->sampled)))
         return rc;
+    /* Before the duty cycle the request programs were always attached. */
+    l->duty = 1;
+    if (json_get(v, "duty") && (rc = get_num(d, v, "duty", &l->duty)))
+        return rc;
     const char *served, *held;
     size_t slen, hlen;
-    int64_t now;
+    int64_t now = 0;
+    /* null: the duty cycle ran (lens.h LENS_HELD_UNKNOWN) */
+    const struct json_value *hn = json_get(v, "held_now");
+    bool held_null = hn && json_as_object(hn) == JSON_IS_NULL;
     if ((rc = get_str(d, v, "served_class", true, &served, &slen)) ||
         (rc = get_bool(d, v, "held_back", &l->held_back)) ||
         (rc = get_str(d, v, "held_class", true, &held, &hlen)) ||
-        (rc = get_int(d, v, "held_now", 0, INT64_MAX, &now)) ||
+        (!held_null && (rc = get_int(d, v, "held_now", 0, INT64_MAX, &now))) ||
         (rc = get_tri(d, v, "saturated", &l->saturated)))
         return rc;
     l->top_class = class_of_name(served, slen);
     l->held_class = class_of_name(held, hlen);
-    l->held_now = (uint64_t)now;
+    l->held_now = held_null ? LENS_HELD_UNKNOWN : (uint64_t)now;
     l->valid = true;
     return 0;
 }

@@ -195,6 +195,7 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     jw_open(w, "stages", '{');
     jw_num(w, "requests", l->requests);
     jw_num(w, "sampled", l->sampled);
+    jw_num(w, "duty", l->duty);
     jw_num(w, "tag_ms", l->tag_ms);
     jw_num(w, "sched_ms", l->sched_ms);
     jw_num(w, "device_ms", l->device_ms);
@@ -212,7 +213,12 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     jw_bool(w, "held_back", l->held_back);
     jw_str(w, "held_class", l->held_class >= 0 ? ioprio_class_name((enum ioprio_class)l->held_class) : NULL);
     jw_num(w, "held_sched_ms", l->held_sched_ms);
-    jw_int(w, "held_now", (long long)l->held_now);
+    if (l->held_now == LENS_HELD_UNKNOWN) {
+        jw_key(w, "held_now");
+        fputs("null", w->f);
+    } else {
+        jw_int(w, "held_now", (long long)l->held_now);
+    }
     jw_bool(w, "saturated", l->saturated);
     jw_close(w, '}');
 }

@@ -3,6 +3,7 @@
 #include "source/lens.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,29 @@ struct lens_map {
 _Static_assert(sizeof(((struct iotriage_lskel__bss *)0)->lens_devs) ==
                sizeof(((struct iotriage_bpf__bss *)0)->lens_devs) &&
                sizeof(((struct iotriage_lskel__bss *)0)->lens_dp_used) ==
-               sizeof(((struct iotriage_bpf__bss *)0)->lens_dp_used),
+               sizeof(((struct iotriage_bpf__bss *)0)->lens_dp_used) &&
+               sizeof(((struct iotriage_lskel__bss *)0)->lens_marks) ==
+               sizeof(((struct iotriage_bpf__bss *)0)->lens_marks),
                "the two skeletons' .bss");
+
+/* The per-request programs that run for every request, which the duty cycle attaches
+ * and detaches (lens.h): the completion first in this table, attached first and detached
+ * last. Each attachment or detachment costs 1-4 ms here (the tracepoint's static key is
+ * patched on every CPU), so the programs of rarer events stay attached: the merges and
+ * the requeue act only on entries of the request cache and on requests counted in flight,
+ * which there are none of between windows (duty_reset). */
+#define LENS_RQ_PROGS(X) X(lens_rq_complete) X(lens_rq_issue) X(lens_rq_insert) X(lens_getrq) \
+    X(lens_bio_queue)
+enum { RQP_COMPLETE, RQP_ISSUE, RQP_SUBMIT_FIRST = RQP_ISSUE, RQP_N = 5 };
+
+/* One of them, whichever skeleton loaded it: the light one's program fd and the slot of
+ * its link fd (the skeleton's own, closed by its destroy), or libbpf's program and link. */
+struct lens_rqprog {
+    int prog_fd;
+    int *link_fd;
+    struct bpf_program *prog;
+    struct bpf_link **link;
+};
 
 struct lens {
     struct iotriage_lskel *lskel;    /* the light skeleton's, or NULL */
@@ -59,6 +81,22 @@ struct lens {
      * per device. */
     struct lens_moments *moments;
     size_t nmoments;
+    /* The duty cycle (lens.h): its thread, and what it shares with the reader under mu. */
+    struct lens_rqprog rqp[RQP_N];
+    struct lens_dev_val *devs_rw;    /* the same table, written while detached */
+    __u64 *marks, *t0;
+    __u32 *issue_seen;
+    int rqs_fd;
+    void *rqs_zero;                  /* zeros for every set of the request cache, and their */
+    __u32 *rqs_keys;                 /* keys, for clearing it in one call */
+    pthread_t duty_thread;
+    bool duty_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;                       /* under mu: lens_close asks the thread to end */
+    bool cycling;                    /* under mu */
+    uint64_t detached_ns;            /* under mu: the request programs' detached time, */
+    uint64_t detached_from;          /* and when the current detachment began (0: attached) */
 };
 
 static double mono_now(void)
@@ -151,6 +189,29 @@ static int attach_light(struct iotriage_lskel *s)
     return 0;
 }
 
+/* The light skeleton's program and link slots of the program named name: the slot whose
+ * program the kernel names so (its name, cut to BPF_OBJ_NAME_LEN - 1), not the slot of
+ * that name. The light loader leaves out a program whose section starts with "?"
+ * (lens_dirty_page) and puts the next programs' fds one slot early, so a slot's name is
+ * not its program's there. -ENOENT when none is. */
+static int light_slot(struct iotriage_lskel *s, const char *name)
+{
+    const struct bpf_prog_desc *progs = (const struct bpf_prog_desc *)&s->progs;
+    enum { NPROGS = sizeof(s->progs) / sizeof(struct bpf_prog_desc) };
+    for (size_t i = 0; i < NPROGS; i++) {
+        if (progs[i].prog_fd <= 0)
+            continue;
+        struct bpf_prog_info info;
+        __u32 len = sizeof(info);
+        memset(&info, 0, sizeof(info));
+        if (bpf_obj_get_info_by_fd(progs[i].prog_fd, &info, &len) < 0)
+            continue;
+        if (strncmp(info.name, name, sizeof(info.name) - 1) == 0)
+            return (int)i;
+    }
+    return -ENOENT;
+}
+
 /* The light skeleton: the kernel's loader program does the CO-RE relocations and finds
  * each tracepoint's BTF id, nothing here reads the kernel's BTF. Kernels with in-kernel
  * CO-RE (5.17+) all have writeback_dirty_folio (the folio conversion of the writeback
@@ -181,6 +242,22 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
         return rc;
     }
     l->lskel = s;
+#define RQP_LIGHT(name) #name,
+    static const char *const rq_names[RQP_N] = { LENS_RQ_PROGS(RQP_LIGHT) };
+#undef RQP_LIGHT
+    for (size_t i = 0; i < RQP_N; i++) {
+        int k = light_slot(s, rq_names[i]);
+        /* (not found: left attached for good, the duty cycle does not run, duty_start) */
+        if (k >= 0)
+            l->rqp[i] = (struct lens_rqprog){
+                .prog_fd = ((const struct bpf_prog_desc *)&s->progs)[k].prog_fd,
+                .link_fd = &((int *)&s->links)[k] };
+    }
+    l->rqs_fd = s->maps.rqs.map_fd;
+    l->devs_rw = s->bss->lens_devs;
+    l->marks = s->bss->lens_marks;
+    l->t0 = &s->bss->lens_t0;
+    l->issue_seen = &s->bss->lens_issue_seen;
     l->dp_used = s->bss->lens_dp_used;
     l->devs = s->bss->lens_devs;
     l->dropped = &s->bss->lens_dropped;
@@ -229,6 +306,16 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
             rc = lens_take_maps(l, fd);
         }
         if (rc == 0) {
+#define RQP_LIBBPF(name) l->rqp[i++] = (struct lens_rqprog){ .prog = skel->progs.name, \
+                                                           .link = &skel->links.name };
+            size_t i = 0;
+            LENS_RQ_PROGS(RQP_LIBBPF)
+#undef RQP_LIBBPF
+            l->rqs_fd = bpf_map__fd(skel->maps.rqs);
+            l->devs_rw = skel->bss->lens_devs;
+            l->marks = skel->bss->lens_marks;
+            l->t0 = &skel->bss->lens_t0;
+            l->issue_seen = &skel->bss->lens_issue_seen;
             l->dp_used = skel->bss->lens_dp_used;
             l->devs = skel->bss->lens_devs;
             l->dropped = &skel->bss->lens_dropped;
@@ -246,6 +333,246 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
     return 0;
 }
 
+/* ---- The duty cycle (lens.h) ---- */
+
+
+/* Attach one request program (again); 0 or -errno. */
+static int rqp_attach(struct lens_rqprog *p)
+{
+    if (p->link_fd) {
+        if (*p->link_fd > 0 || p->prog_fd <= 0)
+            return 0;
+        int fd = bpf_raw_tracepoint_open(NULL, p->prog_fd);
+        if (fd < 0)
+            return fd;
+        *p->link_fd = fd;
+        return 0;
+    }
+    if (*p->link || !p->prog)
+        return 0;
+    struct bpf_link *k = bpf_program__attach(p->prog);
+    if (!k)
+        return -errno;
+    *p->link = k;
+    return 0;
+}
+
+/* Closing the link's last fd takes the program off its tracepoint. */
+static void rqp_detach(struct lens_rqprog *p)
+{
+    if (p->link_fd) {
+        if (*p->link_fd > 0)
+            close(*p->link_fd);
+        *p->link_fd = 0;
+        return;
+    }
+    bpf_link__destroy(*p->link);
+    *p->link = NULL;
+}
+
+/* Requests issued on every device, as the issue program counts them. */
+static uint64_t rq_issued_sum(const struct lens *l)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < LENS_MAX_DEVS; i++)
+        if (__atomic_load_n(&l->devs[i].key, __ATOMIC_RELAXED))
+            n += __atomic_load_n(&l->devs[i].issued, __ATOMIC_RELAXED);
+    return n;
+}
+
+static bool marks_clear(const struct lens *l)
+{
+    enum { N = sizeof(((struct iotriage_bpf__bss *)0)->lens_marks) / sizeof(__u64) };
+    for (size_t i = 0; i < N; i++)
+        if (__atomic_load_n(&l->marks[i], __ATOMIC_RELAXED))
+            return false;
+    return true;
+}
+
+/* With every request program detached: what a window left is cleared, so that nothing of
+ * it reaches the next one. The requests counted in flight and still there (a completion
+ * after the drain's end) leave the count; the scheduler's counts are evened (the lens saw
+ * only the window's inserts); the marks and the request cache are emptied (an entry left
+ * would time a later request of the same address from this window's stamps); and the
+ * programs' start (lens_t0) is taken again, so that a request counts in flight only when
+ * the next window saw it allocated after both its issue and its completion programs ran
+ * (iotriage.bpf.c: lens_t0). The device's rate and first completion start again too. */
+static void duty_reset(struct lens *l)
+{
+    for (size_t i = 0; i < LENS_MAX_DEVS; i++) {
+        struct lens_dev_val *d = &l->devs_rw[i];
+        if (!d->key)
+            continue;
+        d->lost = d->done - d->issued;       /* in flight: issued - done + lost = 0 */
+        memcpy(d->sched_out, d->sched_in, sizeof d->sched_out);
+        d->first_done_ns = 0;
+        d->rate_ns = 0;
+    }
+    memset(l->marks, 0, sizeof(((struct iotriage_bpf__bss *)0)->lens_marks));
+    *l->issue_seen = 0;
+    *l->t0 = 0;
+    __u32 n = LENS_RQ_SETS;
+    if (bpf_map_update_batch(l->rqs_fd, l->rqs_keys, l->rqs_zero, &n, NULL) < 0) {
+        for (__u32 k = 0; k < LENS_RQ_SETS; k++)   /* kernels without batch operations */
+            bpf_map_update_elem(l->rqs_fd, &k, l->rqs_zero, BPF_ANY);
+    }
+}
+
+/* The detached time's bookkeeping, at the midpoint of the issue program's attach or
+ * detach call (the count of requests the window stands for is that program's). */
+static void duty_mark(struct lens *l, uint64_t t, bool attached)
+{
+    pthread_mutex_lock(&l->mu);
+    if (attached && l->detached_from) {
+        if (t > l->detached_from)
+            l->detached_ns += t - l->detached_from;
+        l->detached_from = 0;
+    } else if (!attached && !l->detached_from) {
+        l->detached_from = t;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* A window opens: the completion side first, then the issue, then the rest of the
+ * submission side. Returns when the issue program was attached (a midpoint). */
+static uint64_t duty_open(struct lens *l)
+{
+    uint64_t at = 0;
+    for (int i = 0; i < RQP_N; i++) {
+        uint64_t a = mono_ns();
+        int rc = rqp_attach(&l->rqp[i]);
+        if (i == RQP_ISSUE && rc == 0) {
+            at = a + (mono_ns() - a) / 2;
+            duty_mark(l, at, true);
+        }
+    }
+    return at ? at : mono_ns();
+}
+
+/* A window closes: the submission side, the issue last; then the completions of the
+ * requests counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks)
+ * for up to LENS_DUTY_DRAIN_NS; then the completion side goes and what is left is
+ * cleared. Returns when the issue program was detached. */
+static uint64_t duty_close(struct lens *l, uint64_t opened)
+{
+    uint64_t at = 0;
+    for (int i = RQP_N - 1; i >= RQP_SUBMIT_FIRST; i--) {
+        uint64_t a = mono_ns();
+        rqp_detach(&l->rqp[i]);
+        if (i == RQP_ISSUE) {
+            at = a + (mono_ns() - a) / 2;
+            duty_mark(l, at, false);
+        }
+    }
+    /* The window's requests are those allocated from lens_t0 on (bpf_ktime_get_ns:
+     * CLOCK_MONOTONIC), the first completion after its first issue, which a loaded
+     * machine can delay by milliseconds: the time before it counts as not watched. */
+    uint64_t t0 = __atomic_load_n(l->t0, __ATOMIC_RELAXED);
+    if (opened && t0 > opened && t0 < at) {
+        pthread_mutex_lock(&l->mu);
+        l->detached_ns += t0 - opened;
+        pthread_mutex_unlock(&l->mu);
+    }
+    while (!marks_clear(l) && mono_ns() - at < LENS_DUTY_DRAIN_NS)
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    for (int i = RQP_SUBMIT_FIRST - 1; i >= 0; i--)
+        rqp_detach(&l->rqp[i]);
+    /* A program run that began before its detachment may still be finishing on another
+     * CPU (the kernel frees the tracepoint's probe list after a grace period, it does not
+     * wait for it): a run takes microseconds. */
+    nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    duty_reset(l);
+    return at;
+}
+
+/* Sleep until CLOCK_MONOTONIC ns `until`; true when lens_close asks the thread to end. */
+static bool duty_sleep(struct lens *l, uint64_t until)
+{
+    struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
+                           .tv_nsec = (long)(until % 1000000000ull) };
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop && mono_ns() < until)
+        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+    bool stop = l->stop;
+    pthread_mutex_unlock(&l->mu);
+    return stop;
+}
+
+static void duty_set_cycling(struct lens *l, bool on)
+{
+    pthread_mutex_lock(&l->mu);
+    l->cycling = on;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The thread: every period, the machine's request rate; above LENS_TIMED_RATE twice in a
+ * row, a window each period from then on, until the windows' rate falls under
+ * LENS_DUTY_LOW twice in a row. The periods run from the lens's start, on their own
+ * clock: nothing the user does (the refresh interval, a pause) moves them. */
+static void *duty_main(void *arg)
+{
+    struct lens *l = arg;
+    uint64_t t = mono_ns(), last_t = t, last_n = rq_issued_sum(l);
+    int hits = 0;
+    bool cycling = false;
+    for (;;) {
+        t += LENS_DUTY_PERIOD_NS;
+        if (duty_sleep(l, t))
+            break;
+        if (!cycling) {
+            uint64_t now = mono_ns(), n = rq_issued_sum(l);
+            double rate = now > last_t ? (double)(n - last_n) * 1e9 / (double)(now - last_t) : 0;
+            last_t = now;
+            last_n = n;
+            hits = rate > LENS_TIMED_RATE ? hits + 1 : 0;
+            if (hits >= LENS_DUTY_CHECKS) {
+                hits = 0;
+                cycling = true;
+                duty_set_cycling(l, true);
+                duty_close(l, 0);
+            }
+            continue;
+        }
+        uint64_t n0 = rq_issued_sum(l);
+        uint64_t a = duty_open(l);
+        if (duty_sleep(l, a + LENS_DUTY_WINDOW_NS))
+            break;
+        uint64_t n1 = rq_issued_sum(l);
+        uint64_t z = duty_close(l, a);
+        double rate = z > a ? (double)(n1 - n0) * 1e9 / (double)(z - a) : 0;
+        hits = rate < LENS_DUTY_LOW ? hits + 1 : 0;
+        if (hits >= LENS_DUTY_CHECKS) {
+            hits = 0;
+            cycling = false;
+            duty_open(l);
+            duty_set_cycling(l, false);
+            last_t = mono_ns();
+            last_n = rq_issued_sum(l);
+        }
+    }
+    return NULL;
+}
+
+/* The thread, unless IOTRIAGE_LENS_DUTY=1 keeps every program attached (an A/B of the
+ * duty cycle's cost, bench/lens.sh). Without it (no memory, no thread) the lens runs
+ * attached, as it did before the duty cycle. */
+static void duty_start(struct lens *l)
+{
+    const char *e = getenv("IOTRIAGE_LENS_DUTY");
+    if (e && strcmp(e, "1") == 0)
+        return;
+    for (int i = 0; i < RQP_N; i++)
+        if (!l->rqp[i].link_fd && !l->rqp[i].prog)
+            return;                  /* a program not found: it could not be detached */                  /* a program not found: it could not be detached */
+    l->rqs_zero = calloc(LENS_RQ_SETS, sizeof(struct lens_rq_set));
+    l->rqs_keys = malloc(LENS_RQ_SETS * sizeof(*l->rqs_keys));
+    if (!l->rqs_zero || !l->rqs_keys)
+        return;
+    for (__u32 k = 0; k < LENS_RQ_SETS; k++)
+        l->rqs_keys[k] = k;
+    l->duty_started = pthread_create(&l->duty_thread, NULL, duty_main, l) == 0;
+}
+
 int lens_open(struct lens **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -257,6 +584,12 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv, &ca);
+    pthread_condattr_destroy(&ca);
     l->ncpus = libbpf_num_possible_cpus();
     if (l->ncpus <= 0) {
         rc = l->ncpus < 0 ? l->ncpus : -EINVAL;
@@ -282,6 +615,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         return rc;
     }
     l->since = mono_now();
+    duty_start(l);
     *out = l;
     return 0;
 }
@@ -295,6 +629,17 @@ void lens_close(struct lens *l)
 {
     if (!l)
         return;
+    if (l->duty_started) {
+        pthread_mutex_lock(&l->mu);
+        l->stop = true;
+        pthread_cond_signal(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+        pthread_join(l->duty_thread, NULL);
+    }
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l->rqs_zero);
+    free(l->rqs_keys);
     iotriage_lskel__destroy(l->lskel);
     iotriage_bpf__destroy(l->skel);
     free(l->keys);
@@ -681,9 +1026,14 @@ int lens_read(struct lens *l, struct lens_reading *out)
 {
     memset(out, 0, sizeof *out);
     out->since = l->since;
-    out->mono = mono_now();
-    l->nmoments = 0;
+    pthread_mutex_lock(&l->mu);
     uint64_t now = mono_ns();
+    uint64_t det = l->detached_ns + (l->detached_from && now > l->detached_from ? now - l->detached_from : 0);
+    out->cycling = l->cycling;
+    pthread_mutex_unlock(&l->mu);
+    out->mono = (double)now / 1e9;
+    out->detached_s = (double)det / 1e9;
+    l->nmoments = 0;
     struct open_wait *opens = NULL;
     size_t nopen = 0;
     int rc = read_waits(l, &l->waits_tid, now, &out->tids, &out->ntids, &out->tids_full,

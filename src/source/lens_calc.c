@@ -142,6 +142,19 @@ int lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *c
     return 0;
 }
 
+double lens_duty(const struct lens_reading *prev, const struct lens_reading *cur)
+{
+    /* prev without a read time: the empty reading at the lens's attachment (delta.c) */
+    bool from_start = !prev || prev->mono <= 0;
+    double t0 = from_start ? cur->since : prev->mono;
+    double d0 = from_start ? 0 : prev->detached_s;
+    double span = cur->mono - t0;
+    if (!(span > 0))
+        return (double)NAN;
+    double att = span - (cur->detached_s - d0);
+    return fmin(1.0, fmax(0.0, att / span));
+}
+
 double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur)
 {
     uint64_t p = prev ? prev->done : 0;
@@ -194,6 +207,17 @@ void lens_stage_add(struct lens_stage_sum *to, const struct lens_stage_sum *s)
         to->hist[k] += s->hist[k];
 }
 
+void lens_stage_scale(struct lens_stage_sum *s, double f)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; k < LENS_HIST; k++) {
+        s->hist[k] = (uint64_t)llround((double)s->hist[k] * f);
+        n += s->hist[k];
+    }
+    s->count = n;
+    s->sum_ns = (uint64_t)llround((double)s->sum_ns * f);
+}
+
 /* The scheduler's classes from most to least favoured; none is served as best-effort
  * (mq-deadline's ioprio_class_to_prio). */
 static int class_rank(unsigned cls)
@@ -215,6 +239,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->total_p50_ms = out->total_p99_ms = out->busy_depth = (double)NAN;
     out->top_device_ms = out->growth = out->held_sched_ms = out->service_ms = (double)NAN;
     out->top_busy_depth = out->sched_queue = out->sampled = (double)NAN;
+    out->duty = lens_duty(prev, cur);
     out->top_class = out->held_class = -1;
     out->saturated = -1;
     lens_depth_fit(NULL, &(struct lens_devstat){0}, &out->fit);   /* all (double)NAN */
@@ -250,7 +275,22 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->valid = true;
     const struct lens_stage_sum *dev = &all[LENS_ST_DEVICE];
     out->requests = (double)dev->count;
-    if (dc) {
+    /* The duty cycle ran: the counts are the windows'. The requests issued in them are
+     * the timed ones weighted (each window's completions of requests it issued; the
+     * device's done count also holds completions of requests issued between windows),
+     * and divided by the attached share they estimate the interval's. */
+    bool cyc = out->duty < 1;
+    double scale = cyc && out->duty > 0 ? 1 / out->duty : 1;
+    if (cyc)
+        out->held_now = LENS_HELD_UNKNOWN;
+    if (cyc) {
+        out->requests = out->duty > 0 ? (double)dev->count * scale : (double)NAN;
+        if (dc && dev->count > 0) {
+            uint64_t pt = dpv ? dpv->timed : 0;
+            if (dc->timed >= pt)
+                out->sampled = fmin(1.0, (double)(dc->timed - pt) / out->requests);
+        }
+    } else if (dc) {
         /* Exact when the readings count the issues (every reading of the lens does); the
          * weighted count is an estimate once requests are sampled. */
         double done = lens_done(dpv, dc);
@@ -267,8 +307,9 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     out->device_p99_ms = lens_hist_quantile(dev->hist, LENS_HIST, 0.99);
     out->total_p50_ms = lens_hist_quantile(all[LENS_ST_TOTAL].hist, LENS_HIST, 0.50);
     out->total_p99_ms = lens_hist_quantile(all[LENS_ST_TOTAL].hist, LENS_HIST, 0.99);
-    if (interval_s > 0)
-        out->busy_depth = (double)dev->sum_ns / (interval_s * 1e9);
+    /* Little's law over the time the programs watched */
+    if (interval_s > 0 && !(cyc && out->duty <= 0))
+        out->busy_depth = (double)dev->sum_ns * scale / (interval_s * 1e9);
     if (!isnan(aqu_sz) && !isnan(out->busy_depth))
         out->sched_queue = fmax(0.0, aqu_sz - out->busy_depth);
     if (dc)
@@ -283,7 +324,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
         out->top_class = rank_class[top];
         out->top_device_ms = lens_stage_mean_ms(&cls_dev[top]);
         if (interval_s > 0)
-            out->top_busy_depth = (double)cls_dev[top].sum_ns / (interval_s * 1e9);
+            out->top_busy_depth = (double)cls_dev[top].sum_ns * scale / (interval_s * 1e9);
         double svc = (double)NAN;
         if (dc && dc->min_dev_ns)
             svc = (double)dc->min_dev_ns / 1e6;
@@ -302,7 +343,8 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
         for (int k = 2; k > top && out->held_class < 0; k--) {
             int cls = rank_class[k];
             uint64_t now_q = 0;
-            if (dc) {
+            /* (the scheduler's counts of a window do not hold what it inserted before) */
+            if (dc && !cyc) {
                 /* none (class 0) is served as best-effort: counted with it */
                 for (unsigned c = 0; c < 4; c++)
                     if (class_rank(c) == k && dc->sched_in[c] > dc->sched_out[c])
@@ -314,7 +356,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
                 out->held_back = true;
                 out->held_class = cls;
                 out->held_sched_ms = ms;
-                out->held_now = now_q;
+                out->held_now = cyc ? LENS_HELD_UNKNOWN : now_q;
             }
         }
         /* Requests held since before the lens started are not in its counts, but they

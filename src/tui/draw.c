@@ -862,6 +862,10 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
         fmt_num(g[6], 16, lv->sched_queue, 1), fmt_num(g[7], 16, lv->growth, 1);
         ln(&l, "lens: tag %s  scheduler %s  device %s  total %s ms (p99 %s)  at the device %s  in the scheduler %s  growth %s",
            g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]);
+        /* the duty cycle (source/lens.h): the figures are the windows' */
+        if (lv->duty < 1)
+            ln(&l, "      watched %.0f%% of the interval (the lens's duty cycle on a fast machine): counts are estimates",
+               lv->duty * 100);
         if (lv->held_back)
             ln(&l, "      the scheduler holds %s requests back while the device has free slots: their label is honoured, not saturation",
                lv->held_class >= 0 ? ioprio_class_name((enum ioprio_class)lv->held_class) : "lower-class");

@@ -403,6 +403,57 @@ static void test_sampled_interval(void **state)
     assert_near(lens_done(NULL, &b.dev), 1605, 1e-9);
 }
 
+/* The duty cycle (lens.h): the interval's figures are the windows'; divided by the
+ * attached share they estimate the interval's, and what the lens cannot know for the
+ * whole interval (the scheduler's count now) is unknown. */
+static void test_duty_interval(void **state)
+{
+    (void)state;
+    struct rd a, b;
+    saturated_pair(&a, &b);
+    b.dev.timed = 200;
+    /* Always attached: duty 1, nothing scaled. */
+    assert_near(lens_duty(&a.r, &b.r), 1.0, 1e-12);
+    /* Detached 0.875 s of the second: 1/8 attached, its 1600 weighted requests stand for
+     * 12,800, 16 at the device while watched. */
+    a.r.detached_s = 5.0;
+    b.r.detached_s = 5.875;
+    assert_near(lens_duty(&a.r, &b.r), 0.125, 1e-9);
+    struct lens_dev_interval d;
+    b.dev.done = 1700;           /* completions also of requests issued between windows */
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.duty, 0.125, 1e-9);
+    assert_near(d.requests, 12800, 1e-6);
+    assert_near(d.sampled, 200.0 / 12800, 1e-9);
+    assert_near(d.busy_depth, 16.0 * 8, 1e-6);
+    assert_near(d.device_ms, 10.0, 1e-6);          /* means stay the sample's */
+    assert_true(d.held_now == LENS_HELD_UNKNOWN);
+    /* The per-priority rows scale alike, their buckets still adding up to the count. */
+    struct lens_stage_sum st = { 0 };
+    stage_put(&st, 3, 0.1);
+    stage_put(&st, 5, 10.0);
+    lens_stage_scale(&st, 8);
+    assert_int_equal(st.count, 64);
+    assert_int_equal(st.hist[bucket_of_us(100)], 24);
+    assert_near(lens_stage_mean_ms(&st), (3 * 0.1 + 5 * 10.0) / 8, 1e-6);
+    /* Since the lens started (no previous reading, or one without a read time). */
+    b.r.since = 100.0;
+    b.r.detached_s = 0.5;
+    assert_near(lens_duty(NULL, &b.r), 0.5, 1e-9);
+    struct lens_reading empty = { 0 };
+    assert_near(lens_duty(&empty, &b.r), 0.5, 1e-9);
+    /* An empty interval says nothing; a detached time past it is clamped. */
+    assert_nan(lens_duty(&b.r, &b.r));
+    b.r.detached_s = 9;
+    assert_near(lens_duty(NULL, &b.r), 0, 1e-12);
+    /* Never attached in the interval: no estimate (not 0 requests). */
+    a.r.detached_s = 0;
+    b.r.detached_s = 1;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_nan(d.requests);
+    assert_nan(d.busy_depth);
+}
+
 /* loop1's stages.sampled in each sample of a copy of rec-lens.jsonl whose
  * `"sampled":null,` is replaced by `with` (NULL: removed, a recording made before the
  * key). */
@@ -696,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_reset_priority_skipped),
         cmocka_unit_test(test_sampled_interval),
         cmocka_unit_test(test_sampled_replay),
+        cmocka_unit_test(test_duty_interval),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
