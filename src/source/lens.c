@@ -563,7 +563,7 @@ static void duty_start(struct lens *l)
         return;
     for (int i = 0; i < RQP_N; i++)
         if (!l->rqp[i].link_fd && !l->rqp[i].prog)
-            return;                  /* a program not found: it could not be detached */                  /* a program not found: it could not be detached */
+            return;                  /* a program not found: it could not be detached */
     l->rqs_zero = calloc(LENS_RQ_SETS, sizeof(struct lens_rq_set));
     l->rqs_keys = malloc(LENS_RQ_SETS * sizeof(*l->rqs_keys));
     if (!l->rqs_zero || !l->rqs_keys)
