@@ -458,11 +458,15 @@ for _ in $(seq 300); do [ -s "$TMP/later.json" ] && break; sleep 0.1; done
 head -1 "$TMP/later.json" | jq -e --argjson p "$C_LATER_EXEC" '.processes[] | select(.pid == $p) | .cmdline | test("later-exec")' \
     >/dev/null || fail "the exec helper's first command line is not its own"
 touch "$GO"
-for _ in $(seq 100); do
+# up to 30 s: one CI run saw no exec within 10 s; say what the helper was doing if so
+for _ in $(seq 300); do
     grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline 2>/dev/null && break
     sleep 0.1
 done
-grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline || fail "the helper did not exec"
+grep -q "after exec" /proc/"$C_LATER_EXEC"/cmdline ||
+    fail "the helper did not exec in 30 s: $(grep -s State /proc/"$C_LATER_EXEC"/status || echo gone)," \
+        "wchan $(cat /proc/"$C_LATER_EXEC"/wchan 2>/dev/null), stack $(tr '\n' ' ' </proc/"$C_LATER_EXEC"/stack 2>/dev/null)," \
+        "cmdline '$(tr '\0' ' ' </proc/"$C_LATER_EXEC"/cmdline 2>/dev/null)', go file $(ls "$GO" 2>&1)"
 wait "$IPID" || fail "iotriage -n 13 under strace failed"
 # the 6th sample, 5 s after the first: before the name cache's re-read (10 s), so only
 # the iterator can have brought the new command lines (the name did not change)
