@@ -732,6 +732,12 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     }
 
     initscr();
+    /* ncurses 6.4 flushes its output at every cursor move until the screen has been left
+     * and resumed once (its state stays "initial" till then): some 800 write()s for a
+     * 200x50 frame, each a wakeup of sshd and often a packet of its own. Left and resumed
+     * before anything is drawn, a frame goes out in one or two writes. */
+    endwin();
+    refresh();
     cbreak();
     noecho();
     nonl();
