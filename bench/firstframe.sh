@@ -10,8 +10,12 @@
 # and a grep per poll); the first frame is the first capture that holds
 # a header line with PID (TID: iotop-c) and USER followed by at least 3 rows that begin
 # with a number.
-# Its time is taken when that capture returned: an upper bound, late by at most one poll
-# period (printed: the mean time between two captures, a few ms). The programs run in
+# Its time is taken when that capture's reply began (its %begin line): an upper bound,
+# since tmux ran the capture before it replied, late by at most one poll period
+# (printed: the mean time between two captures, a few ms). Not when the reply was read
+# to its end: bash reads a pipe a byte at a time, and a full 200x50 screen took 20-65 ms
+# to read here, which a test program that writes one frame and sleeps showed as that much
+# lag after its write(). The programs run in
 # turn within one population (A B C D, A B C D, ...), ROUNDS rounds; the median is
 # printed, with the smallest and the largest, and the median of the program's own CPU
 # time up to that capture (/proc/PID/task/*/schedstat: what the first frame cost it,
@@ -128,18 +132,18 @@ first_frame() {
         while IFS= read -r -t 5 line <&"${TM[0]}"; do
             line=${line%$'\r'}
             case $line in
-            %begin*) cap=() ;;
+            %begin*) cap=(); now=$EPOCHREALTIME ;;
             %end*|%error*) break ;;
             %*) ;;
             *) cap+=("$line") ;;
             esac
         done
-        now=$EPOCHREALTIME
         if shown "${cap[@]}"; then
             found=1
             cpu=$(task_cpu_ms "$ppid")
             break
         fi
+        now=$EPOCHREALTIME
         (( ${now%.*} - ${t0%.*} > TIMEOUT )) && break
     done
     tmux -L "$SOCK" kill-server 2>/dev/null
