@@ -1,6 +1,6 @@
 # The recorder's storage (src/record/store.c): zstd-compressed hourly files.
 PKGS    += libzstd
-LIBPKGS += libzstd
+# linked no more: store.c loads it with dlopen when a store is opened
 
 # tests/helpers/storewriter.c: a tiny writer driven by tests/integration/test_store_faults.sh
 # (kill -9 mid-write, full disk). Linked with the storage module and util only.

@@ -9,9 +9,11 @@
 #include "record/store.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,68 @@
 #include <zstd_errors.h>
 
 #include "util.h"
+
+/* libzstd is loaded with dlopen when a writer opens (`iotriage record`) or
+ * a reader meets its first zstd frame (--replay of a store, the quiet-time baselines of
+ * a machine the recorder watches): linked, it was mapped and relocated by every run,
+ * about 280 KB of resident memory in runs that never touch a store (docs/performance.md).
+ * The pointers keep the library's own prototypes. */
+#define ZSTD_SONAME "libzstd.so.1"
+static struct {
+    void *lib;
+    __typeof__(ZSTD_CCtx_reset) *CCtx_reset;
+    __typeof__(ZSTD_CCtx_setParameter) *CCtx_setParameter;
+    __typeof__(ZSTD_CStreamOutSize) *CStreamOutSize;
+    __typeof__(ZSTD_compressStream2) *compressStream2;
+    __typeof__(ZSTD_createCCtx) *createCCtx;
+    __typeof__(ZSTD_createDCtx) *createDCtx;
+    __typeof__(ZSTD_decompressDCtx) *decompressDCtx;
+    __typeof__(ZSTD_findFrameCompressedSize) *findFrameCompressedSize;
+    __typeof__(ZSTD_freeCCtx) *freeCCtx;
+    __typeof__(ZSTD_freeDCtx) *freeDCtx;
+    __typeof__(ZSTD_getErrorCode) *getErrorCode;
+    __typeof__(ZSTD_getErrorName) *getErrorName;
+    __typeof__(ZSTD_isError) *isError;
+} zs;
+
+static int zstd_load(char *err, size_t errlen)
+{
+    if (zs.lib)
+        return 0;
+    void *h = dlopen(ZSTD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        err_set(err, errlen, "the store needs %s (Debian: libzstd1): %s", ZSTD_SONAME, dlerror());
+        return -ENOENT;
+    }
+    static const struct { const char *name; size_t off; } syms[] = {
+        { "ZSTD_CCtx_reset", offsetof(__typeof__(zs), CCtx_reset) },
+        { "ZSTD_CCtx_setParameter", offsetof(__typeof__(zs), CCtx_setParameter) },
+        { "ZSTD_CStreamOutSize", offsetof(__typeof__(zs), CStreamOutSize) },
+        { "ZSTD_compressStream2", offsetof(__typeof__(zs), compressStream2) },
+        { "ZSTD_createCCtx", offsetof(__typeof__(zs), createCCtx) },
+        { "ZSTD_createDCtx", offsetof(__typeof__(zs), createDCtx) },
+        { "ZSTD_decompressDCtx", offsetof(__typeof__(zs), decompressDCtx) },
+        { "ZSTD_findFrameCompressedSize", offsetof(__typeof__(zs), findFrameCompressedSize) },
+        { "ZSTD_freeCCtx", offsetof(__typeof__(zs), freeCCtx) },
+        { "ZSTD_freeDCtx", offsetof(__typeof__(zs), freeDCtx) },
+        { "ZSTD_getErrorCode", offsetof(__typeof__(zs), getErrorCode) },
+        { "ZSTD_getErrorName", offsetof(__typeof__(zs), getErrorName) },
+        { "ZSTD_isError", offsetof(__typeof__(zs), isError) },
+    };
+    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+        void *f = dlsym(h, syms[i].name);
+        if (!f) {
+            err_set(err, errlen, "%s lacks %s", ZSTD_SONAME, syms[i].name);
+            dlclose(h);
+            memset(&zs, 0, sizeof(zs));
+            return -ENOSYS;
+        }
+        /* POSIX: a function pointer is stored through its object representation */
+        memcpy((char *)&zs + syms[i].off, &f, sizeof(f));
+    }
+    zs.lib = h;
+    return 0;
+}
 
 #define FRAME_SOFT_MAX   (4u << 20)   /* compressed bytes before append flushes by itself */
 #define FRAME_RAW_MAX    (4u << 20)   /* line bytes before append flushes by itself */
@@ -134,15 +198,15 @@ static int compress_into(struct store_writer *w, const void *src, size_t len,
 {
     ZSTD_inBuffer in = { src, len, 0 };
     for (;;) {
-        if (w->bcap - w->blen < ZSTD_CStreamOutSize()) {
-            w->bcap = w->bcap ? w->bcap * 2 : 2 * ZSTD_CStreamOutSize();
+        if (w->bcap - w->blen < zs.CStreamOutSize()) {
+            w->bcap = w->bcap ? w->bcap * 2 : 2 * zs.CStreamOutSize();
             w->buf = xrealloc(w->buf, w->bcap);
         }
         ZSTD_outBuffer out = { w->buf + w->blen, w->bcap - w->blen, 0 };
-        size_t left = ZSTD_compressStream2(w->cctx, &out, &in, op);
+        size_t left = zs.compressStream2(w->cctx, &out, &in, op);
         w->blen += out.pos;
-        if (ZSTD_isError(left)) {
-            err_set(err, errlen, "%s: zstd: %s", w->dir, ZSTD_getErrorName(left));
+        if (zs.isError(left)) {
+            err_set(err, errlen, "%s: zstd: %s", w->dir, zs.getErrorName(left));
             return -EIO;
         }
         if (op == ZSTD_e_continue ? in.pos == in.size : left == 0)
@@ -224,8 +288,8 @@ static void trim_torn_tail(struct store_writer *w)
     if (got == len) {
         size_t off = 0;
         while (off < len) {
-            size_t n = ZSTD_findFrameCompressedSize(b + off, len - off);
-            if (ZSTD_isError(n))
+            size_t n = zs.findFrameCompressedSize(b + off, len - off);
+            if (zs.isError(n))
                 break;
             off += n;
         }
@@ -285,6 +349,9 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
                       char *err, size_t errlen)
 {
     *out = NULL;
+    int lrc = zstd_load(err, errlen);
+    if (lrc < 0)
+        return lrc;
     if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
         int e = errno;
         err_set(err, errlen, "%s: mkdir: %s", dir, strerror(e));
@@ -328,16 +395,16 @@ int store_open_writer(struct store_writer **out, const char *dir, const struct s
     w->fd = -1;
     w->last_retain = -(double)INFINITY;
     w->newest = -(double)INFINITY;
-    w->cctx = ZSTD_createCCtx();
+    w->cctx = zs.createCCtx();
     if (!w->cctx) {
         fputs("iotriage: out of memory\n", stderr);
         abort();
     }
-    size_t r1 = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->o.level);
-    size_t r2 = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
-    if (ZSTD_isError(r1) || ZSTD_isError(r2)) {
+    size_t r1 = zs.CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->o.level);
+    size_t r2 = zs.CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    if (zs.isError(r1) || zs.isError(r2)) {
         err_set(err, errlen, "zstd level %d: %s", w->o.level,
-               ZSTD_getErrorName(ZSTD_isError(r1) ? r1 : r2));
+               zs.getErrorName(zs.isError(r1) ? r1 : r2));
         store_close(w, NULL, 0);
         return -EINVAL;
     }
@@ -433,7 +500,7 @@ int store_append(struct store_writer *w, double wall, const char *line, size_t l
         rc = compress_into(w, "\n", 1, ZSTD_e_continue, err, errlen);
     if (rc < 0) {
         /* The compressor's state is unknown now: drop the frame and start a new one. */
-        ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+        zs.CCtx_reset(w->cctx, ZSTD_reset_session_only);
         w->blen = 0;
         w->raw = 0;
         w->frame_open = false;
@@ -493,7 +560,7 @@ int store_close(struct store_writer *w, char *err, size_t errlen)
     }
     if (w->dirfd >= 0)
         close(w->dirfd);
-    ZSTD_freeCCtx(w->cctx);
+    zs.freeCCtx(w->cctx);
     free(w->buf);
     free(w->dir);
     free(w);
@@ -715,6 +782,16 @@ static int damage(struct store_reader *r, uint64_t off, const char *what, char *
  * damage (foff moved to the next frame start found after it). */
 static int decode_frame(struct store_reader *r, char *err, size_t errlen)
 {
+    if (!r->dctx) {                  /* the first frame: libzstd and a decoder now */
+        int rc = zstd_load(err, errlen);
+        if (rc < 0)
+            return rc;
+        r->dctx = zs.createDCtx();
+        if (!r->dctx) {
+            fputs("iotriage: out of memory\n", stderr);
+            abort();
+        }
+    }
     size_t off = r->foff, left = r->flen - off;
     const unsigned char *p = r->fbuf + off;
     const char *what = NULL;
@@ -732,10 +809,10 @@ static int decode_frame(struct store_reader *r, char *err, size_t errlen)
     }
     size_t n = 0;
     if (!what) {
-        n = ZSTD_findFrameCompressedSize(p, left);
-        if (ZSTD_isError(n))
-            what = ZSTD_getErrorCode(n) == ZSTD_error_srcSize_wrong ? "frame cut short"
-                                                                    : ZSTD_getErrorName(n);
+        n = zs.findFrameCompressedSize(p, left);
+        if (zs.isError(n))
+            what = zs.getErrorCode(n) == ZSTD_error_srcSize_wrong ? "frame cut short"
+                                                                    : zs.getErrorName(n);
     }
     size_t dlen = 0;
     if (!what) {
@@ -748,12 +825,12 @@ static int decode_frame(struct store_reader *r, char *err, size_t errlen)
             r->dbuf = xmalloc(r->dcap);
         }
         for (;;) {
-            size_t ret = ZSTD_decompressDCtx(r->dctx, r->dbuf, r->dcap, p, n);
-            if (!ZSTD_isError(ret)) {
+            size_t ret = zs.decompressDCtx(r->dctx, r->dbuf, r->dcap, p, n);
+            if (!zs.isError(ret)) {
                 dlen = ret;
                 break;
             }
-            ZSTD_ErrorCode code = ZSTD_getErrorCode(ret);
+            ZSTD_ErrorCode code = zs.getErrorCode(ret);
             if (code == ZSTD_error_dstSize_tooSmall && r->dcap < STORE_FRAME_MAX) {
                 r->dcap *= 2;
                 r->dbuf = xrealloc(r->dbuf, r->dcap);
@@ -766,7 +843,7 @@ static int decode_frame(struct store_reader *r, char *err, size_t errlen)
             } else if (code == ZSTD_error_checksum_wrong) {
                 what = "checksum mismatch (frame corrupted)";
             } else {
-                what = ZSTD_getErrorName(ret);
+                what = zs.getErrorName(ret);
             }
             break;
         }
@@ -1014,12 +1091,7 @@ int store_open_reader(struct store_reader **out, const char *path, char *err, si
         r->files[0] = xstrdup(path);
         r->hours[0] = (double)NAN;   /* a lone file: seek scans it from its start */
     }
-    r->dctx = ZSTD_createDCtx();
-    if (!r->dctx) {
-        fputs("iotriage: out of memory\n", stderr);
-        abort();
-    }
-    *out = r;
+    *out = r;                        /* the decoder comes with the first frame (decode_frame) */
     return 0;
 }
 
@@ -1048,7 +1120,8 @@ void store_close_reader(struct store_reader *r)
     free(r->files);
     free(r->hours);
     free(r->dbuf);
-    ZSTD_freeDCtx(r->dctx);
+    if (r->dctx)
+        zs.freeDCtx(r->dctx);
     free(r);
 }
 

@@ -50,6 +50,14 @@ ok "6 samples, $total process entries (all active, writer $writer among them), r
 bg "$IOT" record --dir "$TMP/rec2" -d 0.2 --flush 5
 r=$BG
 sleep 1.5
+# libzstd is loaded when a store is opened (store.c, dlopen): the recorder maps it, a
+# batch run that opens no store does not (IOTRIAGE_RECORD_DIR empty: no baselines read).
+grep -q libzstd "/proc/$r/maps" || fail "the recorder has no libzstd mapped"
+IOTRIAGE_RECORD_DIR= "$IOT" -b -n 2 -d 1 >/dev/null 2>&1 &
+b=$!
+sleep 0.5
+! grep -q libzstd "/proc/$b/maps" || fail "a batch run mapped libzstd"
+wait "$b" || fail "the batch run failed"
 kill -TERM "$r"
 wait "$r" || fail "recorder exited $? on SIGTERM"
 BG_PIDS=("$writer")
@@ -57,7 +65,7 @@ BG_PIDS=("$writer")
 n=$(grep -c '^sample' "$TMP/read2.out")
 grep -q '^damage' "$TMP/read2.out" && fail "damage after SIGTERM"
 [ "$n" -ge 3 ] || fail "only $n samples after 1.5 s at 0.2 s"
-ok "SIGTERM: clean stop, $n samples readable"
+ok "SIGTERM: clean stop, $n samples readable; libzstd mapped by the recorder, not by a batch run"
 
 # Type=notify: with $NOTIFY_SOCKET set, READY=1 arrives before the first sample is due and
 # STOPPING=1 on the way out (a datagram socket here stands in for systemd).
