@@ -20,6 +20,8 @@ CFLAGS  ?= $(OPT) -g
 # READ_ONLY=1 builds an iotriage that never changes anything, whatever its options say
 # (for shared boxes): every action is refused, as with --read-only.
 READ_ONLY ?= 0
+# `make check` builds with a job per CPU (CI calls plain `make check`).
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -DIOTRIAGE_READ_ONLY=$(READ_ONLY) $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
 
@@ -81,7 +83,7 @@ run: deps
 # The whole suite: unit tests on fixtures, then integration tests on real processes and
 # the lab disk. tests/run.sh prints one line per test and the summary line last.
 check: deps-test
-	$(MAKE) iotriage $(UNIT_BINS) $(BUILD)/tests/slowfs $(BUILD)/tests/taskhelper $(CHECK_HELPERS)
+	$(MAKE) -j$(NPROC) iotriage $(UNIT_BINS) $(BUILD)/tests/slowfs $(BUILD)/tests/taskhelper $(CHECK_HELPERS)
 	tests/run.sh
 
 unit: $(UNIT_BINS)
