@@ -80,4 +80,14 @@ size_t lower_bound_id(const void *base, size_t n, size_t size, size_t off, pid_t
 #define LOWER_BOUND_ID(arr, n, field, id) \
     lower_bound_id((arr), (n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), (id))
 
+/* A library loaded on demand (dlopen) instead of linked, where only one mode needs it:
+ * syms[i].name's address is stored at byte offset syms[i].off of table (a struct of
+ * function pointers with the library's own prototypes; POSIX stores a function pointer
+ * through its object representation). Returns the handle, or NULL with err saying why
+ * ("WHO needs SONAME (Debian: PACKAGE): ..." or "SONAME lacks NAME") and *rc -ENOENT
+ * or -ENOSYS; table is left zeroed then. */
+struct dl_sym { const char *name; size_t off; };
+void *dl_load(const char *soname, const char *who, const char *package, void *table, size_t table_size,
+              const struct dl_sym *syms, size_t n, int *rc, char *err, size_t errlen);
+
 #endif

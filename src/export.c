@@ -1,7 +1,6 @@
 /* export.c: `iotriage export`: the sampling loop, the page swap, HTTP and the textfile. */
 #include "export.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -58,16 +57,7 @@ static struct {
 
 static int mhd_load(char *err, size_t errlen)
 {
-    if (mhd.lib)
-        return 0;
-    void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "the HTTP endpoint needs %s (Debian: libmicrohttpd12): %s",
-                 MHD_SONAME, dlerror());
-        return -ENOENT;
-    }
-    /* POSIX: a function pointer is stored through its object representation */
-    static const struct { const char *name; size_t off; } syms[] = {
+    static const struct dl_sym syms[] = {
         { "MHD_start_daemon", offsetof(__typeof__(mhd), start_daemon) },
         { "MHD_stop_daemon", offsetof(__typeof__(mhd), stop_daemon) },
         { "MHD_get_daemon_info", offsetof(__typeof__(mhd), get_daemon_info) },
@@ -78,18 +68,11 @@ static int mhd_load(char *err, size_t errlen)
         { "MHD_destroy_response", offsetof(__typeof__(mhd), destroy_response) },
         { "MHD_lookup_connection_value", offsetof(__typeof__(mhd), lookup_value) },
     };
-    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-        void *f = dlsym(h, syms[i].name);
-        if (!f) {
-            snprintf(err, errlen, "%s lacks %s", MHD_SONAME, syms[i].name);
-            dlclose(h);
-            memset(&mhd, 0, sizeof(mhd));
-            return -ENOSYS;
-        }
-        memcpy((char *)&mhd + syms[i].off, &f, sizeof(f));
-    }
-    mhd.lib = h;
-    return 0;
+    int rc = 0;
+    if (!mhd.lib)
+        mhd.lib = dl_load(MHD_SONAME, "the HTTP endpoint", "libmicrohttpd12", &mhd, sizeof(mhd), syms,
+                          sizeof(syms) / sizeof(syms[0]), &rc, err, errlen);
+    return rc;
 }
 
 static volatile sig_atomic_t export_stop;

@@ -9,7 +9,6 @@
 #include "record/store.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -53,14 +52,7 @@ static struct {
 
 static int zstd_load(char *err, size_t errlen)
 {
-    if (zs.lib)
-        return 0;
-    void *h = dlopen(ZSTD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        err_set(err, errlen, "the store needs %s (Debian: libzstd1): %s", ZSTD_SONAME, dlerror());
-        return -ENOENT;
-    }
-    static const struct { const char *name; size_t off; } syms[] = {
+    static const struct dl_sym syms[] = {
         { "ZSTD_CCtx_reset", offsetof(__typeof__(zs), CCtx_reset) },
         { "ZSTD_CCtx_setParameter", offsetof(__typeof__(zs), CCtx_setParameter) },
         { "ZSTD_CStreamOutSize", offsetof(__typeof__(zs), CStreamOutSize) },
@@ -75,19 +67,11 @@ static int zstd_load(char *err, size_t errlen)
         { "ZSTD_getErrorName", offsetof(__typeof__(zs), getErrorName) },
         { "ZSTD_isError", offsetof(__typeof__(zs), isError) },
     };
-    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-        void *f = dlsym(h, syms[i].name);
-        if (!f) {
-            err_set(err, errlen, "%s lacks %s", ZSTD_SONAME, syms[i].name);
-            dlclose(h);
-            memset(&zs, 0, sizeof(zs));
-            return -ENOSYS;
-        }
-        /* POSIX: a function pointer is stored through its object representation */
-        memcpy((char *)&zs + syms[i].off, &f, sizeof(f));
-    }
-    zs.lib = h;
-    return 0;
+    int rc = 0;
+    if (!zs.lib)
+        zs.lib = dl_load(ZSTD_SONAME, "the store", "libzstd1", &zs, sizeof(zs), syms,
+                         sizeof(syms) / sizeof(syms[0]), &rc, err, errlen);
+    return rc;
 }
 
 #define FRAME_SOFT_MAX   (4u << 20)   /* compressed bytes before append flushes by itself */

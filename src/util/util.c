@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -260,5 +261,29 @@ uint64_t hash_str(const char *s)
     uint64_t h = 1469598103934665603ull;   /* FNV-1a */
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+void *dl_load(const char *soname, const char *who, const char *package, void *table, size_t table_size,
+              const struct dl_sym *syms, size_t n, int *rc, char *err, size_t errlen)
+{
+    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        err_set(err, errlen, "%s needs %s (Debian: %s): %s", who, soname, package, dlerror());
+        *rc = -ENOENT;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        void *f = dlsym(h, syms[i].name);
+        if (!f) {
+            err_set(err, errlen, "%s lacks %s", soname, syms[i].name);
+            dlclose(h);
+            memset(table, 0, table_size);
+            *rc = -ENOSYS;
+            return NULL;
+        }
+        memcpy((char *)table + syms[i].off, &f, sizeof(f));
+    }
+    *rc = 0;
     return h;
 }
