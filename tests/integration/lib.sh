@@ -38,6 +38,10 @@ bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
 
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
 
+# without_lib LIB CMD...: CMD in a mount namespace of its own where the shared library LIB
+# is bound over by an empty file, as on a machine without it.
+without_lib() { local lib=$1; shift; unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$lib" "$@"; }
+
 # A copy of an executable that an unprivileged user can run, wherever the checkout is:
 # a clone in /root or in a Debian home directory (mode 0700) cannot be entered by nobody.
 # Prints the copy's path ($TMP/for-nobody/NAME; $TMP is opened to others for it).

@@ -283,10 +283,8 @@ ok "libmicrohttpd mapped by the exporter, not by a batch run"
 # Without the library the exporter says what it lacks (the file hidden in a mount namespace).
 lib=$(awk '/libmicrohttpd/ { print $6; exit }' "/proc/$EXP/maps")
 if [ -n "$lib" ] && command -v unshare >/dev/null; then
-    if unshare -m sh -c "mount --bind /dev/null '$lib' && exec '$IOT' export --listen 127.0.0.1:0 -n 1" \
-        >/dev/null 2>"$TMP/nolib.err"; then
+    without_lib "$lib" "$IOT" export --listen 127.0.0.1:0 -n 1 >/dev/null 2>"$TMP/nolib.err" &&
         fail "the exporter ran without libmicrohttpd"
-    fi
     grep -q "libmicrohttpd" "$TMP/nolib.err" || fail "no word of the missing library: $(cat "$TMP/nolib.err")"
     ok "without the library: $(head -c 160 "$TMP/nolib.err")"
 fi

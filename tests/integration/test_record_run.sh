@@ -61,13 +61,10 @@ wait "$b" || fail "the batch run failed"
 # Without the library (bound over by an empty file): the recorder says so, a batch run works.
 lib=$(awk '/libzstd/ { print $6; exit }' "/proc/$r/maps")
 if [ -n "$lib" ] && command -v unshare >/dev/null; then
-    if unshare -m sh -c "mount --bind /dev/null '$lib' && exec '$IOT' record --dir '$TMP/nolib' -n 1 -d 0.1" \
-        >/dev/null 2>"$TMP/nolib.err"; then
+    without_lib "$lib" "$IOT" record --dir "$TMP/nolib" -n 1 -d 0.1 >/dev/null 2>"$TMP/nolib.err" &&
         fail "the recorder ran without libzstd"
-    fi
     grep -q "libzstd" "$TMP/nolib.err" || fail "no word of the missing library: $(cat "$TMP/nolib.err")"
-    unshare -m sh -c "mount --bind /dev/null '$lib' && exec '$IOT' -b -n 1 -d 0.1" >/dev/null 2>&1 ||
-        fail "a batch run failed without libzstd"
+    without_lib "$lib" "$IOT" -b -n 1 -d 0.1 >/dev/null 2>&1 || fail "a batch run failed without libzstd"
     ok "without libzstd: $(head -c 160 "$TMP/nolib.err"); a batch run works"
 fi
 kill -TERM "$r"
