@@ -17,7 +17,10 @@ BG_PIDS=()
 # those processes may still use), then remove the scratch directory.
 it_kill_bg() {
     local p
+    # Their children first: a `bash -c 'sleep 120; :'` helper forks its sleep, which
+    # killing the shell alone left running, adopted by init, past the test's end.
     for p in "${BG_PIDS[@]:-}"; do
+        [ -n "$p" ] && pkill -P "$p" 2>/dev/null
         [ -n "$p" ] && kill "$p" 2>/dev/null
     done
     for p in "${BG_PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
