@@ -28,9 +28,6 @@ volatile int tui_stop_signal;
 
 /* ---- rows: what the panels show, in which order ---- */
 
-/* How long after the first frame the deferred lens loads (see tui_run). */
-#define TUI_LENS_AFTER_FRAME_S 0.1
-
 static bool contains(const char *hay, const char *needle)
 {
     return strcasestr(hay, needle) != NULL;
@@ -736,7 +733,7 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
 
     initscr();
     /* ncurses 6.4 flushes its output at every cursor move until the screen has been left
-     * and resumed once (its state stays "initial" till then): some 800 write()s for a
+     * and resumed once (its state stays "initial" till then): 286 write()s for the first
      * 200x50 frame, each a wakeup of sshd and often a packet of its own. Left and resumed
      * before anything is drawn, a frame goes out in one or two writes. */
     endwin();
@@ -757,11 +754,6 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     else
         first_screen(t);
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
-    /* When the lens deferred by main.c (defer_lens) loads: a moment after the first frame,
-     * not right after its write(). Its load is 50-80 ms of CPU in the kernel; begun at
-     * once, it competed with what carries the frame to the operator (sshd, the terminal)
-     * on a small machine: the frame showed some 45 ms after it was written on two CPUs. */
-    double lens_due = 0;
     int status = 0;
     bool dirty = true;
     while (!tui_stop_signal) {
@@ -769,22 +761,13 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
             rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
             draw_screen(cur_result(t), cur_verdicts(t), &t->rows, &t->vw);
             dirty = false;
-            if (lens_due == 0 && !replaying(t))
-                lens_due = clock_mono() + TUI_LENS_AFTER_FRAME_S;
+            /* The first frame is on the screen: now the lens (main.c: defer_lens). */
+            if (!replaying(t))
+                pipeline_load_deferred(t->p);
         }
         double now = clock_mono();
-        if (lens_due > 0 && now >= lens_due) {
-            pipeline_load_deferred(t->p);
-            lens_due = -1;
-            now = clock_mono();
-        }
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
         int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
-        if (lens_due > 0) {
-            int lens_ms = lens_due > now ? (int)((lens_due - now) * 1000.0) + 1 : 0;
-            if (wait_ms < 0 || lens_ms < wait_ms)
-                wait_ms = lens_ms;
-        }
         struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
         /* A scheduler switch waiting in its child reports on this fd */
         struct pollfd pfds[2] = { pfd, { .fd = actions_wait_fd(&t->act), .events = POLLIN } };
