@@ -7,9 +7,9 @@
 #include "source/procinfo.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,22 +45,16 @@ static struct {
 
 static int load_libproc2(void)
 {
-    if (lp.lib)
-        return 0;
-    void *h = dlopen("libproc2.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return -ENOENT;
-    /* POSIX: a function pointer is stored through its object representation */
-    *(void **)&lp.pids_new = dlsym(h, "procps_pids_new");
-    *(void **)&lp.pids_select = dlsym(h, "procps_pids_select");
-    *(void **)&lp.pids_unref = dlsym(h, "procps_pids_unref");
-    if (!lp.pids_new || !lp.pids_select || !lp.pids_unref) {
-        dlclose(h);
-        memset(&lp, 0, sizeof(lp));
-        return -ENOSYS;
-    }
-    lp.lib = h;
-    return 0;
+    static const struct dl_sym syms[] = {
+        { "procps_pids_new", offsetof(__typeof__(lp), pids_new) },
+        { "procps_pids_select", offsetof(__typeof__(lp), pids_select) },
+        { "procps_pids_unref", offsetof(__typeof__(lp), pids_unref) },
+    };
+    int rc = 0;
+    if (!lp.lib)
+        lp.lib = dl_load("libproc2.so.0", "the process view", "libproc2-0", &lp, sizeof(lp), syms,
+                         sizeof(syms) / sizeof(syms[0]), &rc, NULL, 0);
+    return rc;
 }
 
 int procinfo_open(struct procinfo_src **out)
