@@ -561,7 +561,7 @@ struct open_spec {
  * is closed), waiting to be killed. It is a child that opens the files, then becomes
  * /bin/sleep: a fork alone would also hold whatever a tool running this test keeps open
  * (valgrind's own fds cannot be closed, but are close-on-exec). Returns its pid once the
- * exec is done: the pipe's write end is close-on-exec, so EOF says so. */
+ * exec is done (the pipe's write end is close-on-exec, so EOF says so) and sleep sleeps. */
 static pid_t spawn_holder(const struct open_spec *specs, size_t n)
 {
     int p[2];
@@ -596,7 +596,25 @@ static pid_t spawn_holder(const struct open_spec *specs, size_t n)
         waitpid(pid, NULL, 0);
         fail_msg("holder could not %s", ok == 'y' ? "exec /bin/sleep" : "open its files");
     }
-    return pid;
+    /* The exec is done, but the new image is still starting: the dynamic loader and
+     * setlocale hold ld.so.cache, libc and the locale archive open for a moment, files on
+     * the root disk a scan could catch. Settled once it sleeps. */
+    char path[64], wchan[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+    for (int tries = 0; tries < 10000; tries++) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd >= 0 ? read(fd, wchan, sizeof(wchan) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        wchan[len > 0 ? len : 0] = '\0';
+        if (strstr(wchan, "nanosleep"))
+            return pid;
+        usleep(1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    fail_msg("holder never went to sleep (wchan \"%s\")", wchan);
+    return -1;
 }
 
 static void reap(pid_t pid)
