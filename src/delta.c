@@ -7,6 +7,7 @@
 
 #include "source/cgroups.h"
 #include "util.h"
+#include "util/num.h"
 
 double delta_u32(uint64_t prev, uint64_t cur)
 {
@@ -464,11 +465,11 @@ static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, do
     double us = itv_s * 1e6;
     if (p->some.valid && c->some.valid && c->some.total_us >= p->some.total_us) {
         r->some_valid = true;
-        r->some_pct = fmin(100.0, (double)(c->some.total_us - p->some.total_us) / us * 100.0);
+        r->some_pct = num_min(100.0, (double)(c->some.total_us - p->some.total_us) / us * 100.0);
     }
     if (p->full.valid && c->full.valid && c->full.total_us >= p->full.total_us) {
         r->full_valid = true;
-        r->full_pct = fmin(100.0, (double)(c->full.total_us - p->full.total_us) / us * 100.0);
+        r->full_pct = num_min(100.0, (double)(c->full.total_us - p->full.total_us) / us * 100.0);
     }
 }
 
@@ -521,7 +522,7 @@ static void task_lens_delay(const struct lens_reading *a, const struct snapshot 
     double cap = 100.0 * (c->nlwp > 0 ? c->nlwp : 1);
     if (pct > cap * DELAY_SLACK)
         r->delay_overcount = true;
-    r->io_delay_pct = fmin(pct, cap);
+    r->io_delay_pct = num_min(pct, cap);
     r->delay_valid = true;
     r->io_delay_source = DELAY_SRC_BPF;
 }
@@ -565,8 +566,8 @@ static void task_delta(const struct lens_reading *lb, double lens_itv_s, const s
             double cap = 100.0 * (c->nlwp > 0 ? c->nlwp : 1);
             if (r->io_delay_pct > cap * DELAY_SLACK || r->swapin_delay_pct > cap * DELAY_SLACK)
                 r->delay_overcount = true;
-            r->io_delay_pct = fmin(r->io_delay_pct, cap);
-            r->swapin_delay_pct = fmin(r->swapin_delay_pct, cap);
+            r->io_delay_pct = num_min(r->io_delay_pct, cap);
+            r->swapin_delay_pct = num_min(r->swapin_delay_pct, cap);
             r->blkio_avg_ms = ratio((double)(z->blkio_delay_ns - a->blkio_delay_ns) / 1e6,
                                     (double)(z->blkio_count - a->blkio_count));
             r->io_delay_source = DELAY_SRC_TASKSTATS;
@@ -684,7 +685,7 @@ void delta_sampled(struct result *r, const struct ts_counts *c)
             continue;
         /* Each thread is at most in one state a sample: no share exceeds nlwp x 100 %. */
         double cap = 100.0 * (s->nlwp > 0 ? s->nlwp : 1);
-        t->io_delay_pct = fmin(pct, cap);
+        t->io_delay_pct = num_min(pct, cap);
         t->delay_valid = true;
         t->io_delay_source = DELAY_SRC_SAMPLED;
     }
@@ -736,7 +737,7 @@ static double pressure_pct(const struct psi_line *a, const struct psi_line *b, d
 {
     if (!a->valid || !b->valid || b->total_us < a->total_us || itv_s <= 0)
         return (double)NAN;
-    return fmin(100.0, (double)(b->total_us - a->total_us) / (itv_s * 1e6) * 100.0);
+    return num_min(100.0, (double)(b->total_us - a->total_us) / (itv_s * 1e6) * 100.0);
 }
 
 static int dev_of(const struct result *r, unsigned major, unsigned minor)

@@ -10,6 +10,7 @@
 #include "source/cgroups.h"
 #include "util.h"
 #include "util/fmt.h"
+#include "util/num.h"
 
 #define X_NAME(e, name, sev) [e] = name,
 static const char *const code_names[W_NCODES] = { WARNING_CODES(X_NAME) };
@@ -234,7 +235,7 @@ static enum lat_says lat_compare(const struct dev_rates *d, struct ioprio_eff pr
     m->count = mine->count;
     m->vs_p50_ms = vs->p50_ms;
     m->vs_count = vs->count;
-    double hi = fmax(m->p50_ms, m->vs_p50_ms), lo = fmin(m->p50_ms, m->vs_p50_ms);
+    double hi = num_max(m->p50_ms, m->vs_p50_ms), lo = num_min(m->p50_ms, m->vs_p50_ms);
     if (hi < LAT_ALIKE * lo)
         return LAT_SAYS_ALIKE;
     /* honoured: the less favoured waits longer (rt before be before idle; within

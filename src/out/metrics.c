@@ -11,6 +11,7 @@
 #include "util/escape.h"
 #include "util/fmt.h"
 #include "util.h"
+#include "util/num.h"
 
 /* metrics_format() holds the stream's lock for the whole page (flockfile): the page is a
  * few hundred short writes, and taking the lock for each cost more than formatting. */
@@ -468,7 +469,7 @@ static void write_latency(struct metrics_writer *w, const struct result *r)
     static const char *const cls[4] = { "none", "rt", "be", "idle" };
     double bounds[LAT_LAST_BUCKET - LAT_FIRST_BUCKET + 1];
     for (int k = LAT_FIRST_BUCKET; k <= LAT_LAST_BUCKET; k++)
-        bounds[k - LAT_FIRST_BUCKET] = ldexp(1.0, k) / 1e6;
+        bounds[k - LAT_FIRST_BUCKET] = num_pow2(k) / 1e6;
     for (size_t d = 0; d < r->ndevs; d++) {
         const struct dev_sample *ds = r->devs[d].dev;
         if (ds->bd.partition)

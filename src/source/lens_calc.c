@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "source/ioprio.h"
+#include "util/num.h"
 
 /* Bucket k holds [lo, hi) microseconds: [0, 1) for k = 0, [2^(k-1), 2^k) after. */
 static void bucket_bounds(size_t k, double *lo, double *hi)
@@ -17,8 +18,8 @@ static void bucket_bounds(size_t k, double *lo, double *hi)
         *hi = 1;
         return;
     }
-    *lo = ldexp(1.0, (int)k - 1);
-    *hi = ldexp(1.0, (int)k);
+    *lo = num_pow2((int)k - 1);
+    *hi = num_pow2((int)k);
 }
 
 double lens_hist_quantile(const uint64_t *hist, size_t nbuckets, double q)
@@ -132,7 +133,7 @@ int lens_depth_fit(const struct lens_devstat *prev, const struct lens_devstat *c
         var = 0;                                     /* rounding */
     out->depth = md;
     out->device_ms = my / 1000.0;
-    out->depth_sd = sqrt(var);
+    out->depth_sd = num_sqrt(var);
     if (var > 0) {
         double slope = (sdy / n - md * my) / var;    /* us per request ahead */
         out->slope_ms = slope / 1000.0;
@@ -152,7 +153,7 @@ double lens_duty(const struct lens_reading *prev, const struct lens_reading *cur
     if (!(span > 0))
         return (double)NAN;
     double att = span - (cur->detached_s - d0);
-    return fmin(1.0, fmax(0.0, att / span));
+    return num_min(1.0, num_max(0.0, att / span));
 }
 
 double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur)
@@ -174,7 +175,7 @@ double lens_sampled_share(const struct lens_devstat *prev, const struct lens_dev
     if (timed == 0 && count > 0)
         return (double)NAN;          /* a reading without the count of timed requests */
     /* Requests issued before the interval and timed in it can make the ratio pass 1. */
-    return fmin(1.0, timed / done);
+    return num_min(1.0, timed / done);
 }
 
 double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
@@ -211,11 +212,11 @@ void lens_stage_scale(struct lens_stage_sum *s, double f)
 {
     uint64_t n = 0;
     for (size_t k = 0; k < LENS_HIST; k++) {
-        s->hist[k] = (uint64_t)llround((double)s->hist[k] * f);
+        s->hist[k] = (uint64_t)num_llround((double)s->hist[k] * f);
         n += s->hist[k];
     }
     s->count = n;
-    s->sum_ns = (uint64_t)llround((double)s->sum_ns * f);
+    s->sum_ns = (uint64_t)num_llround((double)s->sum_ns * f);
 }
 
 /* The scheduler's classes from most to least favoured; none is served as best-effort
@@ -288,7 +289,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
         if (dc && dev->count > 0) {
             uint64_t pt = dpv ? dpv->timed : 0;
             if (dc->timed >= pt)
-                out->sampled = fmin(1.0, (double)(dc->timed - pt) / out->requests);
+                out->sampled = num_min(1.0, (double)(dc->timed - pt) / out->requests);
         }
     } else if (dc) {
         /* Exact when the readings count the issues (every reading of the lens does); the
@@ -311,7 +312,7 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
     if (interval_s > 0 && !(cyc && out->duty <= 0))
         out->busy_depth = (double)dev->sum_ns * scale / (interval_s * 1e9);
     if (!isnan(aqu_sz) && !isnan(out->busy_depth))
-        out->sched_queue = fmax(0.0, aqu_sz - out->busy_depth);
+        out->sched_queue = num_max(0.0, aqu_sz - out->busy_depth);
     if (dc)
         lens_depth_fit(dpv, dc, &out->fit);
 

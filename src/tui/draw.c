@@ -19,6 +19,7 @@
 #include "tui/latency.h"
 #include "tui/view.h"
 #include "util.h"
+#include "util/num.h"
 
 enum { C_TITLE = 1, C_CRIT, C_WARN, C_INFO, C_SAT, C_HEAD, C_DIM };
 
@@ -284,7 +285,7 @@ static void draw_spark(int y, int x, int w, const struct spark *s, const struct 
     move(y, x);
     for (unsigned i = 0; i < n; i++) {
         double v = s->v[(s->head + SPARK_LEN - n + i) % SPARK_LEN];
-        int lvl = max > 0 && !isnan(v) ? (int)lround(v / max * 8.0) : 0;
+        int lvl = max > 0 && !isnan(v) ? (int)num_lround(v / max * 8.0) : 0;
         if (vw->utf8)
             addstr(blocks[lvl]);
         else
@@ -557,7 +558,7 @@ static void lat_count(char *buf, size_t n, double c)
 /* A span of seconds: "52s", "3m10s", "2h05m". */
 static void lat_span(char *buf, size_t n, double s)
 {
-    long v = lround(s);
+    long v = num_lround(s);
     if (v < 120)
         snprintf(buf, n, "%lds", v);
     else if (v < 7200)

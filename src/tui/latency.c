@@ -9,6 +9,7 @@
 
 #include "delta.h"
 #include "util.h"
+#include "util/num.h"
 
 const struct lat_ring *lat_find(const struct lat_set *s, const char *name)
 {
@@ -102,7 +103,7 @@ void lat_clear(struct lat_set *s)
 
 double lat_bucket_us(unsigned k)
 {
-    return k == 0 ? 0 : ldexp(1.0, (int)k - 1);
+    return k == 0 ? 0 : num_pow2((int)k - 1);
 }
 
 /* Two significant digits below 10, whole numbers above. */
@@ -135,8 +136,8 @@ unsigned lat_shade_level(uint64_t count, uint64_t max, unsigned nlevels)
         return 0;
     if (count >= max || max <= 1 || nlevels == 2)
         return nlevels - 1;
-    double frac = log((double)count) / log((double)max);
-    return 1 + (unsigned)lround((double)(nlevels - 2) * frac);
+    double frac = num_log2((double)count) / num_log2((double)max);
+    return 1 + (unsigned)num_lround((double)(nlevels - 2) * frac);
 }
 
 static const char *const shade_ascii[] = { " ", ".", ":", "-", "=", "+", "*", "#", "%", "@" };

@@ -104,7 +104,7 @@ if command -v tmux >/dev/null; then
     SOCK=iotriage-san-$$
     T() { tmux -L "$SOCK" "$@"; }
     tmux_gone() { T kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; }
-    machine() { cat /sys/block/*/queue/scheduler /sys/block/*/queue/nr_requests /proc/sys/kernel/task_delayacct 2>/dev/null; }
+    machine() { grep -H . /sys/block/*/queue/scheduler /sys/block/*/queue/nr_requests /proc/sys/kernel/task_delayacct 2>/dev/null; }
     before=$(machine)
     trap 'tmux_gone; it_cleanup' EXIT
     T new-session -d -s ui -x 120 -y 40 \
@@ -130,7 +130,7 @@ if command -v tmux >/dev/null; then
     if [ ! -s "$TMP/tui.rc" ]; then
         bad tui "the screen did not quit on q"
     elif [ "$(machine)" != "$before" ]; then
-        bad tui "a cancelled dialog changed a scheduler, nr_requests or task_delayacct"
+        bad tui "a cancelled dialog changed a scheduler, nr_requests or task_delayacct: $(diff <(echo "$before") <(machine) | grep '^[<>]' | tr '\n' ' ')"
     elif san_report "$TMP/tui.err"; then
         bad tui "sanitizer report: $(san_excerpt "$TMP/tui.err")"
     elif [ "$(cat "$TMP/tui.rc")" != 0 ]; then
