@@ -47,10 +47,12 @@ bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
 # seconds; a fixed sleep before the check is a race.
 # wait_until SECONDS CMD...: until CMD succeeds (polled every 50 ms); 1 after SECONDS, so
 # that the caller fails with what it saw: `wait_until 20 cond || fail "...$(state)"`.
+# CMD runs inside this function: an `eval '...'` there sees the caller's variables (its
+# locals too) but not the caller's $1, $2...: copy those into variables first.
 wait_until() {
-    local end=$((SECONDS + $1)); shift
+    local _wu_end=$((SECONDS + $1)); shift
     until "$@"; do
-        [ "$SECONDS" -lt "$end" ] || return 1
+        [ "$SECONDS" -lt "$_wu_end" ] || return 1
         sleep 0.05
     done
 }
