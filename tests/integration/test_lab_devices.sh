@@ -31,7 +31,7 @@ readers() {
     fio --name=lab --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
         --numjobs="$1" --group_reporting --time_based --runtime="$phase_s" \
         --output-format=json >"$2" &
-    f=$!
+    f=$!; BG_PIDS+=("$f")
     lab_wait_users "$1" || fail "fio's $1 readers did not all start"
     PS=$(now)
     PE=$(awk -v l="$launch" -v p="$phase_s" 'BEGIN { printf "%.6f", l + p }')

@@ -58,7 +58,7 @@ r=$BG
 wait_until 20 test -d "$TMP/rec2" || fail "the recorder made no store directory: $(proc_state "$r")"
 grep -q libzstd "/proc/$r/maps" || fail "the recorder has no libzstd mapped"
 IOTRIAGE_RECORD_DIR= "$IOT" -b -d 0.2 >"$TMP/batch.txt" 2>&1 &
-b=$!
+b=$!; BG_PIDS+=("$b")          # it runs until stopped: stopped by the cleanup on a failure too
 wait_until 20 grep -q '^iotriage - ' "$TMP/batch.txt" || fail "the batch run printed no sample: $(head -n 3 "$TMP/batch.txt")"
 [ -r "/proc/$b/maps" ] || fail "the batch run ended early: $(tail -n 3 "$TMP/batch.txt")"
 ! grep -q libzstd "/proc/$b/maps" || fail "a batch run mapped libzstd"
