@@ -39,6 +39,61 @@ ok()   { echo "ok: $*"; }
 # Start a command in the background, remember it for cleanup; its pid is in $BG.
 bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
 
+# Waiting for a background process to be what a check needs. The pid bg gives is first a
+# fork of the test's own shell (its comm and command line, nice 0, no files of its own),
+# then each program it execs in turn (nice, ionice, chrt, bash -c ... exec -a, then the
+# last one): its name, priority and open files are settled only once the last exec is
+# done and the program has got where it stays. On a loaded machine that can take
+# seconds; a fixed sleep before the check is a race.
+# wait_until SECONDS CMD...: until CMD succeeds (polled every 50 ms); 1 after SECONDS, so
+# that the caller fails with what it saw: `wait_until 20 cond || fail "...$(state)"`.
+# CMD runs inside this function: an `eval '...'` there sees the caller's variables (its
+# locals too) but not the caller's $1, $2...: copy those into variables first.
+wait_until() {
+    local _wu_end=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ "$SECONDS" -lt "$_wu_end" ] || return 1
+        sleep 0.05
+    done
+}
+# proc_is_sleep PID: PID is sleep(1), asleep in its nanosleep: every exec before it done,
+# and its start-up over (the dynamic loader and setlocale hold files open for a moment).
+proc_is_sleep() {
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] && grep -q nanosleep "/proc/$1/wchan" 2>/dev/null
+}
+# proc_holds PID PATH: one of PID's open files is PATH (as /proc/PID/fd links name it).
+proc_holds() {
+    local f
+    for f in /proc/"$1"/fd/*; do
+        [ "$(readlink "$f" 2>/dev/null)" = "$2" ] && return 0
+    done
+    return 1
+}
+# proc_threads PID N: PID has N threads.
+proc_threads() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" = "$2" ]; }
+# proc_state PID: "comm, wchan, threads, cmdline" for a message when a wait times out.
+proc_state() {
+    printf '%s, wchan %s, %s threads, cmdline %s' "$(cat "/proc/$1/comm" 2>/dev/null || echo gone)" \
+        "$(cat "/proc/$1/wchan" 2>/dev/null)" "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" \
+        "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | cut -c1-120)"
+}
+# wait_sleep PID...: each PID is a sleep(1) asleep (20 s at most, then the test fails).
+wait_sleep() {
+    local p
+    for p; do
+        wait_until 20 proc_is_sleep "$p" || fail "process $p never settled in sleep(1): $(proc_state "$p")"
+    done
+}
+# wait_holds PID PATH: PID has PATH open (20 s at most, then the test fails).
+wait_holds() {
+    wait_until 20 proc_holds "$1" "$2" ||
+        fail "process $1 never opened $2: $(proc_state "$1"); fds: $(ls -l "/proc/$1/fd" 2>/dev/null | awk 'NR > 1 { print $NF }' | tr '\n' ' ')"
+}
+# wait_threads PID N: PID runs N threads (20 s at most, then the test fails).
+wait_threads() {
+    wait_until 20 proc_threads "$1" "$2" || fail "process $1 never had $2 threads: $(proc_state "$1")"
+}
+
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
 
 # without_lib LIB CMD...: CMD in a mount namespace of its own where the shared library LIB

@@ -18,20 +18,23 @@ tmux_cleanup() {
 eval "$(declare -f it_cleanup | sed '1s/^it_cleanup/_it_cleanup_files/')"
 it_cleanup() { tmux_cleanup; _it_cleanup_files; }
 screen() { T capture-pane -p -t ui; }
-# wait_for PATTERN [SECONDS]: until the screen shows PATTERN (a grep -E expression)
+# wait_for PATTERN [SECONDS]: until the screen shows PATTERN (a grep -E expression).
+# SECONDS is 15 unless given: a wait ends as soon as the screen shows it, so the bound
+# only matters on a machine slow enough to need it (CI: 2 loaded cores, sanitizer builds
+# beside), where a refresh, a key's effect or a child's start took over 5 s.
 wait_for() {
     local i
-    for i in $(seq 1 $((${2:-5} * 10))); do
+    for i in $(seq 1 $((${2:-15} * 10))); do
         screen | grep -Eq -- "$1" && return 0
         sleep 0.1
     done
     echo "--- screen:"; screen; echo "---"
     fail "screen never showed: $1"
 }
-# wait_gone PATTERN [SECONDS]: until the screen no longer shows it
+# wait_gone PATTERN [SECONDS]: until the screen no longer shows it (15 s unless given)
 wait_gone() {
     local i
-    for i in $(seq 1 $((${2:-5} * 10))); do
+    for i in $(seq 1 $((${2:-15} * 10))); do
         screen | grep -Eq -- "$1" || return 0
         sleep 0.1
     done

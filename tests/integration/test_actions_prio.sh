@@ -12,8 +12,7 @@ trap 'it_kill_bg; for s in "" -nobody -ro -built; do tmux -L "$SOCK$s" kill-serv
 
 # A process of 6 threads (main included), all at the default priority.
 bg "$HELPER" threads 6 300; p=$BG
-for i in $(seq 1 50); do [ "$(ls /proc/$p/task | wc -l)" = 6 ] && break; sleep 0.1; done
-[ "$(ls /proc/$p/task | wc -l)" = 6 ] || fail "helper did not start 6 threads"
+wait_threads "$p" 6
 prios() { for t in /proc/$p/task/*; do ionice -p "${t##*/}"; done | sort | uniq -c | sed 's/^ *//'; }
 [ "$(prios)" = "6 none: prio 0" ] || fail "helper threads start as: $(prios)"
 
@@ -81,7 +80,7 @@ ok "thread mode: i on a thread row sets the whole process (realtime, then none)"
 # Per-thread failures: nobody may not ask for realtime. Its own 3-thread process.
 chmod 755 "$TMP"
 bg setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HELPER" threads 3 300; q=$BG
-for i in $(seq 1 50); do [ "$(ls /proc/$q/task 2>/dev/null | wc -l)" = 3 ] && break; sleep 0.1; done
+wait_threads "$q" 3
 SOCK0=$SOCK; SOCK=$SOCK0-nobody
 T new-session -d -s ui -x 120 -y 40 "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all $IOT -d 0.5; echo EXITED \$?; sleep 60"
 wait_for '^ +PID USER +PRIO'

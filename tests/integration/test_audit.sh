@@ -72,7 +72,9 @@ ok "Nice=19 unit: be/7 from nice, $rootdisk ($sched): $want, exit $rc"
 echo none >"$Q/scheduler"
 # (a background job's stdin is /dev/null unless redirected inside it)
 bg ionice -c3 sh -c 'exec sleep 60 <"$0"' "$MNT/work/file"; p=$BG
-sleep 0.2
+# Audited once it holds the file at the idle class: after ionice, sh and the redirection.
+wait_holds "$p" "$MNT/work/file"
+wait_sleep "$p"
 "$IOT" audit --json --root "$TMP/root" >"$TMP/p.json"; rc=$?
 [ "$rc" = 1 ] || fail "audit with an ignored running label: exit $rc"
 jqf --argjson p "$p" --arg d "$LAB_NAME" '.processes[] | select(.pid == $p) | .effective_class == "idle"

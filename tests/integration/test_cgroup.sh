@@ -77,11 +77,18 @@ trap 'cg_cleanup; lab_down; it_cleanup' EXIT
 bg_in "$C_DOCKER" sleep 300
 sleeper=$BG
 bg_in "$C_PODMAN" sleep 300
+psleeper=$BG
 bg_in "$C_CTR" fio --name=db --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
     --numjobs=2 --time_based --runtime=60 --output="$TMP/fio-db.txt"
 bg_in "$C_SVC" fio --name=wb --filename="$TMP/wb.dat" --ioengine=psync --rw=write --bs=64k --size=32m \
     --rate=2m --time_based --runtime=60 --output="$TMP/fio-wb.txt"
-sleep 2
+# Sampled once everything is in place, not after a fixed 2 s: each sleep exec'd in its
+# cgroup, the container's fio with both jobs forked and reading (3 tasks there), the
+# service's writer writing its file.
+wait_sleep "$sleeper" "$psleeper"
+lab_wait_users 2 || fail "the container's two readers did not start"
+wait_until 20 eval '[ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$TMP/wb.dat" 2>/dev/null)" ]' ||
+    fail "the service's writer never opened $TMP/wb.dat"
 "$IOT" --json -d 1 -n 3 --record "$TMP/rec.jsonl" >"$TMP/iot.json" || fail "iotriage failed"
 last() { tail -n 1 "$TMP/iot.json" | jq -e "$@"; }
 cgv() { tail -n 1 "$TMP/iot.json" | jq -r --arg p "$1" ".cgroups[] | select(.path == \$p) | $2"; }

@@ -68,6 +68,10 @@ ok "-p $a -p $b selects exactly those"
 # read again at once (names are cached per task between refreshes).
 # The exec waits for the first sample to be written (no race with a slow start-up).
 bg bash -c "while [ ! -e '$TMP/go' ]; do sleep 0.05; done; exec -a renamed-after-exec sleep 30"; x=$BG
+# ... and is bash -c from the first sample on: until the fork has exec'd bash, the pid
+# shows this script's own command line.
+wait_until 20 eval '[ "$(head -c 8 /proc/$x/cmdline 2>/dev/null | tr "\0" " ")" = "bash -c " ]' ||
+    fail "the exec helper never became bash -c: $(proc_state "$x")"
 "$IOT" --json -n 5 -d 0.5 -p "$x" >"$TMP/exec.json" & run=$!
 for _ in $(seq 1 300); do [ -s "$TMP/exec.json" ] && break; sleep 0.1; done
 touch "$TMP/go"
@@ -84,7 +88,7 @@ ok "-o hides an idle process"
 
 # -P: one entry per thread, with tgid.
 bg "$HELPER" threads 5 30; t=$BG
-sleep 0.2
+wait_threads "$t" 5
 "$IOT" --json -n 1 -d 0.1 -P -p "$t" >"$TMP/t.json" || fail "-P run failed"
 jqf --argjson t "$t" '[.processes[] | select(.tgid == $t)] | length == 5' "$TMP/t.json" >/dev/null
 jqf --argjson t "$t" '.threads == true and any(.processes[]; .pid == $t)' "$TMP/t.json" >/dev/null

@@ -17,11 +17,14 @@ trap 'it_kill_bg; it_cleanup' EXIT
 
 # Three sleepers, the table limited to them (-p) so that their rows are on the screen
 # whatever else the machine runs.
-pids=()
+pids=() sleepers=()
 for _ in 1 2 3; do
-    bg bash -c 'exec -a iotriage-first-marker sleep 300'; pids+=("-p" "$BG")
+    bg bash -c 'exec -a iotriage-first-marker sleep 300'; pids+=("-p" "$BG"); sleepers+=("$BG")
 done
 marker=$BG
+# Each row must name the marker from the first sample on: not before bash has exec'd
+# sleep under it (until then the pid is a fork of this script, with its command line).
+wait_sleep "${sleepers[@]}"
 sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler 2>/dev/null)
 [ -n "$sched" ] || sched='[a-z-]+'
 stream=$TMP/terminal-output

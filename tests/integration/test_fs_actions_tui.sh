@@ -81,16 +81,17 @@ writer() {
             echo wrote
         done' _ "$MNT/$1" "$2" "$3" "$TMP/data" "$TMP/$1.fifo" >"$TMP/$1.st"
     WPID=$BG
-    for _ in $(seq 100); do grep -q '^child' "$TMP/$1.st" && break; sleep 0.05; done
+    # (20 s: the first write is tens of MiB, slow on a loaded machine)
+    wait_until 20 grep -q '^child' "$TMP/$1.st"
     CHILD=$(awk '/^child/ { print $2 }' "$TMP/$1.st")
     [ -n "$CHILD" ] || fail "writer $1 did not start"
     CHILDREN+=("$CHILD")
 }
 write_more() { # write_more NAME MB: and wait until written
-    local before
-    before=$(grep -c wrote "$TMP/$1.st")
+    local before st=$TMP/$1.st
+    before=$(grep -c wrote "$st")
     echo "$2" >"$TMP/$1.fifo"
-    for _ in $(seq 100); do [ "$(grep -c wrote "$TMP/$1.st")" -gt "$before" ] && return; sleep 0.05; done
+    wait_until 20 eval '[ "$(grep -c wrote "$st")" -gt "$before" ]' && return
     fail "writer $1 did not write"
 }
 # reopener NAME SIGNALS...: a shell holding NAME on fd 3 (4 MiB written) that reopens it
@@ -104,7 +105,7 @@ reopener() {
         echo ready >>"$st"
         while :; do sleep 0.1 3>&-; done' _ "$MNT/$name" "$TMP/data" "$TMP/$name.st" "$@"
     RPID=$BG
-    for _ in $(seq 100); do [ -s "$TMP/$name.st" ] && break; sleep 0.05; done
+    wait_until 20 test -s "$TMP/$name.st"
     [ -s "$TMP/$name.st" ] || fail "reopener $name did not start"
 }
 

@@ -86,16 +86,17 @@ writer() {
             echo wrote
         done' _ "$MNT/$1" "$2" "$3" "$TMP/data" "$TMP/$1.fifo" >"$TMP/$1.st"
     WPID=$BG
-    for _ in $(seq 100); do grep -q '^child' "$TMP/$1.st" && break; sleep 0.05; done
+    # (20 s: the first write is tens of MiB, slow on a loaded machine)
+    wait_until 20 grep -q '^child' "$TMP/$1.st"
     CHILD=$(awk '/^child/ { print $2 }' "$TMP/$1.st")
     [ -n "$CHILD" ] || fail "writer $1 did not start"
     CHILDREN+=("$CHILD")
 }
 write_more() { # write_more NAME MB: and wait until written
-    local before
-    before=$(grep -c wrote "$TMP/$1.st")
+    local before st=$TMP/$1.st
+    before=$(grep -c wrote "$st")
     echo "$2" >"$TMP/$1.fifo"
-    for _ in $(seq 100); do [ "$(grep -c wrote "$TMP/$1.st")" -gt "$before" ] && return; sleep 0.05; done
+    wait_until 20 eval '[ "$(grep -c wrote "$st")" -gt "$before" ]' && return
     fail "writer $1 did not write"
 }
 
@@ -188,7 +189,7 @@ bg bash -c 'exec 3>>"$1"; head -c 4M "$2" >&3
             echo ready >"$3"
             while :; do sleep 0.1 3>&-; done' _ "$MNT/hup.log" "$TMP/data" "$TMP/hup.st"
 HUP=$BG
-for _ in $(seq 100); do [ -s "$TMP/hup.st" ] && break; sleep 0.05; done
+wait_until 20 test -s "$TMP/hup.st" || fail "the HUP holder never got ready: $(proc_state "$HUP")"
 rm "$MNT/hup.log"
 out=$("$FSFIX" signal "$HUP" 3 "$MNT" 28 0.3) && echo "$out" | grep -q '^released=0$' ||
     fail "a signal it ignores (WINCH) should leave the file held: $out"

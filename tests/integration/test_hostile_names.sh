@@ -10,7 +10,9 @@ bg bash -c 'exec -a "$0" sleep 30' "$evil_arg"; p1=$BG
 # A comm (15 bytes max) with a colour sequence; only the process itself may set it,
 # and the trailing `true` keeps bash from exec'ing sleep (which would reset the name).
 bg bash -c 'printf "\033[31mred\001" >/proc/$$/comm && sleep 30; true'; p2=$BG
-sleep 0.2
+# Checked once each name is set: p1's by the exec of sleep, p2's before it forks its sleep.
+wait_sleep "$p1"
+wait_until 20 pgrep -P "$p2" >/dev/null || fail "the comm-setting shell $p2 never forked its sleep: $(proc_state "$p2")"
 
 "$IOT" -b -n 1 -d 0.1 -p "$p1" -p "$p2" >"$TMP/t.txt" || fail "text run failed"
 if LC_ALL=C grep -q "$(printf '\033')" "$TMP/t.txt"; then fail "raw ESC in text output"; fi

@@ -6,8 +6,11 @@
 need ionice
 need chrt
 
+# The pid bg gives is nice's (ionice's, chrt's) until it execs sleep, and at nice 0 until
+# nice has set it: judged only once it is sleep, asleep.
 check() { # check DESC PID CLASS EFF_CLASS EFF_LEVEL SOURCE
     local desc=$1 pid=$2
+    wait_sleep "$pid"
     "$IOT" --json -n 1 -d 0.1 -p "$pid" >"$TMP/p.json" || fail "$desc: run failed"
     local got
     got=$(jq -r '.processes[0] | "\(.ioprio.class) \(.ioprio.effective_class) \(.ioprio.effective_level) \(.ioprio.source)"' "$TMP/p.json")
@@ -29,6 +32,7 @@ bg nice -n 19 ionice -c2 -n0 sleep 30; check "nice 19 + ionice -c2 -n0" "$BG" be
 
 # The raw value is the kernel's own: compare with ionice -p for the idle one.
 bg ionice -c3 sleep 30
+wait_sleep "$BG"
 "$IOT" --json -n 1 -d 0.1 -p "$BG" >"$TMP/r.json"
 raw=$(jq '.processes[0].ioprio.raw' "$TMP/r.json")
 [ "$raw" = $(( (3 << 13) | 7 )) ] || fail "raw ioprio of ionice -c3 is $raw, expected 24583"
@@ -37,6 +41,7 @@ ok "raw value 0x6007 for ionice -c3"
 
 # Text output names the class, level and where it came from.
 bg nice -n 19 sleep 30
+wait_sleep "$BG"
 "$IOT" -b -n 1 -d 0.1 -p "$BG" >"$TMP/t.txt"
 grep -Eq "^ *$BG +[^ ]+ +be/7~ +nice " "$TMP/t.txt" || fail "text line for nice 19: $(grep " $BG " "$TMP/t.txt")"
 ok "text shows be/7 nice"

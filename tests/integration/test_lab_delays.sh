@@ -20,7 +20,7 @@ runtime=7
 bg fio --name=one --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
     --numjobs=1 --time_based --runtime="$runtime" --output-format=json --output="$TMP/fio.json"
 fio_pid=$BG
-sleep 1.5
+lab_wait_users 1 || fail "fio's reader did not start"
 # fio forks its job as a child process: the one doing the reads.
 "$IOT" --json -d 1 -n 4 >"$TMP/iot.json" || fail "iotriage failed"
 wait "$fio_pid" || fail "fio failed"
@@ -54,7 +54,8 @@ jqf '.delayacct == true' <(tail -n 1 "$TMP/iot.json") >/dev/null
 # such threads' blkio delay (each above 100 % of wall time): iotriage caps at what the
 # clock allows and flags it, it never prints an impossible figure.
 bg "$HELPER" dreadt 2 "$LAB_DEV" 5; two=$BG
-sleep 1
+wait_threads "$two" 3
+wait_holds "$two" "$LAB_DEV"
 "$IOT" --json -d 1 -n 1 -p "$two" >"$TMP/proc2.json" || fail "iotriage (process mode) failed"
 "$IOT" --json -d 1 -n 1 -P -p "$two" >"$TMP/thr2.json" || fail "iotriage (threads mode) failed"
 wait "$two" || fail "taskhelper dreadt failed"

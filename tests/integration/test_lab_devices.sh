@@ -13,23 +13,38 @@ lab_up 2000 4 64 || exit $?
 dev=$LAB_NAME
 echo "lab disk: $LAB_DEV ($LAB_LATENCY_US us, $LAB_THREADS slots)"
 
-phase_s=6
+phase_s=7
 quiet_s=3
-samples=$((2 * phase_s + quiet_s + 5))
-bg "$IOT" --json -d 1 -n "$samples" -p 1 >"$TMP/iot.json"; iot=$BG
-bg iostat -dxy -o JSON 1 "$samples" "$dev" >"$TMP/iostat.json"; ios=$BG
-sleep 1
-readers() { # readers N OUT (phase_s seconds)
+# Both run until the phases are over, however long fio takes to start them (a fixed
+# count of samples ran out before the 8-reader phase on a loaded machine): iotriage stops
+# on SIGTERM, iostat closes its JSON on SIGINT.
+bg "$IOT" --json -d 1 -p 1 >"$TMP/iot.json"; iot=$BG
+bg iostat -dxy -o JSON 1 1000 "$dev" >"$TMP/iostat.json"; ios=$BG
+wait_until 30 test -s "$TMP/iot.json" || fail "iotriage wrote no sample in 30 s"
+now() { date +%s.%N; }
+# readers N OUT: N readers for phase_s seconds. Each job runs phase_s from its own start,
+# which comes after the launch: all N read from the moment all hold the disk and it
+# serves them (PS) until the launch + phase_s (PE), whenever fio started them.
+readers() {
+    local launch f
+    launch=$(now)
     fio --name=lab --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=randread \
         --numjobs="$1" --group_reporting --time_based --runtime="$phase_s" \
-        --output-format=json >"$2" || fail "fio $1 readers failed"
+        --output-format=json >"$2" &
+    f=$!; BG_PIDS+=("$f")
+    lab_wait_users "$1" || fail "fio's $1 readers did not all start"
+    PS=$(now)
+    PE=$(awk -v l="$launch" -v p="$phase_s" 'BEGIN { printf "%.6f", l + p }')
+    wait "$f" || fail "fio $1 readers failed"
 }
-now() { date +%s.%N; }
 phase_s=$quiet_s readers 1 "$TMP/fio1.json"
-s2=$(now); readers 2 "$TMP/fio2.json"; e2=$(now)
-s8=$(now); readers 8 "$TMP/fio8.json"; e8=$(now)
-wait "$iot" || fail "iotriage exited with an error"
-wait "$ios" || true
+readers 2 "$TMP/fio2.json"; s2=$PS e2=$PE
+readers 8 "$TMP/fio8.json"; s8=$PS e8=$PE
+sleep 1                                  # the interval holding the end, then stop
+kill -TERM "$iot"; wait "$iot" || fail "iotriage exited with an error"
+kill -INT "$ios"; wait "$ios" || true
+BG_PIDS=()
+jq -e . "$TMP/iostat.json" >/dev/null || fail "iostat's JSON is not whole: $(tail -c 200 "$TMP/iostat.json")"
 
 fio_iops() { jq '.jobs[0].read.iops' "$1"; }
 fio_lat_ms() { jq '.jobs[0].read.clat_ns.mean / 1e6' "$1"; }
@@ -37,11 +52,11 @@ f2=$(fio_iops "$TMP/fio2.json"); f8=$(fio_iops "$TMP/fio8.json")
 l2=$(fio_lat_ms "$TMP/fio2.json"); l8=$(fio_lat_ms "$TMP/fio8.json")
 echo "fio: 2 readers $f2 IOPS clat $l2 ms; 8 readers $f8 IOPS clat $l8 ms"
 
-# iotriage's intervals that lie wholly inside a phase (fio needs ~0.5 s to start its
-# jobs, so the first half second is left out). Each sample covers [ts - interval_s, ts].
+# iotriage's intervals that lie wholly inside a phase, while all its readers read. Each
+# sample covers [ts - interval_s, ts].
 sel() { # sel START END FIELD -> values of FIELD for the lab device in those intervals
     jq -r --arg d "$dev" --argjson s "$1" --argjson e "$2" \
-        "select(.ts - .interval_s >= \$s + 0.6 and .ts <= \$e) | .devices[] | select(.name == \$d) | .$3" \
+        "select(.ts - .interval_s >= \$s and .ts <= \$e) | .devices[] | select(.name == \$d) | .$3" \
         "$TMP/iot.json"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

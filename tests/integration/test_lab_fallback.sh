@@ -70,14 +70,13 @@ start_backup() {
         --direct=1 --bs=4k --rw=randread --time_based --runtime="$1" >/dev/null &
     BACKUP=$!; BG_PIDS+=("$BACKUP")
 }
-# fio runs each job in a child process: that one does the I/O.
+# fio runs each job in a child process: that one does the I/O. Returned once it holds
+# the device (forked is not yet reading: a sample before would see no load).
 job_of() { # job_of PID NAME
-    local i j
-    for i in $(seq 100); do
-        j=$(pgrep -P "$1" -n fio) && { echo "$j"; return 0; }
-        sleep 0.1
-    done
-    fail "$2 reader's job process not found"
+    local j= parent=$1
+    wait_until 20 eval 'j=$(pgrep -P "$parent" -n fio) && proc_holds "$j" "$DEV"' ||
+        fail "$2 reader's job process not found reading $DEV: $(proc_state "$parent")"
+    echo "$j"
 }
 stop_load() {
     kill $DB $BACKUP 2>/dev/null
@@ -92,7 +91,6 @@ start_db 60
 start_backup 60
 DBW=$(job_of "$DB" db)
 BKW=$(job_of "$BACKUP" backup)
-sleep 2
 # (without a device of our own, the lab's past may judge it: the test says so)
 life=$(awk -v d="$NAME" '$3 == d { ios = $4 + $8; print (ios >= 1000) ? ($7 + $11) / ios : "nan" }' /proc/diskstats)
 IOTRIAGE_STATE_FILE=$STATE "$IOT" --json --no-bpf -d 1 -n 3 -o >"$TMP/a.json" 2>"$TMP/a.err" ||
@@ -137,7 +135,6 @@ stop_load
 # ---- a quiet run: one synchronous reader, one request at a time ----
 start_db 60
 DBW=$(job_of "$DB" db)
-sleep 1
 # (the level is the lowest await of the quiet intervals: a few of them, so that one slowed
 # by a busy machine does not set it)
 IOTRIAGE_STATE_FILE=$STATE "$IOT" --json --no-bpf -d 1 -n 5 -o >"$TMP/b.json" 2>"$TMP/b.err" ||
@@ -159,7 +156,6 @@ start_db 60
 start_backup 60
 DBW=$(job_of "$DB" db)
 BKW=$(job_of "$BACKUP" backup)
-sleep 2
 IOTRIAGE_STATE_FILE=$STATE "$IOT" --json --no-bpf -d 1 -n 3 -o >"$TMP/c.json" 2>"$TMP/c.err" ||
     fail "iotriage failed: $(cat "$TMP/c.err")"
 dev=$(nth 1 "$TMP/c.json" '.devices[] | select(.name == $d) | [.saturated, .saturated_source, .quiet_await, .r_await, .aqu_sz] | map(tostring) | @tsv')

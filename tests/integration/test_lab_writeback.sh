@@ -16,7 +16,8 @@ echo bfq >"/sys/block/$LAB_NAME/queue/scheduler" || fail "select bfq"
 # bash's printf builtin writes from the shell itself, so the shell is the writer.
 bg nice -n 19 bash -c 'exec 3>>"$0"; while :; do printf "%65536s" x >&3; sleep 0.05; done' "$MNT/log"
 w=$BG
-sleep 0.5
+# Sampled once nice has exec'd the shell and the shell holds the log.
+wait_holds "$w" "$MNT/log"
 "$IOT" --json -d 1 -n 1 -p "$w" >"$TMP/w.json" || fail "iotriage failed"
 jqf --arg d "$LAB_NAME" '.processes[0] | .write_bps > 0 and (.devices | index($d))
     and any(.warnings[]; .code == "ioprio-writeback" and .device == $d)' "$TMP/w.json" >/dev/null
@@ -27,7 +28,17 @@ kill "$w"
 # writeback warning for the lab disk (its log on the root disk is another matter).
 bg nice -n 19 fio --name=direct --filename="$MNT/direct" --size=8m --rw=write --bs=64k \
     --direct=1 --ioengine=psync --time_based --runtime=10 --output-format=json --output=/dev/null
-sleep 1
+# Sampled once the job writes with O_DIRECT: before, fio lays the file out with buffered
+# writes (which writeback would rightly be named for) and then opens it again.
+direct_open() { # a process holds $MNT/direct open with O_DIRECT (octal 040000 in fdinfo's flags)
+    local fd fl
+    for fd in $(find /proc/[0-9]*/fd -maxdepth 1 -lname "$MNT/direct" 2>/dev/null); do
+        fl=$(awk '$1 == "flags:" { print $2 }' "${fd/\/fd\//\/fdinfo\/}" 2>/dev/null)
+        [ -n "$fl" ] && (( 8#$fl & 8#40000 )) && return 0
+    done
+    return 1
+}
+wait_until 20 direct_open || fail "fio never opened $MNT/direct with O_DIRECT"
 "$IOT" --json -d 1 -n 1 >"$TMP/d.json" || fail "iotriage failed"
 jqf --arg d "$LAB_NAME" '[.processes[] | select(.comm == "fio" and .write_bps > 0)] | length > 0
     and all(.[]; (.devices | index($d)) and all(.warnings[]; .code != "ioprio-writeback" or .device != $d))' \

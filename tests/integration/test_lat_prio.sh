@@ -50,6 +50,9 @@ measure() {
         reader 2 0 8 libaio
         reader 2 7 8 libaio
     fi
+    # 2 s of both together, counted from when both read: fio's start on a loaded machine
+    # can take longer than that by itself
+    lab_wait_users 2 || fail "$1 $2: the two readers did not both start"
     sleep 2
     # mq-deadline serves idle only when best-effort leaves a gap, or after its aging limit
     # (prio_aging_expire, 10 s): a 2 s window can hold too few idle completions to measure

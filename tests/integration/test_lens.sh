@@ -43,10 +43,14 @@ start_load() {
     ionice -c3 fio --name=backup --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 \
         --direct=1 --bs=4k --rw=randread --time_based --runtime="$1" >/dev/null &
     BACKUP=$!; BG_PIDS+=("$BACKUP")
-    sleep 2   # the trouble is under way before iotriage starts
-    # fio runs each job in a child process: that one does the I/O.
-    DBW=$(pgrep -P "$DB" -n fio) || fail "db reader's job process not found"
-    BKW=$(pgrep -P "$BACKUP" -n fio) || fail "backup reader's job process not found"
+    # The trouble is under way before iotriage starts: fio runs each job in a child
+    # process, the one that does the I/O, awaited until it reads (holds the disk, and the
+    # disk serves); a fixed 2 s was not always enough for fio to fork them.
+    wait_until 20 eval 'DBW=$(pgrep -P "$DB" -n fio) && proc_holds "$DBW" "$LAB_DEV"' ||
+        fail "db reader's job process not found reading: $(proc_state "$DB")"
+    wait_until 20 eval 'BKW=$(pgrep -P "$BACKUP" -n fio) && proc_holds "$BKW" "$LAB_DEV"' ||
+        fail "backup reader's job process not found reading: $(proc_state "$BACKUP")"
+    lab_wait_users 2 || fail "the two readers do not read"
 }
 stop_load() {
     kill "$DB" "$BACKUP" 2>/dev/null

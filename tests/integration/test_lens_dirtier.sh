@@ -63,8 +63,10 @@ open(path + ".done", "w").close()       # another file: its pages are tiny
 time.sleep(600)                          # alive, so that its comm is known
 PY
 
-# The lens first, then the writers: the pages must be dirtied while it watches.
-timeout 90 "$IOT" --json -d 1 -n 30 >"$TMP/iot.json" 2>"$TMP/iot.err" &
+# The lens first, then the writers: the pages must be dirtied while it watches. It is
+# stopped (SIGINT) two samples after the sync; -n only bounds it, and must not end it
+# before that on a slow machine (the writers have 30 s, then the sync).
+timeout 150 "$IOT" --json -d 1 -n 120 >"$TMP/iot.json" 2>"$TMP/iot.err" &
 IPID=$!
 for i in $(seq 60); do
     [ -s "$TMP/iot.json" ] && break

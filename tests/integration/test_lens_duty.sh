@@ -53,6 +53,11 @@ fast_run() {
         --rw=randread --time_based --runtime="$((secs + 2))" >/dev/null 2>&1 &
     local fio=$!
     BG_PIDS+=("$fio")
+    # iotriage starts 2 s into fio's run, counted from when fio's job reads (a fixed 2 s
+    # from the launch was not always enough to fork it), so that fio ends SECONDS into
+    # iotriage's samples and 6 follow
+    wait_until 20 eval '[ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$LOOP" 2>/dev/null)" ]' ||
+        fail "fio never opened $LOOP"
     sleep 2
     env "$@" "$IOT" --json -d 1 -n "$((secs + 6))" >"$out" 2>"$out.err" &
     local iot=$!
@@ -137,7 +142,7 @@ fio --name=lab --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 -
     --rw=randread --time_based --runtime=12 >/dev/null 2>&1 &
 LABFIO=$!
 BG_PIDS+=("$LABFIO")
-sleep 2
+lab_wait_users 1 || fail "fio did not start on the lab disk"
 "$IOT" --json -d 1 -n 8 >"$DIR/lab.json" 2>"$DIR/lab.err" || fail "iotriage on the lab disk: $(tail -n 3 "$DIR/lab.err")"
 wait "$LABFIO"
 jq -c --arg d "$LAB_NAME" '. as $s | { machine: ([.devices[] | select(.partition | not) | (.r_s + .w_s) // 0] | add),

@@ -88,7 +88,7 @@ strace -qq -f -y --seccomp-bpf -e trace=getdents64 -o "$TMP/ttrace" \
 iot=$!
 until_samples 2
 bg "$HELPER" threads 6 600; th=$BG
-for _ in $(seq 100); do [ "$(ls "/proc/$th/task" 2>/dev/null | wc -l)" = 6 ] && break; sleep 0.02; done
+wait_threads "$th" 6      # (was 2 s; with strace'd iotriage beside it)
 tids=$(ls "/proc/$th/task" | sort -n | tr '\n' ' ')
 [ "$(echo $tids | wc -w)" = 6 ] || fail "the helper has threads $tids"
 t_th=$(date +%s.%N)

@@ -58,11 +58,14 @@ ok "screen: RECORDING STOPPED and the reason"
 printf '%s\n' "$(sed -n 1p "$ROOT/tests/fixtures/replay/rec.jsonl" | sed 's/"interval_s":[0-9.]*/"interval_s":1e-300/')" \
     "$(sed -n 2p "$ROOT/tests/fixtures/replay/rec.jsonl" | sed 's/"interval_s":[0-9.]*/"interval_s":1e-300/')" >"$TMP/tiny.jsonl"
 T new-session -d -s tiny -x 120 -y 30 "$IOT --replay $TMP/tiny.jsonl; echo EXITED \$?; sleep 60"
-sleep 1
+# Traced once it is paused: the screen says so (a fixed wait could trace it still
+# starting, or still playing, and count those wake-ups).
+tiny() { T capture-pane -p -t tiny; }
+wait_until 20 eval 'tiny | grep -q "^iotriage - .*REPLAY"' || fail "the replay never drew: $(tiny | head -n 3)"
 pid=$(pgrep -f "iotriage --replay $TMP/tiny.jsonl" | head -n 1)
 [ -n "$pid" ] || fail "replay not running"
 T send-keys -t tiny p
-sleep 0.5
+wait_until 20 eval 'tiny | grep -q "^iotriage - .*PAUSED"' || fail "p did not pause the replay: $(tiny | head -n 1)"
 timeout 2 strace -f -c -e trace=poll,ppoll,select,pselect6,epoll_wait -p "$pid" 2>"$TMP/strace" >/dev/null
 calls=$(awk '$NF ~ /poll|select|epoll/ { s += $4 } END { print s + 0 }' "$TMP/strace")
 [ "$calls" -le 3 ] || { cat "$TMP/strace"; fail "a paused replay woke $calls times in 2 s"; }
@@ -76,7 +79,7 @@ for term in dumb unknown-term-xyz ""; do
     T new-session -d -s "term$k" -x 220 -y 20 "env TERM='$term' $IOT; echo EXITED \$?; sleep 30"
 done
 for s in term1 term2 term3; do
-    for _ in $(seq 50); do T capture-pane -p -t "$s" | grep -q EXITED && break; sleep 0.1; done
+    wait_until 20 eval 'T capture-pane -p -t "$s" | grep -q EXITED'
     out=$(T capture-pane -p -t "$s")
     grep -q 'EXITED 2' <<<"$out" || fail "terminal case: $out"
     grep -q 'cannot drive this terminal (.*); -b and --json work without one' <<<"$out" || fail "terminal message: $out"
@@ -89,9 +92,10 @@ ok "TERM=dumb, unknown or unset: one line, exit 2"
 sed 's/"vda"/"vd\\u202ea"/g' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/bidi.jsonl"
 "$IOT" --json --replay "$TMP/bidi.jsonl" -n 1 | grep -q 'vd\\u202ea' || fail "the bidi recording does not decode"
 T new-session -d -s bidi -x 160 -y 40 "LC_ALL=C.UTF-8 $IOT --replay $TMP/bidi.jsonl; sleep 60"
-for _ in $(seq 50); do T capture-pane -p -t bidi | grep -q '^DEVICE' && break; sleep 0.1; done
+wait_until 20 eval 'T capture-pane -p -t bidi | grep -q "^DEVICE"' || fail "the bidi replay never drew its devices"
 T send-keys -t bidi p Tab Enter
-sleep 0.5
+# The view is judged once it is open: a capture 0.5 s after the keys could come before.
+wait_until 20 eval 'T capture-pane -p -t bidi | grep -q "^Device "'
 T capture-pane -p -t bidi >"$TMP/bidi.txt"
 grep -q '^Device ' "$TMP/bidi.txt" || fail "the device view did not open: $(head -n 5 "$TMP/bidi.txt")"
 grep -q "$(printf '\xe2\x80\xae')" "$TMP/bidi.txt" && fail "a raw U+202E reached the screen"
@@ -105,7 +109,7 @@ ok "a device name with U+202E is shown escaped: $(grep -m1 '^Device ' "$TMP/bidi
     || fail "-p of no process: no JSON note"
 head -c 1M /dev/zero >"$TMP/f.bin"
 bg "$HELPER" dreadt 3 "$TMP/f.bin" 30; tp=$BG
-for _ in $(seq 50); do [ "$(ls "/proc/$tp/task" | wc -l)" -ge 4 ] && break; sleep 0.1; done
+wait_threads "$tp" 4
 tid=$(ls "/proc/$tp/task" | grep -vx "$tp" | head -n 1)
 "$IOT" -b -n 1 -d 0.1 -p "$tid" | grep -qx "Processes: -p $tid: a thread of process $tp: use -P, or -p $tp" \
     || fail "-p of a thread id: no note"
@@ -116,20 +120,24 @@ ok "-p of no process and of a thread id say so"
 T new-session -d -s q1 -x 120 -y 30 "$IOT -d 0.05; echo EXITED \$?; sleep 30"
 SESSION=q1
 screenq() { T capture-pane -p -t q1; }
-for _ in $(seq 50); do screenq | grep -q '^iotriage - ' && break; sleep 0.1; done
-T send-keys -t q1 d Enter
-sleep 0.3
+wait_until 20 eval 'screenq | grep -q "^iotriage - "' || fail "the screen never came up: $(screenq | head -n 3)"
+# The prompt's answer is judged once the prompt has come and gone (keys may be read late).
+T send-keys -t q1 d
+wait_until 20 eval 'screenq | grep -q "^interval in seconds: "' || fail "d opened no prompt: $(screenq | tail -n 3)"
+T send-keys -t q1 Enter
+wait_until 20 eval '! screenq | grep -q "^interval in seconds: "' || fail "Enter did not close the d prompt"
 screenq | grep -q 'interval not changed' && fail "d refused the start interval 0.05"
 T send-keys -t q1 h
-sleep 0.3
+wait_until 20 eval 'screenq | grep -q "^iotriage keys"' || fail "h opened no help: $(screenq | head -n 3)"
 T send-keys -t q1 q
-for _ in $(seq 30); do screenq | grep -q 'EXITED 0' && break; sleep 0.1; done
+wait_until 20 eval 'screenq | grep -q "EXITED 0"'
 screenq | grep -q 'EXITED 0' || fail "q in the help view did not quit: $(screenq | tail -n 3)"
 T new-session -d -s q2 -x 120 -y 30 "$IOT -d 0.3; echo EXITED \$?; sleep 30"
-sleep 1.5
+screenq2() { T capture-pane -p -t q2; }
+wait_until 20 eval 'screenq2 | grep -Eq "^ +PID USER"' || fail "the process table never came up: $(screenq2 | head -n 3)"
 T send-keys -t q2 Enter
-sleep 0.5
+wait_until 20 eval 'screenq2 | grep -q "^Threads ("' || fail "Enter opened no process view: $(screenq2 | head -n 5)"
 T send-keys -t q2 q
-for _ in $(seq 30); do T capture-pane -p -t q2 | grep -q 'EXITED 0' && break; sleep 0.1; done
+wait_until 20 eval 'screenq2 | grep -q "EXITED 0"'
 T capture-pane -p -t q2 | grep -q 'EXITED 0' || fail "q in the process view did not quit"
 ok "q quits from help and detail views; d takes -d 0.05"

@@ -20,7 +20,11 @@ echo none >"/sys/block/$LAB_NAME/queue/scheduler" || fail "cannot select none on
 
 bg "$IOT" record --dir "$TMP/rec" -d 0.5 --flush 1
 rec=$BG
-sleep 2.5
+# The quiet spell is marked once the recorder has samples on disk (its first flush), not
+# 2.5 s after its fork: a recorder that started late had no sample between the mark and
+# the incident, and the look-up of the quiet spell found the incident instead.
+wait_until 30 eval '[ -n "$(find "$TMP/rec" -name "*.zst" -size +0 2>/dev/null)" ]' ||
+    fail "the recorder flushed nothing in 30 s: $(proc_state "$rec")"
 quiet=$(date +%s.%N)
 sleep 1
 start=$(date +%s.%N)

@@ -16,10 +16,11 @@ RT="$ROOT/build/tests/test_replay"
 for b in "$SW" "$RT"; do [ -x "$b" ] || fail "$b not built"; done
 need zstd
 
-# A long-lived writer: 4 KiB synchronous writes to a scratch file.
+# A long-lived writer: 4 KiB synchronous writes to a scratch file, writing before the
+# recorder starts (then every interval has its writes).
 bg dd if=/dev/zero of="$TMP/busy" bs=4k count=200000 oflag=dsync status=none
 writer=$BG
-sleep 0.3
+wait_until 20 test -s "$TMP/busy" || fail "the writer wrote nothing: $(proc_state "$writer")"
 
 rec "$TMP/rec" 0.5 6 1 2>"$TMP/rec.err" || { cat "$TMP/rec.err" >&2; fail "recorder failed"; }
 [ ! -s "$TMP/rec.err" ] || { cat "$TMP/rec.err" >&2; fail "recorder printed messages"; }
@@ -49,15 +50,20 @@ ok "6 samples, $total process entries (all active, writer $writer among them), r
 # SIGTERM mid-run: a clean stop, everything up to it readable.
 bg "$IOT" record --dir "$TMP/rec2" -d 0.2 --flush 5
 r=$BG
-sleep 1.5
-# libzstd is loaded when a store is opened (store.c, dlopen): the recorder maps it, a
-# batch run that opens no store does not (IOTRIAGE_RECORD_DIR empty: no baselines read).
+# libzstd is loaded when a store is opened (store.c, dlopen, before the store's directory
+# is made): the recorder maps it, a batch run that opens no store does not
+# (IOTRIAGE_RECORD_DIR empty: no baselines read). Each is looked at once it is past that
+# point, not after a fixed time: the recorder once its directory exists, the batch run
+# once it has printed a sample (and while it still runs).
+wait_until 20 test -d "$TMP/rec2" || fail "the recorder made no store directory: $(proc_state "$r")"
 grep -q libzstd "/proc/$r/maps" || fail "the recorder has no libzstd mapped"
-IOTRIAGE_RECORD_DIR= "$IOT" -b -n 2 -d 1 >/dev/null 2>&1 &
-b=$!
-sleep 0.5
+IOTRIAGE_RECORD_DIR= "$IOT" -b -d 0.2 >"$TMP/batch.txt" 2>&1 &
+b=$!; BG_PIDS+=("$b")          # it runs until stopped: stopped by the cleanup on a failure too
+wait_until 20 grep -q '^iotriage - ' "$TMP/batch.txt" || fail "the batch run printed no sample: $(head -n 3 "$TMP/batch.txt")"
+[ -r "/proc/$b/maps" ] || fail "the batch run ended early: $(tail -n 3 "$TMP/batch.txt")"
 ! grep -q libzstd "/proc/$b/maps" || fail "a batch run mapped libzstd"
-wait "$b" || fail "the batch run failed"
+kill -TERM "$b"
+wait "$b" || fail "the batch run failed: $(tail -n 3 "$TMP/batch.txt")"
 # Without the library (bound over by an empty file): the recorder says so, a batch run works.
 lib=$(awk '/libzstd/ { print $6; exit }' "/proc/$r/maps")
 if [ -n "$lib" ] && command -v unshare >/dev/null; then

@@ -74,7 +74,8 @@ run audit-cgroups "1" "$SIOT" audit --json --root "$ROOT/tests/fixtures/units/ro
 evil=$(printf 'x\033]0;pwned\007\377\342\200\256gnp.exe\\')
 bg bash -c 'exec -a "$0" sleep 30' "$evil"; p1=$BG
 bg bash -c 'printf "\033[31m\342\200\256\001" >/proc/$$/comm && sleep 30; true'; p2=$BG
-sleep 0.2
+wait_sleep "$p1"
+wait_until 20 pgrep -P "$p2" >/dev/null || fail "the comm-setting shell $p2 never forked its sleep: $(proc_state "$p2")"
 run hostile-json 0 "$SIOT" --json -n 2 -d 0.1 -p "$p1" -p "$p2" &&
     jqf -s --argjson p "$p1" 'all(.[]; any(.processes[]; .pid == $p))' "$TMP/hostile-json.out" >/dev/null
 run hostile-text 0 "$SIOT" -b -n 2 -d 0.1 -p "$p1" -p "$p2"
@@ -110,7 +111,10 @@ if command -v tmux >/dev/null; then
     T new-session -d -s ui -x 120 -y 40 \
         "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS ${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS} \
          '$SIOT' -d 0.2 2>'$TMP/tui.err'; echo \$? >'$TMP/tui.rc'; sleep 30"
-    sleep 1.5
+    # Keys only once the screen is up: typed before, they reach a terminal still in
+    # line mode, and the q at the end may never be read (a sanitized start is slow).
+    wait_until 30 eval 'T capture-pane -p -t ui | grep -q "^iotriage - "' ||
+        bad tui "the screen never came up: $(T capture-pane -p -t ui | head -n 3)"
     for k in j j Enter Escape Tab j k Tab '>' '>' '<' r o o a a D D P; do
         T send-keys -t ui "$k"; sleep 0.15
     done
@@ -125,7 +129,7 @@ if command -v tmux >/dev/null; then
     T resize-window -t ui -x 60 -y 15 2>/dev/null; sleep 0.5
     T resize-window -t ui -x 200 -y 50 2>/dev/null; sleep 0.5
     T send-keys -t ui q
-    for _ in $(seq 50); do [ -s "$TMP/tui.rc" ] && break; sleep 0.1; done
+    wait_until 20 test -s "$TMP/tui.rc"
     tmux_gone
     if [ ! -s "$TMP/tui.rc" ]; then
         bad tui "the screen did not quit on q"

@@ -108,7 +108,9 @@ check_waiting() {
         not_stuck "after y"
         sleep 0.1
     done
-    wait_for "^Waiting [0-9.]+ s for [1-9][0-9]* requests? in flight on $LAB_NAME to complete" 3
+    # (the switch waits for DEPTH requests of 3 s: 6 s to show the dialog still leaves the
+    # checks below time to run before it completes, and a loaded machine that time to fork)
+    wait_for "^Waiting [0-9.]+ s for [1-9][0-9]* requests? in flight on $LAB_NAME to complete" 6
     WRITER=$(screen | sed -n 's/.*The write runs in process \([0-9]*\).*/\1/p' | head -n 1)
     [ -n "$WRITER" ] || { screen; fail "the dialog names no writing process"; }
     for ((i = 0; i < 10; i++)); do

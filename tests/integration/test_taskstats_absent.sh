@@ -95,8 +95,10 @@ absent() { NOTS_LOG=$TMP/nots.log LD_PRELOAD=$TMP/nots.so "$@"; }
 
 # The known-truth reader, started after delay accounting was switched on.
 bg ionice -c2 -n5 "$HELPER" dread "$LAB_DEV" 60; rd=$BG
-sleep 0.5
-kill -0 "$rd" 2>/dev/null || fail "the reader did not start"
+# Every sample of the control must show its delay: sampled once it reads (after ionice's
+# exec of the helper and the helper's open of the disk).
+wait_holds "$rd" "$LAB_DEV"
+lab_wait_users 1 || fail "the reader did not start"
 
 # 0. Control: the family is there, the reader's delay is known and positive.
 "$IOT" --json -n 2 -d 0.5 -p "$rd" >"$TMP/ctl.json" 2>"$TMP/ctl.err" || fail "control run failed: $(cat "$TMP/ctl.err")"

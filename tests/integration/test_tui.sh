@@ -71,7 +71,7 @@ ok "filter and process details"
 
 # A process whose threads carry different labels: the detail view lists each.
 bg "$HELPER" threads 3 300; mt=$BG
-sleep 0.3
+wait_threads "$mt" 3      # (0.3 s was not always enough: no thread to ionice)
 tid=$(ls "/proc/$mt/task" | grep -v "^$mt\$" | head -n 1)
 ionice -c3 -p "$tid" || fail "ionice on thread $tid"
 T send-keys -t ui / "threads 3 300" Enter
@@ -98,7 +98,7 @@ ok "device details"
 echo none >"/sys/block/$LAB_NAME/queue/scheduler"
 bg ionice -c3 fio --name=idle --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 \
     --bs=4k --rw=randread --time_based --runtime=60 --output=/dev/null
-wait_for "ioprio-ignored: fio\[[0-9]+\] idle/7 \(set\) is ignored: $LAB_NAME uses none" 8
+wait_for "ioprio-ignored: fio\[[0-9]+\] idle/7 \(set\) is ignored: $LAB_NAME uses none" 20   # fio starts late under load
 wait_for "^$LAB_NAME +none "
 ok "banner: $(screen | grep -m1 'ioprio-ignored' | cut -c1-100)"
 echo bfq >"/sys/block/$LAB_NAME/queue/scheduler"

@@ -21,7 +21,9 @@ lab_up 2000 4 64 || exit $?
 trap 'it_kill_bg; echo "$orig" >/proc/sys/kernel/task_delayacct; lab_down; it_cleanup' EXIT
 echo 0 >/proc/sys/kernel/task_delayacct
 bg "$HELPER" dread "$LAB_DEV" 120; reader=$BG
-sleep 1
+# Started before iotriage means reading before it: its whole first interval waits.
+wait_holds "$reader" "$LAB_DEV"
+lab_wait_users 1 || fail "the reader did not start"
 
 T new-session -d -s ui -x 200 -y 40 "$IOT -d 3 -p $reader 2>$TMP/err; echo EXITED \$?; sleep 60"
 row="^ +$reader +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ "

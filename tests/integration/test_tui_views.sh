@@ -24,7 +24,9 @@ bg bash -c 'exec -a iotriage-view-other sleep 300'
 # A deleted file held open on the filesystem of this test's directory.
 head -c 3M /dev/zero >"$TMP/held.log"
 bg bash -c "exec 3<'$TMP/held.log'; exec sleep 300"
-sleep 0.3
+# Deleted only once it is held: removed before bash has opened it, the open fails and the
+# holder is a plain sleep with nothing deleted to show.
+wait_holds "$BG" "$TMP/held.log"
 rm "$TMP/held.log"
 
 T new-session -d -s ui -x 150 -y 45 "$IOT -d 0.5; echo EXITED \$?; sleep 60"

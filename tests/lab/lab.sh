@@ -194,6 +194,32 @@ lab_up() {
     export LAB_DEV LAB_NAME LAB_MNT LAB_LATENCY_US LAB_THREADS
 }
 
+# lab_users: how many processes hold the lab disk open now (fio's job processes,
+# taskhelper's readers...).
+lab_users() {
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$LAB_DEV" 2>/dev/null | cut -d/ -f3 | sort -u | wc -l
+}
+
+# lab_wait_users N [SECONDS]: until N processes hold the lab disk open and its request
+# count has moved since then: the workload a check is about is under way. A reader forked
+# is not yet reading (fio forks its jobs, lays out, then opens the device; ionice and
+# nice exec it late), and a fixed sleep before the check was a race on a loaded machine.
+# Returns 1 after SECONDS (20) with a line on stderr saying what was seen.
+lab_wait_users() {
+    local want=$1 secs=${2:-20} end n ios
+    end=$((SECONDS + secs))
+    _lab_ios() { awk '{ print $1 + $5 }' "/sys/block/$LAB_NAME/stat"; }
+    until [ "$(lab_users)" -ge "$want" ]; do
+        [ "$SECONDS" -lt "$end" ] || { _lab_err "lab_wait_users: $(lab_users) of $want users of $LAB_DEV after $secs s"; return 1; }
+        sleep 0.05
+    done
+    ios=$(_lab_ios)
+    until [ "$(_lab_ios)" -gt "$ios" ]; do
+        [ "$SECONDS" -lt "$end" ] || { _lab_err "lab_wait_users: no request completed on $LAB_DEV in $secs s"; return 1; }
+        sleep 0.05
+    done
+}
+
 lab_down() {
     local i
 

@@ -30,6 +30,37 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
+/* Until the four sleepers have said their tids and sleep on the condition (state S):
+ * what the checks below read. pthread_create returns once a thread exists, not once it
+ * has run; a fixed 50 ms was a guess a loaded machine (2 cores, a sanitizer build) can
+ * miss, leaving a tid of 0 or a thread still running. */
+static void wait_sleepers(void)
+{
+    char path[64], buf[512] = "";
+    for (int tries = 0; tries < 10000; tries++) {
+        int asleep = 0;
+        pthread_mutex_lock(&mu);
+        pid_t t[4];
+        memcpy(t, tids, sizeof(t));
+        pthread_mutex_unlock(&mu);
+        for (int i = 0; i < 4 && t[i]; i++) {
+            snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)t[i]);
+            FILE *f = fopen(path, "r");
+            size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+            if (f)
+                fclose(f);
+            buf[n] = '\0';
+            const char *r = strrchr(buf, ')');
+            if (r && r[1] == ' ' && r[2] == 'S')
+                asleep++;
+        }
+        if (asleep == 4)
+            return;
+        usleep(1000);
+    }
+    fail_msg("the sleeper threads never all slept (last stat read: %.80s)", buf);
+}
+
 static void test_self(void **state)
 {
     (void)state;
@@ -38,7 +69,7 @@ static void test_self(void **state)
     pthread_t th[4];
     for (intptr_t i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&th[i], NULL, sleeper, (void *)i), 0);
-    usleep(50000);
+    wait_sleepers();
     struct procinfo p;
     assert_int_equal(procinfo_read(s, getpid(), 64, NULL, 0, &p), 0);
     assert_int_equal(p.threads_total, 5);
