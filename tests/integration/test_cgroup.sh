@@ -89,6 +89,7 @@ wait_sleep "$sleeper" "$psleeper"
 lab_wait_users 2 || fail "the container's two readers did not start"
 wait_until 20 eval '[ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$TMP/wb.dat" 2>/dev/null)" ]' ||
     fail "the service's writer never opened $TMP/wb.dat"
+sleep 1   # and the load has run a moment: the container's stall is steady
 "$IOT" --json -d 1 -n 3 --record "$TMP/rec.jsonl" >"$TMP/iot.json" || fail "iotriage failed"
 last() { tail -n 1 "$TMP/iot.json" | jq -e "$@"; }
 cgv() { tail -n 1 "$TMP/iot.json" | jq -r --arg p "$1" ".cgroups[] | select(.path == \$p) | $2"; }

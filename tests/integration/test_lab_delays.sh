@@ -21,6 +21,7 @@ bg fio --name=one --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw
     --numjobs=1 --time_based --runtime="$runtime" --output-format=json --output="$TMP/fio.json"
 fio_pid=$BG
 lab_wait_users 1 || fail "fio's reader did not start"
+sleep 1   # a moment of steady load before the first interval
 # fio forks its job as a child process: the one doing the reads.
 "$IOT" --json -d 1 -n 4 >"$TMP/iot.json" || fail "iotriage failed"
 wait "$fio_pid" || fail "fio failed"

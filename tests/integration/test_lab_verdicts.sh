@@ -39,6 +39,7 @@ pair() {
     # sampled once both jobs read (fio forks each job late on a busy machine), well inside
     # their 5 s
     lab_wait_users 2 || fail "$sched: the two fio jobs did not both start"
+    sleep 0.5   # a moment of both together before the sample (fio runs 5 s)
     "$IOT" --json -d 1.5 -n 1 >"$TMP/iot.json" || fail "iotriage failed"
     wait "$pa" "$pb" || fail "fio failed"
     A=$(iops "$TMP/a.json"); B=$(iops "$TMP/b.json")
@@ -152,6 +153,7 @@ fio --name=crowd --filename="$LAB_DEV" --ioengine=psync --direct=1 --bs=4k --rw=
     --numjobs=16 --time_based --runtime=4 --output-format=json --output="$TMP/crowd.json" &
 crowd=$!; BG_PIDS+=("$crowd")
 lab_wait_users 16 || fail "the 16 readers did not all start"
+sleep 0.5   # the queue full before the sample (fio runs 4 s)
 "$IOT" --json -d 1 -n 1 >"$TMP/hq.json" || fail "iotriage failed"
 wait "$crowd" || fail "fio crowd failed"
 jqf --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .warnings | any(.code == "hidden-queue")' \

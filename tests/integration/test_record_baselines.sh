@@ -30,6 +30,7 @@ ok "recorded quiet-time await of $LAB_NAME: $q ms"
 # The incident: eight synchronous readers, started before iotriage.
 for i in 1 2 3 4 5 6 7 8; do bg reader "sat$i" 20; done
 lab_wait_users 8 || fail "the eight readers did not all start"
+sleep 1   # the incident under way: the queue has filled
 sat() { jq -r --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | "\(.saturated) \(.quiet_await) \(.aqu_sz)"' "$1"; }
 IOTRIAGE_RECORD_DIR= "$IOT" --json --no-bpf -n 1 -d 0.5 >"$TMP/cold.json" || fail "cold run failed"
 read -r s_cold q_cold aqu <<<"$(sat "$TMP/cold.json")"

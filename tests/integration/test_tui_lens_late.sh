@@ -24,6 +24,7 @@ bg "$HELPER" dread "$LAB_DEV" 120; reader=$BG
 # Started before iotriage means reading before it: its whole first interval waits.
 wait_holds "$reader" "$LAB_DEV"
 lab_wait_users 1 || fail "the reader did not start"
+sleep 0.5
 
 T new-session -d -s ui -x 200 -y 40 "$IOT -d 3 -p $reader 2>$TMP/err; echo EXITED \$?; sleep 60"
 row="^ +$reader +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ "

@@ -16,6 +16,7 @@ echo none >"/sys/block/$LAB_NAME/queue/scheduler"
 bg ionice -c3 fio --name=idle --filename="$LAB_DEV" --ioengine=libaio --iodepth=16 --direct=1 \
     --bs=4k --rw=randread --time_based --runtime=30 --output=/dev/null
 lab_wait_users 1 || fail "the idle reader did not start"
+sleep 1   # a moment of steady load before the recording
 "$IOT" --json -n 5 -d 0.5 -o >"$TMP/rec.jsonl" || fail "recording failed"
 it_kill_bg
 jq -e -s 'length == 5 and any(.[].warnings[]; .code == "ioprio-ignored")' "$TMP/rec.jsonl" >/dev/null \
