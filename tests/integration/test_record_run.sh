@@ -56,6 +56,7 @@ r=$BG
 # point, not after a fixed time: the recorder once its directory exists, the batch run
 # once it has printed a sample (and while it still runs).
 wait_until 20 test -d "$TMP/rec2" || fail "the recorder made no store directory: $(proc_state "$r")"
+sleep 1.5      # then it records a while: at least 3 samples before its SIGTERM below
 grep -q libzstd "/proc/$r/maps" || fail "the recorder has no libzstd mapped"
 IOTRIAGE_RECORD_DIR= "$IOT" -b -d 0.2 >"$TMP/batch.txt" 2>&1 &
 b=$!; BG_PIDS+=("$b")          # it runs until stopped: stopped by the cleanup on a failure too
