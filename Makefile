@@ -22,8 +22,8 @@ CFLAGS  ?= $(OPT) -g
 READ_ONLY ?= 0
 # `make check` builds with a job per CPU (CI calls plain `make check`).
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
-# libm is linked only where a build still calls it (util/num.h says why): sqrt without
-# errno is an instruction, and --as-needed drops libm from a binary that needs none of it.
+# libm is linked only into what calls it, the unit test of util/num.h (which says why):
+# sqrt without errno is an instruction, and --as-needed drops libm from the rest.
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fno-math-errno -Iinclude -DIOTRIAGE_READ_ONLY=$(READ_ONLY) $(PKG_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -Wl,--push-state,--as-needed -lm -Wl,--pop-state $(LDLIBS)
 

@@ -4,8 +4,8 @@
  * runs (its load resolves its own indirect functions, touching page after page), for
  * seven functions: fmin, fmax, sqrt, lround, llround, ldexp and log. These are their
  * exact equivalents for what iotriage passes them (finite numbers, NaN for unknown), and
- * log2 for the one ratio of logarithms. The link keeps `-lm` behind --as-needed: a build
- * that still calls libm (an unoptimised one, where sqrt stays a call) links it as before.
+ * log2 for the one ratio of logarithms. The link keeps `-lm` behind --as-needed: what
+ * still calls libm (tests/unit/test_num.c, which checks these against it) links it.
  * Pure and header-only. */
 #ifndef IOTRIAGE_UTIL_NUM_H
 #define IOTRIAGE_UTIL_NUM_H
