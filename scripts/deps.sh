@@ -6,7 +6,7 @@
 #                           (iotop-c and htop to compare with, gnuplot-nox for the plot)
 set -eu
 what=${1:-build}
-pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev clang libbpf-dev bpftool"
+pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev clang libbpf-dev libelf-dev zlib1g-dev bpftool"
 if [ "$what" = test ]; then
     pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox"
 fi

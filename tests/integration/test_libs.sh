@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The libraries every run loads: only those every run needs. libproc2 (the process view),
 # libzstd (the recorder) and libmicrohttpd (the exporter) are opened when their feature
-# starts, and libm not at all (util/num.h): a shared object's load costs resident memory
-# and start-up time before a line of it runs. Checked in the binary (what the dynamic
+# starts, libm not at all (util/num.h), and the rest are linked from their archives: a
+# shared object's load costs resident memory and start-up time before a line of it runs. Checked in the binary (what the dynamic
 # loader must load) and in a live batch run (what it mapped).
 . "$(dirname "$0")/lib.sh"
 need readelf
@@ -14,6 +14,11 @@ for lib in libm.so libproc2.so libzstd.so libmicrohttpd.so; do
         fail "$IOT needs $lib at start: $(tr '\n' ' ' <<<"$needed")"
     fi
 done
+# The default build links ncursesw, libnl, libbpf, libelf and zlib from their archives
+# (Makefile: STATIC_LIBS): the dynamic loader has libc alone to map.
+if [ "${STATIC_LIBS:-1}" = 1 ]; then
+    [ "$needed" = libc.so.6 ] || fail "$IOT needs more than libc at start: $(tr '\n' ' ' <<<"$needed")"
+fi
 ok "needed at start: $(tr '\n' ' ' <<<"$needed")"
 
 # A batch run, caught while it waits for its second sample.
@@ -25,8 +30,8 @@ for _ in $(seq 100); do
 done
 grep -q "^iotriage - " "$TMP/out" || fail "the batch run printed no first report: $(cat "$TMP/err")"
 cp "/proc/$BG/maps" "$TMP/maps" || fail "cannot read the batch run's maps"
-for lib in libm.so libproc2.so libzstd.so libmicrohttpd.so; do
+for lib in libm.so libproc2.so libzstd.so libmicrohttpd.so libncursesw.so libbpf.so; do
     ! grep -q "/$lib" "$TMP/maps" || fail "a batch run mapped $lib"
 done
 wait "$BG" || fail "the batch run failed: $(cat "$TMP/err")"
-ok "a batch run maps none of libm, libproc2, libzstd, libmicrohttpd"
+ok "a batch run maps none of libm, libproc2, libzstd, libmicrohttpd, libncursesw, libbpf"
