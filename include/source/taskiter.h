@@ -64,9 +64,11 @@ struct taskiter_task {
     uint64_t io[TASKS_IO_N];         /* /proc/PID/io, in its order */
     uint64_t run_ns;                 /* run time: every thread, plus dead ones for a process */
     uint64_t blkio_count, blkio_delay_ns, swapin_count, swapin_delay_ns;
-    char     comm[TASKS_COMM_LEN];
     enum taskiter_cmd cmd;           /* what the iterator said of the command line */
     uint32_t cmd_off, cmd_len;       /* TASKITER_CMD_SENT: its bytes in the acc's text */
+    uint32_t comm_off;               /* the name, NUL-terminated, in the acc's text
+                                      * (taskiter_comm): most are far shorter than
+                                      * TASKS_COMM_LEN, and a task array is 10,000 long */
 };
 
 /* Pure: the letter /proc/PID/stat shows for a task's state word and exit state
@@ -117,6 +119,8 @@ void taskiter_acc_end(struct taskiter_acc *a);
 /* The command line the iterator sent for t (TASKITER_CMD_SENT), *len bytes as
  * /proc/PID/cmdline reads them, or NULL. Valid until the next taskiter_acc_begin. */
 const char *taskiter_cmdline(const struct taskiter_acc *a, const struct taskiter_task *t, size_t *len);
+/* t's name (at most TASKS_COMM_LEN - 1 bytes). Valid until the next taskiter_acc_begin. */
+const char *taskiter_comm(const struct taskiter_acc *a, const struct taskiter_task *t);
 void taskiter_acc_free(struct taskiter_acc *a);
 
 struct taskiter;

@@ -972,7 +972,9 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         return rc;
     size_t nt = src->acc.n;
     struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
-    rp.cap = nt ? nt : 1;
+    /* room for the processes the iterator does not show (PID 1 here, see blind_check),
+     * read from /proc after it: without it every refresh doubled both arrays */
+    rp.cap = nt + src->nblind + 8;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
     for (size_t k = 0; k < nt; k++) {
@@ -1006,7 +1008,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         t->delay.blkio_delay_ns = x->blkio_delay_ns;
         t->delay.swapin_count = x->swapin_count;
         t->delay.swapin_delay_ns = x->swapin_delay_ns;
-        names_of(&rp, t, x->comm, &rp.next[rp.n], &src->acc, x);
+        names_of(&rp, t, taskiter_comm(&src->acc, x), &rp.next[rp.n], &src->acc, x);
         note_full(&rp, rp.n);
         rp.last_id = t->id;
         rp.n++;

@@ -62,14 +62,28 @@ unsigned long long taskiter_ticks(uint64_t ns, long clk_tck)
     return ns * 9 / ((9000000000ull + (unsigned long long)clk_tck / 2) / (unsigned long long)clk_tck);
 }
 
-static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_task *t)
+static void *grow(void *p, size_t *cap, size_t need, size_t sz);
+
+/* r's name, with its NUL, appended to a's text. */
+static uint32_t comm_of(struct taskiter_acc *a, const struct tasks_rec *r)
+{
+    size_t n = strnlen(r->comm, sizeof(r->comm) - 1);
+    a->text = grow(a->text, &a->text_cap, a->ntext + n + 1, 1);
+    memcpy(a->text + a->ntext, r->comm, n);
+    a->text[a->ntext + n] = '\0';
+    uint32_t off = (uint32_t)a->ntext;
+    a->ntext += n + 1;
+    return off;
+}
+
+static void task_of(struct taskiter_acc *a, const struct tasks_rec *r, long clk_tck,
+                    struct taskiter_task *t)
 {
     memset(t, 0, sizeof(*t));
     t->id = (pid_t)r->tid;
     t->tgid = (pid_t)r->tgid;
     t->start_ticks = taskiter_ticks(r->start_boottime, clk_tck);
-    memcpy(t->comm, r->comm, sizeof(t->comm));
-    t->comm[sizeof(t->comm) - 1] = '\0';
+    t->comm_off = comm_of(a, r);
     t->kthread = (r->flags & PF_KTHREAD) != 0;
     /* fs/proc/base.c: task_dump_owner gives a kernel thread's directory to root, any
      * other task's to its effective uid (for the directory itself, dumpable or not) */
@@ -94,9 +108,10 @@ static void task_of(const struct tasks_rec *r, long clk_tck, struct taskiter_tas
 /* A process's counters from its leader's record: the leader's own, the dead threads'
  * (signal struct), and, for the delays, only a live leader's (taskstats skips threads
  * with an exit state). */
-static void group_of(const struct tasks_rec *r, long clk_tck, struct taskiter_task *t)
+static void group_of(struct taskiter_acc *a, const struct tasks_rec *r, long clk_tck,
+                     struct taskiter_task *t)
 {
-    task_of(r, clk_tck, t);
+    task_of(a, r, clk_tck, t);
     t->nlwp = r->nr_threads;
     for (int i = 0; i < TASKS_IO_N; i++)
         t->io[i] += r->sig_ioac[i];
@@ -222,9 +237,9 @@ static void add_rec(struct taskiter_acc *a, const struct tasks_rec *r, const cha
     a->tasks = grow(a->tasks, &a->cap, a->n + 1, sizeof(a->tasks[0]));
     struct taskiter_task *t = &a->tasks[a->n];
     if (a->threads)
-        task_of(r, a->clk_tck, t);
+        task_of(a, r, a->clk_tck, t);
     else
-        group_of(r, a->clk_tck, t);
+        group_of(a, r, a->clk_tck, t);
     cmd_of(a, r, cmd, t);
     if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
         a->sorted = false;
@@ -268,6 +283,11 @@ const char *taskiter_cmdline(const struct taskiter_acc *a, const struct taskiter
     }
     *len = t->cmd_len;
     return a->text + t->cmd_off;
+}
+
+const char *taskiter_comm(const struct taskiter_acc *a, const struct taskiter_task *t)
+{
+    return t->comm_off < a->ntext ? a->text + t->comm_off : "";
 }
 
 void taskiter_acc_end(struct taskiter_acc *a)

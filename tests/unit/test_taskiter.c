@@ -16,6 +16,10 @@
 
 #define PF_KTHREAD 0x00200000
 
+/* The names of the tasks the last tasks_of_batched gave, by index (taskiter_comm). */
+static char names[8][TASKS_COMM_LEN];
+#define NAME(i) names[i]
+
 /* The records of one run, handed over in batches of `batch` as reads would, into out. */
 static size_t tasks_of_batched(const struct tasks_rec *recs, size_t n, bool threads, size_t batch,
                                struct taskiter_task *out)
@@ -29,6 +33,12 @@ static size_t tasks_of_batched(const struct tasks_rec *recs, size_t n, bool thre
     taskiter_acc_end(&a);
     size_t m = a.n;
     memcpy(out, a.tasks, m * sizeof(out[0]));
+    memset(names, 0, sizeof(names));
+    for (size_t i = 0; i < m && i < 8; i++) {
+        const char *c = taskiter_comm(&a, &a.tasks[i]);
+        assert_true(strlen(c) < TASKS_COMM_LEN);
+        strcpy(names[i], c);
+    }
     taskiter_acc_free(&a);
     return m;
 }
@@ -114,7 +124,7 @@ static void test_one_task(void **st)
     assert_int_equal(t.id, 42);
     assert_int_equal(t.tgid, 42);
     assert_int_equal(t.start_ticks, 123456);
-    assert_string_equal(t.comm, "fio");
+    assert_string_equal(NAME(0), "fio");
     assert_int_equal(t.uid, 1000);
     assert_int_equal(t.nice, 10);
     assert_int_equal(t.policy, SCHED_IDLE);
@@ -128,6 +138,19 @@ static void test_one_task(void **st)
     assert_int_equal(t.run_ns, 777);
     /* no delay record: unknown, not zero */
     assert_false(t.delays_valid);
+
+    /* a kernel thread's full name: 63 bytes kept; a name with no NUL in its 64 bytes is
+     * cut to 63, as before */
+    char longname[TASKS_COMM_LEN];
+    memset(longname, 'k', sizeof(longname));
+    longname[TASKS_COMM_LEN - 1] = '\0';
+    struct tasks_rec k[2] = { rec(7, 7, longname), rec(8, 8, "x") };
+    memset(k[1].comm, 'z', sizeof(k[1].comm));
+    struct taskiter_task kt[2];
+    assert_int_equal(taskiter_tasks(k, 2, false, 100, kt), 2);
+    assert_string_equal(NAME(0), longname);
+    assert_int_equal(strlen(NAME(1)), TASKS_COMM_LEN - 1);
+    assert_int_equal(NAME(1)[0], 'z');
 }
 
 /* task_dump_owner: a kernel thread's /proc directory is root's, whatever its cred */
@@ -193,7 +216,7 @@ static void test_process_sums(void **st)
     assert_int_equal(t[0].id, 100);
     assert_int_equal(t[1].id, 101);
     /* the leader's identity and state, the group's thread count */
-    assert_string_equal(t[0].comm, "db");
+    assert_string_equal(NAME(0), "db");
     assert_int_equal(t[0].state, 'S');
     assert_int_equal(t[0].nlwp, 3);
     /* /proc/PID/io: signal->ioac plus every listed thread */
@@ -226,7 +249,7 @@ static void test_threads_own_counters(void **st)
     assert_int_equal(t[0].nlwp, 1);
     assert_int_equal(t[2].id, 102);
     assert_int_equal(t[2].tgid, 100);
-    assert_string_equal(t[2].comm, "db-worker");
+    assert_string_equal(NAME(2), "db-worker");
     assert_int_equal(t[2].state, 'D');
     /* an exiting thread still answers a PID query with its final figures */
     assert_int_equal(t[3].state, 'Z');
@@ -392,7 +415,11 @@ static void test_cmdline_records(void **st)
         assert_int_equal(feed_chunked(&a, buf, len, chunks[k]), 0);
         taskiter_acc_end(&a);
         check_cmd_stream(&a);
-        assert_int_equal(a.ntext, 17 + 20);
+        /* the command lines sent, and each task's name with its NUL */
+        size_t names_len = 0;
+        for (size_t i = 0; i < a.n; i++)
+            names_len += strlen(taskiter_comm(&a, &a.tasks[i])) + 1;
+        assert_int_equal(a.ntext, 17 + 20 + names_len);
     }
     /* threads mode: the leader's task carries it, its thread nothing */
     taskiter_acc_begin(&a, true, 100);
