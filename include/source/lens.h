@@ -141,6 +141,11 @@ void lens_close(struct lens *l);
 
 /* ---- Pure helpers (src/source/lens_calc.c) ---- */
 
+/* The entries of a map keyed by task (or process): twice the tasks the machine has, as a
+ * power of two within [lo, hi] (both powers of two); tasks 0 (unknown): hi. The LRU
+ * maps are preallocated at load, so their size is load time and locked memory. */
+uint32_t lens_entries_for(size_t tasks, uint32_t lo, uint32_t hi);
+
 /* The q-quantile (0 < q < 1) of a log2 histogram, in milliseconds, interpolated within
  * the bucket; NAN when it is empty. */
 double lens_hist_quantile(const uint64_t *hist, size_t nbuckets, double q);

@@ -3,6 +3,7 @@
 #include "source/lens.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "iotriage.skel.h"
 #include "iotriage.lskel.h"
 #include "source/bpfload.h"
+#include "util.h"
 
 /* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
 #define LENS_DEVPRIO_BYTES (8u << 20)
@@ -120,13 +122,34 @@ static size_t lens_percpu_size(size_t vsz, int ncpus)
     return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
 }
 
-/* What lens_open sizes before the load, from the number of CPUs. */
+/* What lens_open sizes before the load, from the number of CPUs and of tasks. */
 struct lens_sizes {
-    __u32 devprio, submits, wbs;
+    __u32 devprio, submits, wbs, tids, tgids;
 };
+
+/* The tasks the machine has now (/proc/loadavg's fourth field, "running/total"), 0 if
+ * unknown. */
+static size_t tasks_now(void)
+{
+    char buf[128];
+    ssize_t n = read_file_at(AT_FDCWD, "/proc/loadavg", buf, sizeof(buf));
+    if (n <= 0)
+        return 0;
+    const char *slash = memchr(buf, '/', (size_t)n);
+    return slash ? strtoul(slash + 1, NULL, 10) : 0;
+}
 
 static void lens_sizes_of(int ncpus, struct lens_sizes *z)
 {
+    /* The maps keyed by thread, process and (process, device) are preallocated LRU
+     * hashes: creating them is most of the lens's load on a small machine (about a fifth
+     * of a one-refresh run at 1,000 processes, docs/performance.md). They are sized to
+     * twice the tasks there are, within their bounds; a machine that grows past that
+     * evicts the least recently used (the tasks long gone first), and a full map makes
+     * an absent task's wait unknown, never 0. */
+    size_t tasks = tasks_now();
+    z->tids = lens_entries_for(tasks, 4096, LENS_MAX_TASKS);
+    z->tgids = lens_entries_for(tasks, 2048, LENS_MAX_PROCS);
     /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU. Keep it
      * within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the completions it could
      * not hold in lens_dropped. */
@@ -140,6 +163,9 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
      * dirtier: per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
     size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), ncpus);
     z->submits = (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT);
+    __u32 by_tasks = lens_entries_for(tasks, 2048, LENS_MAX_SUBMIT);
+    if (z->submits > by_tasks)
+        z->submits = by_tasks;
     z->wbs = (__u32)(sub < LENS_MAX_WB ? (sub < 256 ? 256 : sub) : LENS_MAX_WB);
 }
 
@@ -225,6 +251,8 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
         return -ENOMEM;
     s->maps.devprio.max_entries = z->devprio;
     s->rodata->devprio_mask = z->devprio - 1;
+    s->maps.waits_tid.max_entries = z->tids;
+    s->maps.waits_tgid.max_entries = z->tgids;
     s->rodata->lens_submits = true;
     s->maps.submits.max_entries = z->submits;
     s->rodata->lens_wb_split = true;
@@ -279,6 +307,8 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
     } else {
         bpf_map__set_max_entries(skel->maps.devprio, z->devprio);
         skel->rodata->devprio_mask = z->devprio - 1;
+        bpf_map__set_max_entries(skel->maps.waits_tid, z->tids);
+        bpf_map__set_max_entries(skel->maps.waits_tgid, z->tgids);
         /* One LRU hash lookup per bio, per CPU (docs/performance.md). */
         skel->rodata->lens_submits = true;
         bpf_map__set_max_entries(skel->maps.submits, z->submits);

@@ -10,6 +10,16 @@
 #include "source/ioprio.h"
 #include "util/num.h"
 
+uint32_t lens_entries_for(size_t tasks, uint32_t lo, uint32_t hi)
+{
+    if (tasks == 0 || tasks >= hi)
+        return hi;
+    uint32_t n = lo;
+    while (n < hi && n < 2 * tasks)
+        n *= 2;
+    return n;
+}
+
 /* Bucket k holds [lo, hi) microseconds: [0, 1) for k = 0, [2^(k-1), 2^k) after. */
 static void bucket_bounds(size_t k, double *lo, double *hi)
 {

@@ -63,6 +63,20 @@ static void stage_put(struct lens_stage_sum *s, uint64_t n, double ms)
     s->hist[bucket_of_us((uint64_t)(ms * 1000))] += n;
 }
 
+/* Map sizes: twice the tasks, a power of two, within the bounds; unknown: the largest. */
+static void test_entries_for(void **state)
+{
+    (void)state;
+    assert_int_equal(lens_entries_for(0, 4096, 16384), 16384);
+    assert_int_equal(lens_entries_for(1, 4096, 16384), 4096);
+    assert_int_equal(lens_entries_for(2048, 4096, 16384), 4096);
+    assert_int_equal(lens_entries_for(2049, 4096, 16384), 8192);
+    assert_int_equal(lens_entries_for(1100, 2048, 8192), 4096);
+    assert_int_equal(lens_entries_for(8191, 2048, 8192), 8192);
+    assert_int_equal(lens_entries_for(10100, 4096, 16384), 16384);
+    assert_int_equal(lens_entries_for((size_t)1 << 40, 4096, 16384), 16384);
+}
+
 static void test_quantiles(void **state)
 {
     (void)state;
@@ -736,6 +750,7 @@ static void test_writeback_bps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entries_for),
         cmocka_unit_test(test_quantiles),
         cmocka_unit_test(test_stage_delta_and_mean),
         cmocka_unit_test(test_prio_names),
