@@ -100,7 +100,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < TASKS_IO_N; k++)
             printf(" %llu", (unsigned long long)t[i].io[k]);
         printf(" %d %llu %llu %s\n", t[i].delays_valid, (unsigned long long)t[i].blkio_count,
-               (unsigned long long)t[i].swapin_count, t[i].comm);
+               (unsigned long long)t[i].swapin_count, taskiter_comm(&acc, &t[i]));
     }
     if (bind && taskiter_bound(ti))
         fprintf(stderr, "bound: yes\n");
