@@ -75,6 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FZ_CHECK(c1 >= a.text && c1 + n1 <= a.text + a.ntext);
                 FZ_CHECK(memcmp(c1, c2, n1) == 0);
             }
+            /* a name: within the text, NUL-terminated there, under TASKS_COMM_LEN, the
+             * same however the reads were cut */
+            const char *m1 = taskiter_comm(&a, &a.tasks[i]), *m2 = taskiter_comm(&b, &b.tasks[i]);
+            size_t ml = strlen(m1);
+            FZ_CHECK(ml < TASKS_COMM_LEN && strcmp(m1, m2) == 0);
+            FZ_CHECK(ml == 0 || (m1 >= a.text && m1 + ml < a.text + a.ntext));
             if (i > 0)
                 FZ_CHECK(a.tasks[i - 1].id <= a.tasks[i].id);
         }
