@@ -6,7 +6,7 @@
 # writers doing a little I/O) the programs run in turn, alternating, each for R refreshes
 # at the same interval, every column on, output to /dev/null; the CPU time (user + sys of
 # the child, from wait4) is divided by R, nothing subtracted. Also: a 1-refresh run of each
-# (start-up plus two samples), peak RSS (ru_maxrss), the slab a run adds (/proc/meminfo
+# in every round (start-up plus two samples), peak RSS (ru_maxrss), the slab a run adds (/proc/meminfo
 # Slab: highest while it ran minus just before; "warm" after every program has read every
 # /proc entry once, "cold" right after dropping the dentry and inode caches), and
 # callgrind's instructions per refresh for iotriage at 1,000 processes.
@@ -137,7 +137,7 @@ print_table() {
             }
         }
         printf "\nCPU/ref: user + sys of a whole run (wait4) / its %d refreshes, median of the rounds.\n", refreshes
-        print "1-ref: CPU of a whole run with one refresh (start-up and two samples). peakRSS: ru_maxrss."
+        print "1-ref: CPU of a whole run with one refresh (start-up and two samples), median of the rounds. peakRSS: ru_maxrss."
         printf "steady: (CPU of the %d-refresh run - 1-ref) / %d: one more refresh once running.\n", refreshes, refreshes - 1
         print "slab+: /proc/meminfo Slab, highest during a run minus just before it, MB; warm: the"
         print "smallest of the rounds; cold: a 1-refresh run right after drop_caches=2."
@@ -335,10 +335,12 @@ for s in "${scenarios[@]}"; do
     elif [ "$smoke" = 0 ]; then
         for p in $programs; do run_one "$sc" "$tasks" "$p" "$mode" 1 "$quick" warmup; done
     fi
+    # A 1-refresh run of each program in every round, as the R-refresh ones: the steady
+    # figure is their difference, and one run alone is noisy enough to turn it negative.
     for _ in $(seq 1 "$reps"); do
         for p in $programs; do run_one "$sc" "$tasks" "$p" "$mode" "$R" "$D" run; done
+        for p in $programs; do run_one "$sc" "$tasks" "$p" "$mode" 1 "$quick" 1-refresh; done
     done
-    for p in $programs; do run_one "$sc" "$tasks" "$p" "$mode" 1 "$quick" 1-refresh; done
     if [ "$callgrind" = 1 ] && [ "$mode" = procs ] && [ "$n" = 1000 ]; then
         # Two runs, 1 and 4 refreshes, short enough (under callgrind too) that no process
         # comes due for its fd rescan: the difference over 3 is one refresh.
