@@ -42,6 +42,10 @@ ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit
  * file cannot be read or does not start with one. */
 long read_long_at(int dirfd, const char *path);
 
+/* The kernel's task count, every thread (/proc/loadavg's fourth field, "running/total"),
+ * from the loadavg file path relative to dirfd: the total, or -1 when unreadable. */
+long read_loadavg_tasks_at(int dirfd, const char *path);
+
 /* Open directory path relative to dirfd for readdir. NULL with errno set on failure (the
  * fd is never leaked). */
 DIR *opendir_at(int dirfd, const char *path);

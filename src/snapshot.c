@@ -359,12 +359,12 @@ static void hidden_note(struct sampler *s, struct snapshot *out)
     out->hidden_note[0] = '\0';
     if (s->opts.npids || !s->procs || out->procs_err)
         return;
-    char hp[32], buf[128];
+    char hp[32];
     procfs_hidepid(s, hp, sizeof(hp));
-    if (!hp[0] || read_file_at(s->proc_fd, "loadavg", buf, sizeof(buf)) <= 0)
+    if (!hp[0])
         return;
-    long running, total;
-    if (sscanf(buf, "%*s %*s %*s %ld/%ld", &running, &total) != 2)
+    long total = read_loadavg_tasks_at(s->proc_fd, "loadavg");
+    if (total < 0)
         return;
     long seen = 0;
     for (size_t i = 0; i < out->ntasks; i++)

@@ -127,18 +127,6 @@ struct lens_sizes {
     __u32 devprio, submits, wbs, tids, tgids;
 };
 
-/* The tasks the machine has now (/proc/loadavg's fourth field, "running/total"), 0 if
- * unknown. */
-static size_t tasks_now(void)
-{
-    char buf[128];
-    ssize_t n = read_file_at(AT_FDCWD, "/proc/loadavg", buf, sizeof(buf));
-    if (n <= 0)
-        return 0;
-    const char *slash = memchr(buf, '/', (size_t)n);
-    return slash ? strtoul(slash + 1, NULL, 10) : 0;
-}
-
 static void lens_sizes_of(int ncpus, struct lens_sizes *z)
 {
     /* The maps keyed by thread, process and (process, device) are preallocated LRU
@@ -147,7 +135,8 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
      * twice the tasks there are, within their bounds; a machine that grows past that
      * evicts the least recently used (the tasks long gone first), and a full map makes
      * an absent task's wait unknown, never 0. */
-    size_t tasks = tasks_now();
+    long now = read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg");
+    size_t tasks = now > 0 ? (size_t)now : 0;    /* 0: unknown, the largest sizes */
     z->tids = lens_entries_for(tasks, 4096, LENS_MAX_TASKS);
     z->tgids = lens_entries_for(tasks, 2048, LENS_MAX_PROCS);
     /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU. Keep it

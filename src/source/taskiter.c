@@ -62,7 +62,19 @@ unsigned long long taskiter_ticks(uint64_t ns, long clk_tck)
     return ns * 9 / ((9000000000ull + (unsigned long long)clk_tck / 2) / (unsigned long long)clk_tck);
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t sz);
+static void *grow(void *p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, c * sz);
+    if (!q)
+        abort();                     /* as xrealloc: out of memory is fatal */
+    *cap = c;
+    return q;
+}
 
 /* r's name, with its NUL, appended to a's text. */
 static uint32_t comm_of(struct taskiter_acc *a, const struct tasks_rec *r)
@@ -162,20 +174,6 @@ static struct taskiter_task *find_task(struct taskiter_task *v, size_t n, pid_t 
             hi = mid;
     }
     return lo < n && v[lo].id == id ? &v[lo] : NULL;
-}
-
-static void *grow(void *p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(p, c * sz);
-    if (!q)
-        abort();                     /* as xrealloc: out of memory is fatal */
-    *cap = c;
-    return q;
 }
 
 void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)

@@ -143,6 +143,16 @@ long read_long_at(int dirfd, const char *path)
     return v;
 }
 
+long read_loadavg_tasks_at(int dirfd, const char *path)
+{
+    char buf[128];
+    long running, total;
+    if (read_file_at(dirfd, path, buf, sizeof(buf)) <= 0 ||
+        sscanf(buf, "%*s %*s %*s %ld/%ld", &running, &total) != 2 || total < 0)
+        return -1;
+    return total;
+}
+
 DIR *opendir_at(int dirfd, const char *path)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -491,6 +491,36 @@ static void assert_psi_line(const struct psi_line *l, double a10, double a60, do
     assert_true(l->total_us == total);
 }
 
+/* loadavg's task count (lens map sizes, the hidepid note): the total after the slash. */
+static void test_loadavg_tasks(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/iotriage-loadavg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(dfd >= 0);
+    static const struct { const char *text; long want; } cases[] = {
+        { "0.10 0.20 0.30 2/123 4567\n", 123 },
+        { "5.93 93.20 71.43 4/10090 4251\n", 10090 },
+        { "0.00 0.00 0.00 1/1 1", 1 },
+        { "0.10 0.20 0.30 2 4567\n", -1 },      /* no running/total field */
+        { "", -1 },
+        { "garbage\n", -1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = openat(dfd, "loadavg", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        size_t len = strlen(cases[i].text);
+        assert_int_equal(write(fd, cases[i].text, len), (ssize_t)len);
+        close(fd);
+        assert_int_equal(read_loadavg_tasks_at(dfd, "loadavg"), cases[i].want);
+    }
+    unlinkat(dfd, "loadavg", 0);
+    assert_int_equal(read_loadavg_tasks_at(dfd, "loadavg"), -1);   /* missing */
+    close(dfd);
+    rmdir(dir);
+}
+
 static void test_psi_real_io_capture(void **state)
 {
     (void)state;
@@ -1230,6 +1260,7 @@ int main(void)
         cmocka_unit_test(test_diskstats_future_kernel_extra_counters_are_ignored),
         cmocka_unit_test(test_diskstats_many_lines_grow_the_array),
 
+        cmocka_unit_test(test_loadavg_tasks),
         cmocka_unit_test(test_psi_real_io_capture),
         cmocka_unit_test(test_psi_real_cpu_capture_has_a_zero_full_line),
         cmocka_unit_test(test_psi_real_memory_capture_zero_pressure_is_valid),
