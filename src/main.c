@@ -393,8 +393,12 @@ int main(int argc, char **argv)
         po.state_path = state_default_path(state_path, sizeof(state_path));
     char err[320] = "";
     struct pipeline *p;
+    /* The screen's terminal is set up while the first sample is taken. */
+    if (!a.batch)
+        tui_prepare();
     int orc = pipeline_open(&p, &po, err, sizeof(err));
     if (orc < 0) {
+        tui_pause();
         fprintf(stderr, "iotriage: %s\n", err);
         /* A file that is no recording at all (not one sample decodes) is a bad argument,
          * like a bad option; one that cannot be read is an error like any other. */
@@ -412,6 +416,8 @@ int main(int argc, char **argv)
             (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
         }
     }
+    if (pipeline_state_note(p) || pipeline_replay_damage(p))
+        tui_pause();
     if (pipeline_state_note(p))
         fprintf(stderr, "iotriage: %s\n", pipeline_state_note(p));
     if (pipeline_replay_damage(p))
@@ -421,7 +427,9 @@ int main(int argc, char **argv)
     if (a.record) {
         record = fopen(a.record, "w");
         if (!record) {
-            fprintf(stderr, "iotriage: cannot write %s: %s\n", a.record, strerror(errno));
+            int e = errno;
+            tui_pause();
+            fprintf(stderr, "iotriage: cannot write %s: %s\n", a.record, strerror(e));
             pipeline_close(p);
             return 1;
         }

@@ -30,6 +30,16 @@ struct tui_opts {
 /* Can curses drive the terminal TERM names? false with the reason in why. */
 bool term_usable(char *why, size_t n);
 
+/* Begins setting the terminal up (curses' screens: some 200 fresh pages for a 200x50
+ * terminal, 5 ms here) on a thread of its own, so that it runs beside the first sample;
+ * tui_run waits for it. Nothing when there is no terminal curses can drive: tui_run
+ * says so. Call it once, before the pipeline is opened. */
+void tui_prepare(void);
+
+/* Gives the normal screen back after tui_prepare, for lines on stderr (a note, an error
+ * before tui_run): tui_run's first frame takes the screen again. */
+void tui_pause(void);
+
 /* Returns the process exit status. */
 int tui_run(struct pipeline *p, const struct tui_opts *o);
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -676,12 +677,12 @@ static int handle_key(struct tui *t, int ch)
 
 /* ---- the loop ---- */
 
-static void setup_colors(struct view *vw)
+/* Colours where the terminal has them and NO_COLOR is not set. */
+static bool setup_colors(void)
 {
     const char *nc = getenv("NO_COLOR");
-    vw->color = has_colors() && !(nc && nc[0]);
-    if (!vw->color)
-        return;
+    if (!has_colors() || (nc && nc[0]))
+        return false;
     start_color();
     use_default_colors();
     init_pair(1, COLOR_CYAN, -1);
@@ -696,17 +697,88 @@ static void setup_colors(struct view *vw)
     init_pair(17, COLOR_GREEN, -1);
     init_pair(18, COLOR_YELLOW, -1);
     init_pair(19, COLOR_RED, -1);
+    return true;
+}
+
+/* ---- the terminal's set-up, begun beside the first sample (tui_prepare) ---- */
+
+static struct {
+    pthread_t th;
+    bool running;                    /* term_thread sets the terminal up */
+    bool ready;                      /* curses holds the terminal */
+    bool color;
+} term;
+
+static void term_setup(void)
+{
+    initscr();
+    /* ncurses 6.4 flushes its output at every cursor move until the screen has been left
+     * and resumed once (its state stays "initial" till then): 286 write()s for the first
+     * 200x50 frame, each a wakeup of sshd and often a packet of its own. Left and resumed
+     * before anything is drawn, a frame goes out in one or two writes. */
+    endwin();
+    refresh();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    term.color = setup_colors();
+    term.ready = true;
+}
+
+static void *term_thread(void *arg)
+{
+    (void)arg;
+    term_setup();
+    return NULL;
+}
+
+/* The set-up's thread is done: curses is the caller's from here. */
+static void term_join(void)
+{
+    if (term.running)
+        pthread_join(term.th, NULL);
+    term.running = false;
+}
+
+static bool term_check(char *msg, size_t n)
+{
+    char why[128];
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        snprintf(msg, n, "the interactive screen needs a terminal; use -b or --json");
+        return false;
+    }
+    if (!term_usable(why, sizeof(why))) {
+        snprintf(msg, n, "cannot drive this terminal (%s); -b and --json work without one", why);
+        return false;
+    }
+    return true;
+}
+
+void tui_prepare(void)
+{
+    char msg[256];
+    if (term.running || term.ready || !term_check(msg, sizeof(msg)))
+        return;                      /* tui_run says why */
+    term.running = pthread_create(&term.th, NULL, term_thread, NULL) == 0;
+}
+
+void tui_pause(void)
+{
+    term_join();
+    if (term.ready && !isendwin())
+        endwin();
 }
 
 int tui_run(struct pipeline *p, const struct tui_opts *o)
 {
-    char why[128];
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "iotriage: the interactive screen needs a terminal; use -b or --json\n");
-        return 2;
-    }
-    if (!term_usable(why, sizeof(why))) {
-        fprintf(stderr, "iotriage: cannot drive this terminal (%s); -b and --json work without one\n", why);
+    term_join();
+    char msg[256];
+    if (!term.ready && !term_check(msg, sizeof(msg))) {
+        fprintf(stderr, "iotriage: %s\n", msg);
         return 2;
     }
     struct tui *t = xcalloc(1, sizeof(*t));
@@ -731,21 +803,9 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
         t->vw.replay_speed = 1.0;
     }
 
-    initscr();
-    /* ncurses 6.4 flushes its output at every cursor move until the screen has been left
-     * and resumed once (its state stays "initial" till then): 286 write()s for the first
-     * 200x50 frame, each a wakeup of sshd and often a packet of its own. Left and resumed
-     * before anything is drawn, a frame goes out in one or two writes. */
-    endwin();
-    refresh();
-    cbreak();
-    noecho();
-    nonl();
-    keypad(stdscr, TRUE);
-    nodelay(stdscr, TRUE);
-    set_escdelay(25);
-    curs_set(0);
-    setup_colors(&t->vw);
+    if (!term.ready)
+        term_setup();
+    t->vw.color = term.color;
 
     /* Live, the pipeline took the first snapshot: what it can tell is drawn at once, the
      * rates with the second one; a replay has its first frame at once. */
