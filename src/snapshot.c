@@ -171,6 +171,10 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             taskiter_only(ti, groups, s->opts.npids);
             free(groups);
             procs_set_taskiter(s->procs, ti);
+            /* A first frame's run leaves idle processes' command lines to the second
+             * (their names meanwhile), as it leaves their open-file scans. */
+            if (opts->defer_idle_scans)
+                procs_defer_idle_cmdlines(s->procs);
         }
         else
             snprintf(s->tasks_msg, sizeof(s->tasks_msg), "off: %s", why);

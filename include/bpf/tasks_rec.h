@@ -22,6 +22,9 @@
  * /proc/PID/cmdline reads when argv's last byte was overwritten (setproctitle), of
  * which /proc shows the first string with its NUL. TASKS_REC_CMD_STALE says the command
  * line moved but is not here (longer than the cap, unreadable): read /proc/PID/cmdline.
+ * TASKS_REC_CMD_LATER: a run asked to leave the command lines of leaders that never
+ * moved a byte to or from a disk for the next run left this one's (nothing sent, nothing
+ * marked as sent).
  */
 #ifndef IOTRIAGE_TASKS_REC_H
 #define IOTRIAGE_TASKS_REC_H
@@ -46,6 +49,8 @@
 #define TASKS_REC_CMD_STALE 0x20u   /* the command line moved but is not sent: ask /proc */
 #define TASKS_REC_NO_MM     0x40u   /* no memory (a kernel thread, a zombie, an exited
                                      * leader): /proc/PID/cmdline reads empty */
+#define TASKS_REC_CMD_LATER 0x80u   /* not sent in this run, asked to leave idle leaders'
+                                     * for the next (tasks.bpf.c cmd_idle_later) */
 
 /* The most command-line bytes a record carries: a page, which is also what /proc reads
  * of a setproctitle title (longer command lines are left to /proc: CMD_STALE). */

@@ -63,7 +63,7 @@ struct task_sample {
     pid_t    tgid;
     unsigned long long start_ticks;
     const char *comm;            /* at most TASK_COMM_MAX - 1 bytes */
-    const char *cmdline;         /* "" for kernel threads */
+    const char *cmdline;         /* "" for kernel threads, and while cmdline_pending */
     const char *user;            /* at most TASK_USER_MAX - 1 bytes; "" when unknown (replay) */
     uid_t    uid;
     int      nice;
@@ -73,6 +73,8 @@ struct task_sample {
     int      ioprio_raw;         /* ioprio_get value, or -errno */
     char     state;
     bool     kthread;            /* a kernel thread (PF_KTHREAD): no files, no fd scan */
+    bool     cmdline_pending;    /* not read yet: the next procs_read has it (a first
+                                  * frame's, procs_defer_idle_cmdlines) */
     struct task_io io;
     struct task_delay delay;     /* filled by the snapshot from taskstats */
 };
@@ -159,6 +161,12 @@ struct taskiter;
 void procs_set_taskiter(struct procs_src *src, struct taskiter *ti);
 /* Whether the last procs_read took its tasks (and their delays) from the iterator. */
 bool procs_from_taskiter(const struct procs_src *src);
+/* The next procs_read, where the iterator runs outside threads mode, leaves the command
+ * lines of processes that never moved a byte to or from a disk to the read after it
+ * (cmdline "" and cmdline_pending; the iterator sends them then): for a first frame,
+ * where reading each process's command line from its memory was half of the
+ * iterator's run. */
+void procs_defer_idle_cmdlines(struct procs_src *src);
 
 /* Tasks from procs_read: drop their references to the shared strings. */
 void procs_release(struct task_sample *tasks, size_t n);

@@ -47,6 +47,7 @@ enum taskiter_cmd {
     TASKITER_CMD_SENT,               /* here: what /proc/PID/cmdline reads now (NULs and all) */
     TASKITER_CMD_STALE,              /* changed, not sent (too long, unreadable): read /proc */
     TASKITER_CMD_EMPTY,              /* no memory: /proc/PID/cmdline reads empty */
+    TASKITER_CMD_LATER,              /* left to the next run (taskiter_read's idle_cmd_later) */
 };
 
 /* One process (or thread) as the records tell it. */
@@ -126,7 +127,11 @@ void taskiter_acc_free(struct taskiter_acc *a);
 struct taskiter;
 
 int  taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen);
-int  taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc);
+/* One run over every task (or the taskiter_only ones) into acc. idle_cmd_later: leave the
+ * command lines of processes whose leader never moved a byte to or from a disk to the
+ * next run (TASKITER_CMD_LATER), which sends them: a first frame's run. */
+int  taskiter_read(struct taskiter *ti, bool threads, long clk_tck, bool idle_cmd_later,
+                   struct taskiter_acc *acc);
 /* Visit only these processes' tasks (pids: thread group ids); n 0: every task again.
  * 0, or -errno with every task still visited. */
 int  taskiter_only(struct taskiter *ti, const pid_t *pids, size_t n);

@@ -158,6 +158,9 @@ static size_t f_command(char *buf, size_t n, const struct col_ctx *c, size_t ti)
     const struct task_sample *s = task(c, ti)->task;
     if (s->cmdline[0])
         return esc_display(buf, n, s->cmdline, strlen(s->cmdline), c->utf8);
+    /* Not read yet (an idle process on the first frame): its name, until the next. */
+    if (s->cmdline_pending)
+        return esc_display(buf, n, s->comm, strlen(s->comm), c->utf8);
     /* No command line (kernel threads, zombies): the name in brackets, like ps. */
     if (n < 3)
         return put_text(buf, n, "");

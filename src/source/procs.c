@@ -47,6 +47,7 @@ struct name_cache {
     char state;
     bool kthread;
     bool has_run;                    /* run_ns is the task's run time at that read */
+    bool cmd_pending;                /* cmdline is "" for now, not read (idle_cmd_later) */
 };
 
 struct user_name {
@@ -80,6 +81,7 @@ struct procs_src {
     struct taskiter_acc acc;         /* its tasks of this refresh, reused */
     long clk_tck;
     bool last_iter;                  /* the last procs_read's tasks came from it */
+    bool idle_cmd_later;             /* procs_defer_idle_cmdlines: for the next run only */
     pid_t *blind;                    /* processes /proc listed that the iterator did not
                                       * show at the last check: read from /proc */
     size_t nblind, blind_cap;
@@ -278,6 +280,11 @@ bool procs_from_taskiter(const struct procs_src *src)
     return src->last_iter;
 }
 
+void procs_defer_idle_cmdlines(struct procs_src *src)
+{
+    src->idle_cmd_later = true;
+}
+
 static bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
 {
     if (nonly == 0)
@@ -394,6 +401,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
     next->id = t->id;
     next->tgid = t->tgid;
     next->start = t->start_ticks;
+    next->cmd_pending = false;
     if (same) {
         next->comm = old->comm;         /* moved */
         old->comm = NULL;
@@ -416,7 +424,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
     } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
         next->cmdline = strpool_ref(rp->group_cmd);
         next->read_at = rp->group_read_at;
-    } else if (said != TASKITER_CMD_STALE && same && old->cmdline &&
+    } else if (said != TASKITER_CMD_STALE && same && old->cmdline && !old->cmd_pending &&
                rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at) {
         next->cmdline = old->cmdline;   /* moved */
         next->read_at = old->read_at;
@@ -424,6 +432,14 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
     } else if (said == TASKITER_CMD_EMPTY) {
         next->cmdline = strpool_get(src->pool, "", 0);
         next->read_at = rp->now;
+    } else if (said == TASKITER_CMD_LATER && t->io_err == 0 && t->io.read_bytes == 0 &&
+               t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0) {
+        /* idle: the next run sends it (a process whose leader was idle but whose other
+         * threads moved bytes is read below, as one the iterator could not send) */
+        next->cmdline = strpool_get(src->pool, "", 0);
+        next->read_at = rp->now;
+        next->cmd_pending = true;
+        t->cmdline_pending = true;
     } else {
         next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
         next->read_at = rp->now;
@@ -967,7 +983,9 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
                      procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
                      size_t *n)
 {
-    int rc = taskiter_read(src->ti, src->threads, src->clk_tck, &src->acc);
+    bool later = src->idle_cmd_later && !src->threads;
+    src->idle_cmd_later = false;
+    int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
     if (rc < 0)
         return rc;
     size_t nt = src->acc.n;

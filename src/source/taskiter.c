@@ -215,6 +215,8 @@ static void cmd_of(struct taskiter_acc *a, const struct tasks_rec *r, const char
         t->cmd = TASKITER_CMD_STALE;
     } else if (r->rflags & TASKS_REC_NO_MM) {
         t->cmd = TASKITER_CMD_EMPTY;
+    } else if (r->rflags & TASKS_REC_CMD_LATER) {
+        t->cmd = TASKITER_CMD_LATER;
     }
 }
 
@@ -324,6 +326,7 @@ struct taskiter {
     pid_t *only_pid;
     size_t nonly;
     char  *buf;                      /* ITER_BUF: one read's records */
+    __u32 *idle_later;               /* the program's cmd_idle_later, in its mapped .bss */
 };
 
 /* The records carry the kernel's global ids: they are /proc's only in the initial pid
@@ -362,6 +365,7 @@ static int open_light(struct taskiter *ti, bool cast)
         if (rc >= 0) {
             ti->link_fd = rc;
             ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
+            ti->idle_later = &ti->lskel->bss->cmd_idle_later;
             ti->loader = BPFLOAD_NAME_LIGHT;
             return 0;
         }
@@ -409,6 +413,7 @@ static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
     }
     ti->link_fd = bpf_link__fd(plain ? ti->skel->links.tasks_dump_plain : ti->skel->links.tasks_dump);
     ti->prog_fd = bpf_program__fd(plain ? ti->skel->progs.tasks_dump_plain : ti->skel->progs.tasks_dump);
+    ti->idle_later = plain ? NULL : &ti->skel->bss->cmd_idle_later;
     ti->loader = BPFLOAD_NAME_LIBBPF;
     return 0;
 }
@@ -541,7 +546,8 @@ static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskit
     return rc;
 }
 
-int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskiter_acc *acc)
+int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, bool idle_cmd_later,
+                  struct taskiter_acc *acc)
 {
     if (!ti->buf) {
         ti->buf = malloc(ITER_BUF);
@@ -549,6 +555,8 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskit
             return -ENOMEM;
     }
     taskiter_acc_begin(acc, threads, clk_tck);
+    if (ti->idle_later)
+        *(volatile __u32 *)ti->idle_later = idle_cmd_later;
     int rc = 0;
     for (size_t i = 0; i < ti->nonly && rc == 0; i++)
         rc = read_link(ti, ti->only_fd[i], ti->only_pid[i], acc);
@@ -559,6 +567,8 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, struct taskit
     }
     if (ti->nonly == 0)
         rc = read_link(ti, ti->link_fd, 0, acc);
+    if (ti->idle_later)
+        *(volatile __u32 *)ti->idle_later = 0;
     taskiter_acc_end(acc);
     return rc;
 }

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < runs; k++) {
         struct timespec t0, t1;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-        if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), &acc) < 0 || acc.n == 0) {
+        if (taskiter_read(ti, threads, sysconf(_SC_CLK_TCK), false, &acc) < 0 || acc.n == 0) {
             fprintf(stderr, "taskiter: read failed\n");
             return 1;
         }

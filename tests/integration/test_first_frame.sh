@@ -3,8 +3,11 @@
 # of its own. Must hold, in this order: a full process table drawn from the first sample
 # (the header, a marker sleeper's row with its PID, USER, PRIO and COMMAND), its rates and
 # delays shown pending ("..", never 0), the devices' scheduler and nr_requests already
-# there with their figures pending; then, after the first interval, the same row with real
-# figures and nothing pending anywhere on the screen; and the first JSON sample has the
+# there with their figures pending; where the task iterator runs, the idle sleepers named
+# by their name (sleep) until their command lines come with the second sample, and a
+# sleeper that wrote to a disk named by its command line from the first; then, after the
+# first interval, the same row with real figures, every command line, and nothing pending
+# anywhere on the screen; and the first JSON sample has the
 # sleeper's device set (scanned by the second snapshot, not left pending). Asserts the order of events, not a
 # time: the screen is polled every 50 ms; on a machine so loaded that the pending frame
 # came and went between two polls, the bytes the program wrote to the terminal
@@ -22,9 +25,23 @@ for _ in 1 2 3; do
     bg bash -c 'exec -a iotriage-first-marker sleep 300'; pids+=("-p" "$BG"); sleepers+=("$BG")
 done
 marker=$BG
+# A fourth that moved bytes to a disk before it slept (bash's own write: a builtin;
+# /tmp is on the machine's disk here, a filesystem with writeback): its command line is
+# read at the first sample, the idle ones' at the second.
+bg bash -c 'printf "%65536s" x >"$1"; exec -a iotriage-first-writer sleep 300' _ "$TMP/written"
+writer=$BG; pids+=("-p" "$writer"); sleepers+=("$writer")
 # Each row must name the marker from the first sample on: not before bash has exec'd
 # sleep under it (until then the pid is a fork of this script, with its command line).
 wait_sleep "${sleepers[@]}"
+wb=$(awk '/^write_bytes/ { print $2 }' "/proc/$writer/io")
+[ "${wb:-0}" -gt 0 ] || fail "the writer has no write_bytes in /proc/$writer/io ($wb): no idle/busy contrast to test"
+# Whether the task iterator loads here (root, kernel BTF): only its first run leaves
+# command lines for later; /proc's reads them all.
+iter=proc
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
+    [ -x "$ROOT/build/tests/taskiter_dump" ] || fail "build first: make build/tests/taskiter_dump"
+    "$ROOT/build/tests/taskiter_dump" -l $$ >/dev/null 2>&1 && iter=bpf
+fi
 sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler 2>/dev/null)
 [ -n "$sched" ] || sched='[a-z-]+'
 stream=$TMP/terminal-output
@@ -34,18 +51,23 @@ T new-session -d -s ui -x 200 -y 50 "read go; $IOT -d 5 ${pids[*]}; echo EXITED 
 T pipe-pane -t ui "cat >> $stream"
 T send-keys -t ui Enter
 
-pending_row="^ +$marker +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ +\.\. +\.\. +\.\. +\.\. +\.\. +\.\. .*iotriage-first-marker"
+if [ "$iter" = bpf ]; then first_name='sleep *$'; else first_name='iotriage-first-marker'; fi
+pending_row="^ +$marker +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ +\.\. +\.\. +\.\. +\.\. +\.\. +\.\. .*$first_name"
 real_row="^ +$marker +[a-z0-9_?-]+ +[a-z]+/[0-9]~? +[a-z]+ +[0-9][0-9.]*[BKMGT]? +[0-9][0-9.]*[BKMGT]? +([0-9][0-9.]*!?|-) .*iotriage-first-marker"
 seen_pending=""
 seen_real=""
 for _ in $(seq 1 400); do                      # 20 s: the start under load, then 1 s
     s=$(screen)
-    if [ -z "$seen_pending" ] && printf '%s\n' "$s" | grep -Eq -- "$pending_row"; then
-        seen_pending="$s"
-    fi
     if printf '%s\n' "$s" | grep -Eq -- "$real_row"; then
         seen_real="$s"
         break
+    fi
+    # The first screen with the marker's row before the real figures is the first frame:
+    # it must be the pending one (a frame missed between two polls leaves none).
+    if [ -z "$seen_pending" ] && printf '%s\n' "$s" | grep -Eq -- "^ +$marker "; then
+        printf '%s\n' "$s" | grep -Eq -- "$pending_row" \
+            || { printf '%s\n' "$s"; fail "the first frame's row of the marker is not the pending one ($iter: rates .., named /$first_name/)"; }
+        seen_pending="$s"
     fi
     sleep 0.05
 done
@@ -57,9 +79,15 @@ if [ -n "$seen_pending" ]; then
         || { printf '%s\n' "$seen_pending"; fail "pending frame: vda's scheduler, nr_requests or pending figures missing"; }
     printf '%s\n' "$seen_pending" | grep -Eq '^PSI io some \.\.% full \.\.% \(10s [0-9.]+ ' \
         || { printf '%s\n' "$seen_pending"; fail "pending frame: PSI line not pending with its averages"; }
-    rows=$(printf '%s\n' "$seen_pending" | grep -cE '^ +[0-9]+ +[a-z0-9_?-]+ +[a-z]+/[0-9].*iotriage-first-marker')
-    [ "$rows" -eq 3 ] || fail "pending frame has $rows of the 3 process rows"
-    ok "first frame: $rows process rows, rates pending: $(printf '%s\n' "$seen_pending" | grep -E -- "$pending_row" | cut -c1-90)"
+    rows=$(printf '%s\n' "$seen_pending" | grep -cE "^ +[0-9]+ +[a-z0-9_?-]+ +[a-z]+/[0-9].*$first_name")
+    [ "$rows" -eq 3 ] || { printf '%s\n' "$seen_pending"; fail "pending frame has $rows of the 3 idle sleepers' rows"; }
+    printf '%s\n' "$seen_pending" | grep -Eq "^ +$writer .*iotriage-first-writer 300 *\$" \
+        || { printf '%s\n' "$seen_pending"; fail "pending frame: the writer's row is not named by its command line"; }
+    if [ "$iter" = bpf ]; then
+        printf '%s\n' "$seen_pending" | grep -q 'iotriage-first-marker' \
+            && { printf '%s\n' "$seen_pending"; fail "pending frame: an idle sleeper's command line was read at the first sample"; }
+    fi
+    ok "first frame ($iter): $rows idle rows named by their name, the writer by its command line, rates pending: $(printf '%s\n' "$seen_pending" | grep -E -- "$pending_row" | cut -c1-90)"
 else
     # Missed between two polls: the terminal's bytes must hold the pending mark and the
     # table header, and only the first frame draws "..".
@@ -69,6 +97,8 @@ else
 fi
 
 printf '%s\n' "$seen_real" | grep -Eq '^vda .*\.\.' && fail "vda still pending after the first interval"
+rows=$(printf '%s\n' "$seen_real" | grep -cE "^ +[0-9]+ .*iotriage-first-marker 300 *\$")
+[ "$rows" -eq 3 ] || { printf '%s\n' "$seen_real"; fail "after the first interval $rows of the 3 sleepers show their command line"; }
 printf '%s\n' "$seen_real" | grep -Eq '^PSI .*\.\.%' && fail "PSI still pending after the first interval"
 ok "after the first interval: $(printf '%s\n' "$seen_real" | grep -E -- "$real_row" | cut -c1-90)"
 

@@ -324,7 +324,7 @@ static size_t put(char *buf, size_t off, struct tasks_rec r, const char *cmd, si
     return off;
 }
 
-/* A stream of six processes and a thread, each way the iterator speaks of command lines. */
+/* A stream of seven processes and a thread, each way the iterator speaks of command lines. */
 static size_t build_cmd_stream(char *buf)
 {
     size_t off = 0;
@@ -349,12 +349,16 @@ static size_t build_cmd_stream(char *buf)
     off = put(buf, off, rec(50, 50, "e"), "", 0);
     /* seen before: nothing */
     off = put(buf, off, rec(60, 60, "old"), NULL, 0);
+    /* idle in a first frame's run: left to the next run */
+    struct tasks_rec lt = rec(70, 70, "idle");
+    lt.rflags |= TASKS_REC_CMD_LATER;
+    off = put(buf, off, lt, NULL, 0);
     return off;
 }
 
 static void check_cmd_stream(const struct taskiter_acc *a)
 {
-    assert_int_equal(a->n, 6);
+    assert_int_equal(a->n, 7);
     const struct taskiter_task *t = a->tasks;
     size_t n;
     const char *c = taskiter_cmdline(a, &t[0], &n);
@@ -377,6 +381,9 @@ static void check_cmd_stream(const struct taskiter_acc *a)
     assert_int_equal(n, 0);
     assert_int_equal(t[5].cmd, TASKITER_CMD_NONE);
     assert_null(taskiter_cmdline(a, &t[5], &n));
+    assert_int_equal(t[6].cmd, TASKITER_CMD_LATER);
+    assert_null(taskiter_cmdline(a, &t[6], &n));
+    assert_string_equal(taskiter_comm(a, &t[6]), "idle");
 }
 
 /* Feeds stream[0, len) as reads of `chunk` bytes would come, keeping what a cut left as
@@ -425,7 +432,7 @@ static void test_cmdline_records(void **st)
     taskiter_acc_begin(&a, true, 100);
     assert_int_equal(taskiter_acc_feed(&a, buf, len), (long)len);
     taskiter_acc_end(&a);
-    assert_int_equal(a.n, 7);
+    assert_int_equal(a.n, 8);
     size_t n;
     assert_int_equal(a.tasks[0].cmd, TASKITER_CMD_SENT);
     assert_non_null(taskiter_cmdline(&a, &a.tasks[0], &n));

@@ -163,6 +163,18 @@ struct {
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE, "tasks_rec layout");
 
+/* Set by user space for one run (taskiter_read's idle_cmd_later: the run of a first
+ * frame): a leader whose task never moved a byte to or from a disk has its command line
+ * left to the next run (TASKS_REC_CMD_LATER), which sends it as to a process not seen
+ * before. Reading a command line from another process's memory is most of a first run. */
+__u32 cmd_idle_later;
+
+static __always_inline bool io_idle(const struct tasks_rec *r)
+{
+    return (r->ioac[TASKS_IO_READ] | r->ioac[TASKS_IO_WRITE] | r->ioac[TASKS_IO_CANCELLED] |
+            r->sig_ioac[TASKS_IO_READ] | r->sig_ioac[TASKS_IO_WRITE] | r->sig_ioac[TASKS_IO_CANCELLED]) == 0;
+}
+
 static __always_inline void copy_ioac(__u64 *dst, const struct task_io_accounting *a)
 {
     dst[TASKS_IO_RCHAR] = a->rchar;
@@ -341,7 +353,9 @@ int tasks_dump(struct bpf_iter__task *ctx)
     long n = -1;
     /* a leader with memory: kernel threads have none (a kthread_use_mm borrower
      * excepted), and /proc reads an exited leader's as empty */
-    if (mm && r->tid == r->tgid && !(r->flags & PF_KTHREAD)) {
+    if (mm && r->tid == r->tgid && !(r->flags & PF_KTHREAD) && cmd_idle_later && io_idle(r)) {
+        r->rflags |= TASKS_REC_CMD_LATER;
+    } else if (mm && r->tid == r->tgid && !(r->flags & PF_KTHREAD)) {
         as = mm->arg_start;
         ae = mm->arg_end;
         sent = bpf_task_storage_get(&cmd_sent, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
