@@ -185,3 +185,17 @@ wait_for '^iotriage - '
 sleep 1.5
 T capture-pane -p -t ui | LC_ALL=C grep -q '[^ -~]' && { T capture-pane -p -t ui | LC_ALL=C grep -n '[^ -~]' | head -3; fail "non-ASCII on a C-locale screen"; }
 ok "C locale: ASCII only"
+
+# An error after the terminal's set-up began (it runs beside the first sample) and before
+# the first frame: the line is on the normal screen, the alternate one left, status 1.
+for case in record replay; do
+    T kill-server 2>/dev/null
+    SOCK=$base-err-$case
+    if [ $case = record ]; then args="--record $TMP/no-such-dir/rec.jsonl"; want='cannot write .*no-such-dir'
+    else args="--replay $TMP/no-such-recording"; want='.*no-such-recording: No such file'; fi
+    T new-session -d -s ui -x 100 -y 30 "$IOT -d 0.3 $args; echo EXITED \$?; sleep 60"
+    wait_for '^EXITED 1'
+    screen | grep -Eq "^iotriage: $want" || { screen; fail "$case error: the message is not on the screen"; }
+    [ "$(T display -p -t ui '#{alternate_on}')" = 0 ] || fail "$case error: the alternate screen was not left"
+    ok "$case error before the first frame: '$(screen | grep -m1 '^iotriage: ')', normal screen, exit 1"
+done
