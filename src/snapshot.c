@@ -565,8 +565,7 @@ static const struct group_sig *group_find(const struct group_sig *g, size_t n, p
 static bool scan_deferred(const struct sampler *s, const struct snapshot *out,
                           const struct task_sample *t)
 {
-    return s->opts.defer_idle_scans && s->takes == 0 && !out->threads && t->io_err == 0 && t->io.read_bytes == 0 &&
-           t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0;
+    return s->opts.defer_idle_scans && s->takes == 0 && !out->threads && task_disk_idle(t);
 }
 
 

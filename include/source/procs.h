@@ -79,6 +79,15 @@ struct task_sample {
     struct task_delay delay;     /* filled by the snapshot from taskstats */
 };
 
+/* Whether t never moved a byte to or from a disk (its io counters known, read, written
+ * and cancelled all 0): the processes a first frame leaves their open-file scans and
+ * command lines to the second sample for. */
+static inline bool task_disk_idle(const struct task_sample *t)
+{
+    return t->io_err == 0 && t->io.read_bytes == 0 && t->io.write_bytes == 0 &&
+           t->io.cancelled_write_bytes == 0;
+}
+
 /* The fields of /proc/PID/stat we use. */
 struct proc_stat {
     char     comm[TASK_COMM_MAX];    /* raw bytes, cut at TASK_COMM_MAX - 1 */

@@ -433,8 +433,7 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
     } else if (said == TASKITER_CMD_EMPTY) {
         next->cmdline = strpool_get(src->pool, "", 0);
         next->read_at = rp->now;
-    } else if (said == TASKITER_CMD_LATER && t->io_err == 0 && t->io.read_bytes == 0 &&
-               t->io.write_bytes == 0 && t->io.cancelled_write_bytes == 0) {
+    } else if (said == TASKITER_CMD_LATER && task_disk_idle(t)) {
         /* idle: the next run sends it (a process whose leader was idle but whose other
          * threads moved bytes is read below, as one the iterator could not send) */
         next->cmdline = strpool_get(src->pool, "", 0);
@@ -939,14 +938,7 @@ static void *list_proc(void *arg)
     return NULL;
 }
 
-static void listing_start(struct proc_listing *l, int proc_fd)
-{
-    memset(l, 0, sizeof(*l));
-    l->proc_fd = proc_fd;
-    l->thread = pthread_create(&l->th, NULL, list_proc, l) == 0;
-}
-
-/* The listing done (made here if no thread could): its pids are the caller's to free. */
+/* The listing done: on its thread if one was started, else here. */
 static void listing_wait(struct proc_listing *l)
 {
     if (l->thread)
@@ -956,32 +948,37 @@ static void listing_wait(struct proc_listing *l)
     l->thread = false;
 }
 
-/* pl: the listing begun before the iterator's run, or NULL (made here). */
+/* A listing not needed after all: its thread joined, its pids freed. */
+static void listing_drop(struct proc_listing *l)
+{
+    if (l->thread)
+        pthread_join(l->th, NULL);
+    l->thread = false;
+    free(l->v);
+    l->v = NULL;
+}
+
+/* pl: /proc's listing, begun before the iterator's run or (no thread) made here. */
 static void blind_check(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                         struct proc_listing *pl)
 {
-    struct proc_listing own;
-    if (!pl && !taskiter_bound(src->ti)) {
-        memset(&own, 0, sizeof(own));
-        own.proc_fd = proc_fd;
-        pl = &own;
-    }
-    if (pl)
-        listing_wait(pl);
     if (taskiter_bound(src->ti)) {
         /* bound to the chosen processes: only they can be missing from its runs */
+        listing_drop(pl);
         src->nblind = 0;
         for (size_t i = 0; i < nonly; i++)
             if (!iter_has(src, only[i]) && proc_leader(proc_fd, only[i]))
                 blind_push(src, only[i]);
-    } else if (pl->ok) {
+        return;
+    }
+    listing_wait(pl);
+    if (pl->ok) {                    /* else the last check's stand */
         src->nblind = 0;
         for (size_t i = 0; i < pl->n; i++)
             if (!iter_has(src, pl->v[i]))
                 blind_push(src, pl->v[i]);
     }
-    if (pl)
-        free(pl->v);
+    listing_drop(pl);
 }
 
 /* The blind processes (or their threads) from /proc, with taskstats' delays, as the
@@ -1042,16 +1039,12 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
     bool later = src->idle_cmd_later && !src->threads;
     src->idle_cmd_later = false;
     bool check = !(now - src->blind_at < PROCS_FULL_LIST_S);
-    struct proc_listing pl;
-    bool listing = check && !taskiter_bound(src->ti);
-    if (listing)
-        listing_start(&pl, proc_fd);
+    struct proc_listing pl = { .proc_fd = proc_fd };
+    if (check && !taskiter_bound(src->ti))
+        pl.thread = pthread_create(&pl.th, NULL, list_proc, &pl) == 0;
     int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
     if (rc < 0) {
-        if (listing) {
-            listing_wait(&pl);
-            free(pl.v);
-        }
+        listing_drop(&pl);
         return rc;
     }
     size_t nt = src->acc.n;
@@ -1098,7 +1091,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         rp.n++;
     }
     if (check) {
-        blind_check(src, proc_fd, only, nonly, listing ? &pl : NULL);
+        blind_check(src, proc_fd, only, nonly, &pl);
         src->blind_at = now;
     }
     read_blind(&rp, only, nonly, stats, ctx);
