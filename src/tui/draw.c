@@ -976,7 +976,7 @@ static void draw_process_detail(const struct result *r, const struct verdicts *v
     }
     const struct task_sample *s = t->task;
     ln_untrusted(&l, "name      ", s->comm, vw);
-    ln_untrusted(&l, "command   ", s->cmdline_pending ? ".." : s->cmdline, vw);
+    ln_untrusted(&l, "command   ", s->cmdline_pending ? PENDING : s->cmdline, vw);
     ln_untrusted(&l, "user      ", s->user, vw);
     ln(&l, "threads   %d   nice %d   policy %d   state %c", s->nlwp, s->nice, s->policy, s->state ? s->state : '?');
     if (vw->have_pinfo)
