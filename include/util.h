@@ -50,6 +50,11 @@ long read_loadavg_tasks_at(int dirfd, const char *path);
  * fd is never leaked). */
 DIR *opendir_at(int dirfd, const char *path);
 
+/* The entries of the open directory fd whose names do not start with '.', read from its
+ * start (getdents64 into a small buffer on the stack: a DIR stream kept open costs a 32
+ * KB buffer on the heap). -1 with errno set when it cannot be read. */
+int dir_count_fd(int fd);
+
 /* Copy src into dst of size n, always NUL-terminated (truncates). */
 void str_copy(char *dst, const char *src, size_t n);
 

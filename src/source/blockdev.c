@@ -60,15 +60,11 @@ int blockdev_parse_inflight(const char *buf, long *r, long *w)
 
 static int count_entries(int dirfd, const char *path)
 {
-    DIR *d = opendir_at(dirfd, path);
-    if (!d)
+    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return errno == ENOENT ? 0 : -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
+    int n = dir_count_fd(fd);
+    close(fd);
     return n;
 }
 
@@ -193,7 +189,7 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
 struct blockdev_handle {
     struct blockdev_info info;       /* as first read; the changing fields are read again */
     int inflight_fd, sched_fd, nr_fd, rot_fd;
-    DIR *mq;
+    int mq_fd;                       /* mq/, its entries counted each refresh */
     int tun_fd[BD_NTUNABLES];
 };
 
@@ -201,15 +197,13 @@ void blockdev_handle_free(struct blockdev_handle *h)
 {
     if (!h)
         return;
-    int *fds[] = { &h->inflight_fd, &h->sched_fd, &h->nr_fd, &h->rot_fd };
+    int *fds[] = { &h->inflight_fd, &h->sched_fd, &h->nr_fd, &h->rot_fd, &h->mq_fd };
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
         if (*fds[i] >= 0)
             close(*fds[i]);
     for (unsigned i = 0; i < h->info.ntunables; i++)
         if (h->tun_fd[i] >= 0)
             close(h->tun_fd[i]);
-    if (h->mq)
-        closedir(h->mq);
     free(h);
 }
 
@@ -268,7 +262,7 @@ static struct blockdev_handle *handle_open(int sys_fd, const char *name, const s
     }
     struct blockdev_handle *h = xcalloc(1, sizeof(*h));
     h->info = *b;
-    h->sched_fd = h->nr_fd = h->rot_fd = -1;
+    h->sched_fd = h->nr_fd = h->rot_fd = h->mq_fd = -1;
     for (unsigned i = 0; i < BD_NTUNABLES; i++)
         h->tun_fd[i] = -1;
     h->inflight_fd = openat(dfd, "inflight", O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -286,8 +280,8 @@ static struct blockdev_handle *handle_open(int sys_fd, const char *name, const s
     }
     if (ok) {
         snprintf(path, sizeof(path), "class/block/%s/mq", b->disk);
-        h->mq = opendir_at(sys_fd, path);
-        ok = h->mq != NULL;
+        h->mq_fd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ok = h->mq_fd >= 0;
     }
     if (!ok) {
         blockdev_handle_free(h);
@@ -328,12 +322,9 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
             return false;
         str_copy(out->tunables[i].value, str_chomp(buf), sizeof(out->tunables[i].value));
     }
-    rewinddir(h->mq);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(h->mq)))
-        if (e->d_name[0] != '.')
-            n++;
+    int n = dir_count_fd(h->mq_fd);
+    if (n < 0)
+        return false;
     out->hw_queues = n;
     h->info = *out;
     return true;
@@ -359,7 +350,7 @@ size_t blockdev_handle_files(const struct blockdev_handle *h)
     if (!h)
         return 0;
     size_t n = (h->inflight_fd >= 0) + (h->sched_fd >= 0) + (h->nr_fd >= 0) + (h->rot_fd >= 0) +
-               (h->mq != NULL);
+               (h->mq_fd >= 0);
     for (unsigned i = 0; i < h->info.ntunables; i++)
         n += h->tun_fd[i] >= 0;
     return n;

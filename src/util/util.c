@@ -167,6 +167,27 @@ DIR *opendir_at(int dirfd, const char *path)
     return d;
 }
 
+int dir_count_fd(int fd)
+{
+    char buf[2048] __attribute__((aligned(8)));
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return -1;
+    int n = 0;
+    for (;;) {
+        ssize_t got = getdents64(fd, buf, sizeof(buf));
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            return n;
+        for (ssize_t off = 0; off < got;) {
+            const struct dirent64 *e = (const struct dirent64 *)(const void *)(buf + off);
+            if (e->d_name[0] != '.')
+                n++;
+            off += e->d_reclen;
+        }
+    }
+}
+
 void str_copy(char *dst, const char *src, size_t n)
 {
     if (n == 0)
