@@ -477,7 +477,7 @@ static void psi_delta(const struct psi_sample *p, const struct psi_sample *c, do
  * have none (their counters stay 0 forever), which must read as unknown, not 0 %. */
 static bool task_has_delays(const struct snapshot *cur, const struct task_sample *t)
 {
-    if (cur->delayacct != DA_ON || cur->taskstats_err || !t->delay.valid)
+    if (cur->delayacct != DA_ON || cur->taskstats_err || !t->delay_valid)
         return false;
     if (cur->delayacct_since_ticks >= 0 && (long long)t->start_ticks >= cur->delayacct_since_ticks)
         return true;

@@ -980,7 +980,7 @@ struct task_hist task_hist_of(const struct task_sample *t)
         .blkio_count = t->delay.blkio_count,
         .id = t->id,
         .io_ok = t->io_err == 0,
-        .delay_valid = t->delay.valid,
+        .delay_valid = t->delay_valid,
     };
 }
 

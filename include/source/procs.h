@@ -50,7 +50,6 @@ struct task_io {
 struct task_delay {
     uint64_t blkio_count, blkio_delay_ns;    /* synchronous block I/O waits */
     uint64_t swapin_count, swapin_delay_ns;
-    bool     valid;                          /* a reply arrived and passed the checks */
 };
 
 /* One task. The strings are never NULL. From procs_read they are shared, reference
@@ -66,18 +65,32 @@ struct task_sample {
     const char *cmdline;         /* "" for kernel threads, and while cmdline_pending */
     const char *user;            /* at most TASK_USER_MAX - 1 bytes; "" when unknown (replay) */
     uid_t    uid;
-    int      nice;
-    int      policy;             /* SCHED_* */
     int      nlwp;               /* threads in the process (1 in threads mode) */
-    int      io_err;             /* 0, or -errno reading the io file (counters unknown) */
     int      ioprio_raw;         /* ioprio_get value, or -errno */
+    int16_t  io_err;             /* 0, or -errno reading the io file (counters unknown) */
+    int8_t   nice;
+    int8_t   policy;             /* SCHED_* */
     char     state;
     bool     kthread;            /* a kernel thread (PF_KTHREAD): no files, no fd scan */
     bool     cmdline_pending;    /* not read yet: the next procs_read has it (a first
                                   * frame's, procs_defer_idle_cmdlines) */
+    bool     delay_valid;        /* delay: a taskstats reply arrived and passed the checks */
     struct task_io io;
     struct task_delay delay;     /* filled by the snapshot from taskstats */
 };
+
+/* task_sample's narrow fields from wider values: one out of their range (a damaged
+ * record) stays out of the kernel's range, as "unknown" or an impossible nice, never
+ * wrapped into a valid one. */
+static inline int8_t task_policy8(long long policy)
+{
+    return policy >= 0 && policy <= INT8_MAX ? (int8_t)policy : -1;
+}
+
+static inline int8_t task_nice8(long long nice)
+{
+    return nice < INT8_MIN ? INT8_MIN : nice > INT8_MAX ? INT8_MAX : (int8_t)nice;
+}
 
 /* Whether t never moved a byte to or from a disk (its io counters known, read, written
  * and cancelled all 0): the processes a first frame leaves their open-file scans and

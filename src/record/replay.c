@@ -1421,7 +1421,7 @@ static int decode_task_rates(struct dec *d, const struct json_value *o, struct p
     /* delta.h's validity flags, from what the writer left null */
     r->io_valid = !isnan(r->read_bps);
     r->delay_valid = !isnan(r->io_delay_pct);
-    p->s.delay.valid = r->delay_valid;   /* the delay counters themselves are not recorded */
+    p->s.delay_valid = r->delay_valid;   /* the delay counters themselves are not recorded */
     return 0;
 }
 

@@ -31,8 +31,9 @@
 
 /* A task's command line as last read, by (id, start), and the name it had then: a
  * different name means an exec, and a new command line. Both are references. */
-struct name_cache {
+struct name_cache {                  /* 96 bytes: no padding */
     pid_t id;
+    pid_t tgid;
     unsigned long long start;
     char *comm;
     char *cmdline;
@@ -44,7 +45,6 @@ struct name_cache {
     uid_t uid;
     int  io_err;
     int  nlwp;
-    pid_t tgid;
     char state;
     bool kthread;
     bool has_run;                    /* run_ns is the task's run time at that read */
@@ -63,7 +63,6 @@ struct procs_src {
     size_t nnames;
     struct user_name *users;         /* every uid seen, never expired (like libproc2) */
     size_t nusers, users_cap, last_user;
-    size_t last_count;               /* tasks in the last refresh: the next one's guess */
     char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
     /* The listing (see procs.h: how tasks are listed). */
     int loadavg_fd;                  /* /proc/loadavg, kept open; -1: not ours to trust */
@@ -522,8 +521,8 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->start_ticks = ps.start_ticks;
     t->uid = st.st_uid;
     t->user = strpool_ref(user_of(rp->src, st.st_uid));
-    t->nice = ps.nice;
-    t->policy = ps.policy;
+    t->nice = task_nice8(ps.nice);
+    t->policy = task_policy8(ps.policy);
     t->state = ps.state;
     t->nlwp = rp->src->threads ? 1 : ps.nlwp;
     t->kthread = (ps.flags & PF_KTHREAD) != 0;
@@ -830,8 +829,8 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     t->start_ticks = next->start;
     t->uid = next->uid;
     t->user = strpool_ref(user_of(rp->src, next->uid));
-    t->nice = nice;
-    t->policy = policy & ~SCHED_RESET_ON_FORK;
+    t->nice = task_nice8(nice);
+    t->policy = task_policy8(policy & ~SCHED_RESET_ON_FORK);
     t->state = next->state;
     t->nlwp = next->nlwp;
     t->kthread = next->kthread;
@@ -1019,7 +1018,7 @@ static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
             note_full(rp, before);
             if (stats) {
                 struct task_delay *d = &rp->out[before].delay;
-                d->valid = ds[j].valid;
+                rp->out[before].delay_valid = ds[j].valid;
                 d->blkio_count = ds[j].blkio_count;
                 d->blkio_delay_ns = ds[j].blkio_delay_ns;
                 d->swapin_count = ds[j].swapin_count;
@@ -1065,8 +1064,8 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         t->start_ticks = x->start_ticks;
         t->uid = x->uid;
         t->user = strpool_ref(user_of(src, x->uid));
-        t->nice = x->nice;
-        t->policy = x->policy;
+        t->nice = task_nice8(x->nice);
+        t->policy = task_policy8(x->policy);
         t->state = x->state;
         t->nlwp = x->nlwp;
         t->kthread = x->kthread;
@@ -1080,7 +1079,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         } else {
             t->io_err = -EOPNOTSUPP;         /* a kernel without I/O accounting: no io file */
         }
-        t->delay.valid = x->delays_valid;
+        t->delay_valid = x->delays_valid;
         t->delay.blkio_count = x->blkio_count;
         t->delay.blkio_delay_ns = x->blkio_delay_ns;
         t->delay.swapin_count = x->swapin_count;
@@ -1116,7 +1115,9 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
         return rc;
 
     struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
-    rp.cap = src->last_count + src->last_count / 16 + 16;
+    /* Every task listed, and a few for threads listed late: no array grows by doubling,
+     * the first refresh's included (a copy of each, and their holes in the heap). */
+    rp.cap = l.n + 16;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
     pid_t ids[GATE_CHUNK];
@@ -1151,7 +1152,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
                 continue;                    /* gone */
             struct task_sample *t = &rp.out[before];
             if (r) {
-                t->delay.valid = r->valid;
+                t->delay_valid = r->valid;
                 t->delay.blkio_count = r->blkio_count;
                 t->delay.blkio_delay_ns = r->blkio_delay_ns;
                 t->delay.swapin_count = r->swapin_count;
@@ -1213,7 +1214,6 @@ static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
     free(src->names);
     src->names = rp.next;
     src->nnames = rp.n;
-    src->last_count = rp.n;
     *tasks = rp.out;
     *n = rp.n;
 }

@@ -836,7 +836,7 @@ static void test_task_reduced_prev_same_as_whole(void **state)
     pt[1].io.read_bytes = 1000;
     ct[1].io.read_bytes = 5096;
     ct[1].io.write_bytes = 8192;
-    pt[1].delay.valid = ct[1].delay.valid = true;
+    pt[1].delay_valid = ct[1].delay_valid = true;
     pt[1].delay.blkio_delay_ns = 100000000;
     ct[1].delay.blkio_delay_ns = 350000000;
     pt[1].delay.blkio_count = 10;
@@ -852,7 +852,7 @@ static void test_task_reduced_prev_same_as_whole(void **state)
             .blkio_delay_ns = pt[i].delay.blkio_delay_ns,
             .swapin_delay_ns = pt[i].delay.swapin_delay_ns,
             .blkio_count = pt[i].delay.blkio_count, .id = pt[i].id,
-            .io_ok = pt[i].io_err == 0, .delay_valid = pt[i].delay.valid,
+            .io_ok = pt[i].io_err == 0, .delay_valid = pt[i].delay_valid,
         };
     struct snapshot whole, reduced, cur;
     set_snap(&whole, 1.0, NULL, 0);
@@ -975,7 +975,7 @@ static void delay_pair(struct task_sample *p, struct task_sample *c, struct snap
 {
     set_task(p, 7, 500);
     set_task(c, 7, 500);
-    p->delay.valid = c->delay.valid = true;
+    p->delay_valid = c->delay_valid = true;
     set_snap(prev, 10.0, NULL, 0);
     set_snap(cur, 11.0, NULL, 0);
     prev->tasks = p;
@@ -1134,12 +1134,12 @@ static void test_task_delays_unknown_on_taskstats_error(void **state)
 
     /* No reply for the task in one of the samples: unknown as well. */
     cur.taskstats_err = 0;
-    p.delay.valid = false;
+    p.delay_valid = false;
     compute(&prev, &cur, &res);
     assert_false(res.tasks[0].delay_valid);
     result_free(&res);
-    p.delay.valid = true;
-    c.delay.valid = false;
+    p.delay_valid = true;
+    c.delay_valid = false;
     compute(&prev, &cur, &res);
     assert_false(res.tasks[0].delay_valid);
     result_free(&res);

@@ -624,7 +624,7 @@ static void test_delay_from_the_lens(void **state)
     p.lens_on = true;
     p.delayacct = c.delayacct = DA_ON;
     p.delayacct_since_ticks = c.delayacct_since_ticks = 0;
-    pt[0].delay.valid = ct[0].delay.valid = true;
+    pt[0].delay_valid = ct[0].delay_valid = true;
     ct[0].delay.blkio_delay_ns = 400000000;        /* 0.4 s of 2 s: 20 % */
     ct[0].delay.blkio_count = 10;
     delta_compute(&p, &c, &hist, &r);

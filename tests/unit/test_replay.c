@@ -429,7 +429,7 @@ static void test_fields_handmade(void **state)
     assert_int_equal(f.snap.tasks[1].policy, SCHED_BATCH);
     assert_true(f.res.tasks[1].delay_overcount);
     assert_true(f.res.tasks[1].delay_valid);
-    assert_true(f.snap.tasks[1].delay.valid);
+    assert_true(f.snap.tasks[1].delay_valid);
     assert_num(f.res.tasks[1].io_delay_pct, 212.5);
     assert_string_equal(f.snap.tasks[0].comm, "sleep");
     assert_string_equal(f.snap.tasks[2].comm, "worker");
