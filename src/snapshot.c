@@ -677,6 +677,7 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
     if (out->threads)
         group_sigs(out, &groups, &ngroups);
     out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
+    fdmap_reserve(s->fdmap, out->ntasks);      /* in threads mode, more than it needs */
     for (size_t i = 0; i < out->ntasks; i++) {
         const struct task_sample *t = &out->tasks[i];
         struct task_devs *td = &out->tdevs[i];

@@ -490,6 +490,14 @@ static struct proc_entry *proc_find(struct fdmap *m, pid_t tgid)
     return k ? &m->pents[k - 1] : NULL;
 }
 
+void fdmap_reserve(struct fdmap *m, size_t procs)
+{
+    if (procs > m->max_procs)
+        procs = m->max_procs;
+    if (procs > m->pents_cap)
+        proc_resize(m, procs);
+}
+
 /* A new entry for tgid, or NULL when the table is at max_procs. */
 static struct proc_entry *proc_insert(struct fdmap *m, pid_t tgid)
 {

@@ -1041,6 +1041,13 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
     struct proc_listing pl = { .proc_fd = proc_fd };
     if (check && !taskiter_bound(src->ti))
         pl.thread = pthread_create(&pl.th, NULL, list_proc, &pl) == 0;
+    /* The tasks to expect: the last refresh's, or at the first the kernel's count */
+    size_t expect = src->nnames;
+    if (!expect) {
+        long k = read_loadavg_tasks_at(proc_fd, "loadavg");
+        expect = k > 0 ? (size_t)k : 0;
+    }
+    taskiter_acc_reserve(&src->acc, expect + expect / 16 + 16, 64 * expect);
     int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
     if (rc < 0) {
         listing_drop(&pl);

@@ -186,6 +186,12 @@ void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)
     a->sorted = true;
 }
 
+void taskiter_acc_reserve(struct taskiter_acc *a, size_t tasks, size_t text)
+{
+    a->tasks = grow(a->tasks, &a->cap, tasks, sizeof(a->tasks[0]));
+    a->text = grow(a->text, &a->text_cap, text, 1);
+}
+
 /* What r and its trailing bytes (cmd[0, r->cmdline_len)) say of the command line, into t:
  * the bytes /proc/PID/cmdline would read, kept in a's text. */
 static void cmd_of(struct taskiter_acc *a, const struct tasks_rec *r, const char *cmd,
