@@ -469,8 +469,10 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
                  sizeof(out->tasks_msg));
     }
     if (out->taskstats_err)
-        for (size_t i = 0; i < out->ntasks; i++)
+        for (size_t i = 0; i < out->ntasks; i++) {
             memset(&out->tasks[i].delay, 0, sizeof(out->tasks[i].delay));
+            out->tasks[i].delay_valid = false;
+        }
     take_pids_missing(s, out);
 }
 
@@ -677,7 +679,7 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
     if (out->threads)
         group_sigs(out, &groups, &ngroups);
     out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
-    fdmap_reserve(s->fdmap, out->ntasks);      /* in threads mode, more than it needs */
+    fdmap_reserve(s->fdmap, groups ? ngroups : out->ntasks);   /* kernel threads included */
     for (size_t i = 0; i < out->ntasks; i++) {
         const struct task_sample *t = &out->tasks[i];
         struct task_devs *td = &out->tdevs[i];

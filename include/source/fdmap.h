@@ -140,8 +140,9 @@ void fdmap_get(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, doub
 void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
                   bool io_known, uint64_t io_sig, struct fd_devs *out);
 
-/* Room for procs processes (capped at the table's maximum), made at once: a caller that
- * knows how many it will ask about spares the table its doublings, each a copy. */
+/* Room for procs processes (capped at the table's maximum), made at once while the table
+ * is empty (the first sample): a caller that knows how many it will ask about spares it
+ * its doublings, each a copy. Later, the table grows and shrinks with what it holds. */
 void fdmap_reserve(struct fdmap *m, size_t procs);
 
 /* Seconds an idle process's answer may age (see fdmap_get_io); at least rescan_s, which

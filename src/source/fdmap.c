@@ -492,6 +492,8 @@ static struct proc_entry *proc_find(struct fdmap *m, pid_t tgid)
 
 void fdmap_reserve(struct fdmap *m, size_t procs)
 {
+    if (m->npents)
+        return;                      /* sized already: fdmap_prune keeps it fitting */
     if (procs > m->max_procs)
         procs = m->max_procs;
     if (procs > m->pents_cap)

@@ -3,8 +3,8 @@
  * The program under test runs unchanged; this library sits in front of the C library's
  * system-call wrappers and makes chosen calls fail the way a sick machine makes them
  * fail: EIO or EINTR or a short count from a read of /proc or /sys, EACCES from an open,
- * ENOSPC from a write to stdout, an error from netlink's sendmsg/recvmsg, an error from
- * one command of the bpf system call.
+ * ENOSPC from a write to stdout, an error from netlink's sendmsg/recvmsg/recvmmsg, an
+ * error from one command of the bpf system call.
  *
  *   LD_PRELOAD=build/tests/fault.so IOTRIAGE_FAULT='RULE;RULE;...' iotriage ...
  *
@@ -12,7 +12,7 @@
  *   OP      open (open, openat, fopen and their 64 forms), read (read, pread, readv),
  *           write (write, writev, pwrite, and the stdio calls fwrite, fputs, fputc, putc,
  *           fprintf, vfprintf, fflush, fclose on a stream of that fd), sendmsg, recvmsg,
- *           bpf (syscall(SYS_bpf, ...), as libbpf and the light skeletons call it).
+ *           recvmmsg (taskstats' replies, taken a batch at a time), bpf (syscall(SYS_bpf, ...), as libbpf and the light skeletons call it).
  *   path=GLOB  the file's path matches (fnmatch, FNM_PATHNAME off: * crosses /). For
  *              read and write it is the path the fd was opened with (as the kernel names
  *              it: /proc/self/fd/N at open time, so /sys/class/block/X resolves to
@@ -58,8 +58,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum op { OP_OPEN, OP_READ, OP_WRITE, OP_SENDMSG, OP_RECVMSG, OP_BPF };
-static const char *const op_names[] = { "open", "read", "write", "sendmsg", "recvmsg", "bpf" };
+enum op { OP_OPEN, OP_READ, OP_WRITE, OP_SENDMSG, OP_RECVMSG, OP_RECVMMSG, OP_BPF };
+static const char *const op_names[] = { "open", "read", "write", "sendmsg", "recvmsg", "recvmmsg", "bpf" };
 
 struct rule {
     enum op op;
@@ -94,7 +94,7 @@ REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(fopen); REAL(fopen6
 REAL(read); REAL(pread); REAL(pread64); REAL(readv);
 REAL(write); REAL(writev); REAL(pwrite); REAL(pwrite64);
 REAL(fwrite); REAL(fputs); REAL(fputc); REAL(putc); REAL(vfprintf); REAL(fflush); REAL(fclose);
-REAL(close); REAL(sendmsg); REAL(recvmsg); REAL(syscall);
+REAL(close); REAL(sendmsg); REAL(recvmsg); REAL(recvmmsg); REAL(syscall);
 
 static void die(const char *what, const char *s)
 {
@@ -116,11 +116,11 @@ static void parse_rule(char *text)
     char *save = NULL;
     char *tok = strtok_r(text, ":", &save);
     int op = -1;
-    for (int i = 0; tok && i < 6; i++)
+    for (int i = 0; tok && i < (int)(sizeof(op_names) / sizeof(op_names[0])); i++)
         if (strcmp(tok, op_names[i]) == 0)
             op = i;
     if (op < 0)
-        die("unknown operation (open read write sendmsg recvmsg bpf)", tok ? tok : "");
+        die("unknown operation (open read write sendmsg recvmsg recvmmsg bpf)", tok ? tok : "");
     r->op = (enum op)op;
     while ((tok = strtok_r(NULL, ":", &save))) {
         char *eq = strchr(tok, '=');
@@ -172,7 +172,7 @@ __attribute__((constructor)) static void fault_init(void)
     LOAD(read); LOAD(pread); LOAD(pread64); LOAD(readv);
     LOAD(write); LOAD(writev); LOAD(pwrite); LOAD(pwrite64);
     LOAD(fwrite); LOAD(fputs); LOAD(fputc); LOAD(putc); LOAD(vfprintf); LOAD(fflush); LOAD(fclose);
-    LOAD(close); LOAD(sendmsg); LOAD(recvmsg); LOAD(syscall);
+    LOAD(close); LOAD(sendmsg); LOAD(recvmsg); LOAD(recvmmsg); LOAD(syscall);
     const char *spec = getenv("IOTRIAGE_FAULT");
     if (spec && *spec) {
         char *copy = strdup(spec), *save = NULL;
@@ -643,6 +643,15 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
         return -1;
     }
     return real_recvmsg(fd, m, flags);
+}
+int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *timeout)
+{
+    struct verdict v2 = decide(OP_RECVMMSG, "recvmmsg", fd, NULL, 0);
+    if (v2.act < 0) {
+        errno = v2.err;
+        return -1;
+    }
+    return real_recvmmsg(fd, v, n, flags, timeout);
 }
 
 /* ---- the bpf system call ---- */
