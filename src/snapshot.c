@@ -363,10 +363,8 @@ static void hidden_note(struct sampler *s, struct snapshot *out)
     out->hidden_note[0] = '\0';
     if (s->opts.npids || !s->procs || out->procs_err)
         return;
-    char hp[32];
-    procfs_hidepid(s, hp, sizeof(hp));
-    if (!hp[0])
-        return;
+    /* The gap first (a number read), the mount options only when there is one: the
+     * mount table, read and parsed, was a twentieth of a refresh at 100 processes. */
     long total = read_loadavg_tasks_at(s->proc_fd, "loadavg");
     if (total < 0)
         return;
@@ -377,6 +375,10 @@ static void hidden_note(struct sampler *s, struct snapshot *out)
     /* We see through it (root, the gid= group): then the gap is only what started
      * between the two reads, a few tasks; hidden ones are most of a machine's. */
     if (hidden < 3 || hidden * 50 < total)
+        return;
+    char hp[32];
+    procfs_hidepid(s, hp, sizeof(hp));
+    if (!hp[0])
         return;
     snprintf(out->hidden_note, sizeof(out->hidden_note), NOTE_HIDEPID, hidden, total, hp, (unsigned)geteuid());
 }
