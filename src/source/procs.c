@@ -29,11 +29,11 @@
 #define STAT_BUF    2048         /* /proc/PID/stat: 52 numbers and a name of at most 64 bytes */
 #define IO_BUF      512          /* /proc/PID/io: 7 short lines */
 
-/* A task's command line as last read, by (id, start), and the name it had then: a
- * different name means an exec, and a new command line. Both are references. */
 /* include/linux/threads.h: PID_MAX_LIMIT on 64-bit, the most tasks a kernel can have */
 #define PROCS_PID_MAX_LIMIT ((size_t)4 * 1024 * 1024)
 
+/* A task's command line as last read, by (id, start), and the name it had then: a
+ * different name means an exec, and a new command line. Both are references. */
 struct name_cache {                  /* 96 bytes: no padding */
     pid_t id;
     pid_t tgid;
@@ -1044,17 +1044,16 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
     struct proc_listing pl = { .proc_fd = proc_fd };
     if (check && !taskiter_bound(src->ti))
         pl.thread = pthread_create(&pl.th, NULL, list_proc, &pl) == 0;
-    /* The tasks to expect: the last refresh's, or at the first the kernel's count of
-     * threads (an upper bound for processes: what is not touched of it costs no memory),
-     * never above the kernel's limit on pids */
-    size_t expect = src->nnames;
-    if (!expect) {
+    if (src->acc.cap == 0) {
+        /* The first run: room for the kernel's count of threads (an upper bound for
+         * processes: what is not touched of it costs no memory), never above the
+         * kernel's limit on pids. Later runs find the room the runs before made. */
         long k = read_loadavg_tasks_at(proc_fd, "loadavg");
-        expect = k > 0 ? (size_t)k : 0;
+        size_t expect = k > 0 ? (size_t)k : 0;
+        if (expect > PROCS_PID_MAX_LIMIT)
+            expect = PROCS_PID_MAX_LIMIT;
+        taskiter_acc_reserve(&src->acc, expect + expect / 16 + 16, 16 * expect);
     }
-    if (expect > PROCS_PID_MAX_LIMIT)
-        expect = PROCS_PID_MAX_LIMIT;
-    taskiter_acc_reserve(&src->acc, expect + expect / 16 + 16, 16 * expect);
     int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
     if (rc < 0) {
         listing_drop(&pl);
