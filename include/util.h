@@ -50,9 +50,27 @@ long read_loadavg_tasks_at(int dirfd, const char *path);
  * fd is never leaked). */
 DIR *opendir_at(int dirfd, const char *path);
 
+/* A directory's entries read with getdents64 into a buffer of the caller's (on its
+ * stack): no DIR stream, so no 32 KB buffer on the heap and none of fdopendir's fcntl.
+ * For directories read often and whole (/proc/PID/fd, a queue's mq/). The fd is the
+ * caller's to open and close. */
+struct dir_reader {
+    int    fd;
+    int    err;                     /* 0, or -errno once a read failed */
+    size_t pos, len;
+    char   buf[2048] __attribute__((aligned(8)));
+};
+
+/* From the directory's current position (a freshly opened fd: its start). */
+void dir_reader_init(struct dir_reader *r, int fd);
+
+/* The next entry's name, "." and ".." left out; NULL at the end or when a read failed
+ * (then r->err is -errno: -ENOENT for a /proc directory whose process has exited). The
+ * name is valid until the next call. */
+const char *dir_reader_next(struct dir_reader *r);
+
 /* The entries of the open directory fd whose names do not start with '.', read from its
- * start (getdents64 into a small buffer on the stack: a DIR stream kept open costs a 32
- * KB buffer on the heap). -1 with errno set when it cannot be read. */
+ * start with a dir_reader. -1 with errno set when it cannot be read. */
 int dir_count_fd(int fd);
 
 /* Copy src into dst of size n, always NUL-terminated (truncates). */

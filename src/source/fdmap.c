@@ -700,31 +700,30 @@ static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs
         drop_deleted(m, tgid);
     char path[32];
     snprintf(path, sizeof(path), "%d/fd", (int)tgid);
-    DIR *d = opendir_at(m->proc_fd, path);
-    if (!d) {
+    int dfd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
         out->err = -errno;
         return;
     }
     struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
     unsigned nfds = 0;
     int err = 0;
+    struct dir_reader dr;
+    dir_reader_init(&dr, dfd);
     for (;;) {
-        errno = 0;
-        struct dirent *e = readdir(d);
-        if (!e) {
-            err = -errno;           /* 0 at the end; -ENOENT when the process exited */
+        const char *name = dir_reader_next(&dr);
+        if (!name) {
+            err = dr.err;           /* 0 at the end; -ENOENT when the process exited */
             break;
         }
-        if (e->d_name[0] == '.')
-            continue;
         if (++nfds > FDMAP_MAX_FDS) {
             out->truncated = true;
             break;
         }
-        if ((err = scan_fd(&s, dirfd(d), e->d_name)))
+        if ((err = scan_fd(&s, dfd, name)))
             break;
     }
-    closedir(d);
+    close(dfd);
     if (s.fdinfo_fd >= 0)
         close(s.fdinfo_fd);
     if (err) {

@@ -167,25 +167,50 @@ DIR *opendir_at(int dirfd, const char *path)
     return d;
 }
 
+void dir_reader_init(struct dir_reader *r, int fd)
+{
+    r->fd = fd;
+    r->err = 0;
+    r->pos = r->len = 0;
+}
+
+const char *dir_reader_next(struct dir_reader *r)
+{
+    for (;;) {
+        if (r->pos >= r->len) {
+            if (r->err)
+                return NULL;
+            ssize_t got = getdents64(r->fd, r->buf, sizeof(r->buf));
+            if (got <= 0) {
+                r->err = got < 0 ? -errno : 0;
+                r->pos = r->len = 0;
+                return NULL;
+            }
+            r->pos = 0;
+            r->len = (size_t)got;
+        }
+        const struct dirent64 *e = (const struct dirent64 *)(const void *)(r->buf + r->pos);
+        r->pos += e->d_reclen;
+        const char *n = e->d_name;
+        if (!(n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))))
+            return n;
+    }
+}
+
 int dir_count_fd(int fd)
 {
-    char buf[2048] __attribute__((aligned(8)));
     if (lseek(fd, 0, SEEK_SET) < 0)
         return -1;
+    struct dir_reader r;
+    dir_reader_init(&r, fd);
     int n = 0;
-    for (;;) {
-        ssize_t got = getdents64(fd, buf, sizeof(buf));
-        if (got < 0)
-            return -1;
-        if (got == 0)
-            return n;
-        for (ssize_t off = 0; off < got;) {
-            const struct dirent64 *e = (const struct dirent64 *)(const void *)(buf + off);
-            if (e->d_name[0] != '.')
-                n++;
-            off += e->d_reclen;
-        }
+    for (const char *name; (name = dir_reader_next(&r));)
+        n += name[0] != '.';
+    if (r.err) {
+        errno = -r.err;
+        return -1;
     }
+    return n;
 }
 
 void str_copy(char *dst, const char *src, size_t n)
