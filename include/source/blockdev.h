@@ -70,7 +70,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
  * stands for one registration of the device: once it is removed, reads of its files fail
  * (ENODEV), and a change of scheduler replaces the iosched directory; either way the
  * device is read from scratch with blockdev_read and its files opened anew (only when
- * may_open: the caller keeps the files it holds within a budget). Free *h with
+ * may_open: the caller keeps the files it holds within a budget). A bio-based device
+ * (zram, most dm) is kept by its inflight and rotational files where its queue shows no
+ * scheduler file (6.18); a blk-mq disk only once its mq/ is made. Free *h with
  * blockdev_handle_free when the device is no longer listed. */
 struct blockdev_handle;
 #define BD_HANDLE_FILES_MAX (5 + BD_NTUNABLES)

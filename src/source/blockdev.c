@@ -188,8 +188,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
 
 struct blockdev_handle {
     struct blockdev_info info;       /* as first read; the changing fields are read again */
-    int inflight_fd, sched_fd, nr_fd, rot_fd;
-    int mq_fd;                       /* mq/, its entries counted each refresh */
+    int inflight_fd, sched_fd, nr_fd, rot_fd;   /* sched_fd, nr_fd -1: a bio-based device's
+                                                 * queue has neither attribute */
+    int mq_fd;                       /* mq/, its entries counted each refresh; -1: bio-based */
     int tun_fd[BD_NTUNABLES];
 };
 
@@ -241,14 +242,27 @@ static int open_attr(int sys_fd, const char *dev, const char *attr)
     return openat(sys_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 }
 
+/* A bio-based device (zram, most dm targets): its queue has attributes but no
+ * scheduler to choose, and no hardware queues. On kernels that hide the scheduler
+ * attribute from such a queue (6.18 does) that is certain: a blk-mq disk being
+ * registered, whose mq/ is not made yet, already shows its scheduler file. Older kernels
+ * show "none" there, as for a blk-mq queue offering nothing else: no handle for those. */
+static bool bio_based(const struct blockdev_info *b)
+{
+    return b->hw_queues == 0 && b->nsched == 0 && b->scheduler[0] == '\0' &&
+           b->rotational >= 0 && !b->attr_err;
+}
+
 /* The files of a device just read by blockdev_read, kept open. NULL when any cannot be,
  * when the device is not the registration just read (removed and added again in
  * between: its directory has another inode), or when it has no request queue with
- * hardware queues yet (a disk is listed in diskstats before its queue/ and mq/ are
- * made): such a device is read from scratch until its files can stand for it. */
+ * hardware queues yet and is not bio-based (a disk is listed in diskstats before its
+ * queue/ and mq/ are made): such a device is read from scratch until its files can
+ * stand for it. */
 static struct blockdev_handle *handle_open(int sys_fd, const char *name, const struct blockdev_info *b)
 {
-    if (!b->has_queue || b->hw_queues <= 0 || b->ident == 0)
+    bool bio = bio_based(b);
+    if (!b->has_queue || (b->hw_queues <= 0 && !bio) || b->ident == 0)
         return NULL;
     char path[256];
     snprintf(path, sizeof(path), "class/block/%s", name);
@@ -268,17 +282,23 @@ static struct blockdev_handle *handle_open(int sys_fd, const char *name, const s
     h->inflight_fd = openat(dfd, "inflight", O_RDONLY | O_CLOEXEC | O_NOCTTY);
     close(dfd);
     bool ok = h->inflight_fd >= 0;
-    h->sched_fd = open_attr(sys_fd, b->disk, "queue/scheduler");
-    h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
     h->rot_fd = open_attr(sys_fd, b->disk, "queue/rotational");
-    ok = ok && h->sched_fd >= 0 && h->nr_fd >= 0 && h->rot_fd >= 0;
+    ok = ok && h->rot_fd >= 0;
+    if (!bio) {
+        h->sched_fd = open_attr(sys_fd, b->disk, "queue/scheduler");
+        h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
+        ok = ok && h->sched_fd >= 0 && h->nr_fd >= 0;
+    } else if (b->nr_requests >= 0) {
+        h->nr_fd = open_attr(sys_fd, b->disk, "queue/nr_requests");
+        ok = ok && h->nr_fd >= 0;
+    }
     for (unsigned i = 0; ok && i < b->ntunables; i++) {
         char attr[64];
         snprintf(attr, sizeof(attr), "queue/iosched/%s", b->tunables[i].name);
         h->tun_fd[i] = open_attr(sys_fd, b->disk, attr);
         ok = h->tun_fd[i] >= 0;
     }
-    if (ok) {
+    if (ok && !bio) {
         snprintf(path, sizeof(path), "class/block/%s/mq", b->disk);
         h->mq_fd = openat(sys_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ok = h->mq_fd >= 0;
@@ -301,7 +321,7 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
         return false;
     out->inflight_r = out->inflight_w = -1;
     blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);
-    {
+    if (h->sched_fd >= 0) {
         char active[BD_SCHED_MAX], list[BD_NSCHED][BD_SCHED_MAX];
         if (pread_attr(h->sched_fd, buf, sizeof(buf)) < 0)
             return false;
@@ -313,7 +333,7 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
             if (strcmp(list[i], h->info.schedulers[i]) != 0)
                 return false;
     }
-    if (!pread_long(h->nr_fd, &out->nr_requests))
+    if (h->nr_fd < 0 || !pread_long(h->nr_fd, &out->nr_requests))
         out->nr_requests = -1;
     long rot;
     out->rotational = pread_long(h->rot_fd, &rot) ? (int)rot : -1;
@@ -322,10 +342,12 @@ static bool handle_read(struct blockdev_handle *h, struct blockdev_info *out)
             return false;
         str_copy(out->tunables[i].value, str_chomp(buf), sizeof(out->tunables[i].value));
     }
-    int n = dir_count_fd(h->mq_fd);
-    if (n < 0)
-        return false;
-    out->hw_queues = n;
+    if (h->mq_fd >= 0) {
+        int n = dir_count_fd(h->mq_fd);
+        if (n < 0)
+            return false;
+        out->hw_queues = n;
+    }
     h->info = *out;
     return true;
 }

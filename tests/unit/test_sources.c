@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "source/blockdev.h"
@@ -961,6 +962,78 @@ static void test_blockdev_read_missing_device_is_enoent(void **state)
     assert_int_equal(blockdev_read(sys, "sdq", &b), -ENOENT);
 }
 
+/* A file of a made-up sysfs tree, written in place (O_TRUNC: the inode stays, as sysfs
+ * shows a new value through a file already open). */
+static void put_at(int dfd, const char *path, const char *text)
+{
+    int fd = openat(dfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    size_t len = strlen(text);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+/* blockdev_refresh keeps a bio-based device's files open (zram, most dm: queue attributes,
+ * no scheduler file, no mq/) and reads them again through the handle; a blk-mq disk
+ * whose mq/ is not made yet (its scheduler file already is) is read from scratch until
+ * it is, then kept too. */
+static void test_blockdev_refresh_keeps_bio_based_devices(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/iotriage-bdh-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int sys = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(sys >= 0);
+    static const char *const dirs[] = { "class", "class/block", "class/block/bio0",
+                                        "class/block/bio0/queue", "class/block/mq0",
+                                        "class/block/mq0/queue" };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        assert_int_equal(mkdirat(sys, dirs[i], 0755), 0);
+    put_at(sys, "class/block/bio0/inflight", "       1        2\n");
+    put_at(sys, "class/block/bio0/queue/rotational", "0\n");
+    put_at(sys, "class/block/mq0/inflight", "       0        0\n");
+    put_at(sys, "class/block/mq0/queue/scheduler", "[none] mq-deadline\n");
+    put_at(sys, "class/block/mq0/queue/nr_requests", "64\n");
+    put_at(sys, "class/block/mq0/queue/rotational", "1\n");
+
+    struct blockdev_handle *bio = NULL, *mq = NULL;
+    struct blockdev_info b;
+    assert_int_equal(blockdev_refresh(sys, "bio0", &bio, true, &b), 0);
+    assert_non_null(bio);
+    assert_int_equal(blockdev_handle_files(bio), 2);      /* inflight, rotational */
+    assert_int_equal(b.inflight_r, 1);
+    assert_int_equal(b.inflight_w, 2);
+    assert_int_equal(b.hw_queues, 0);
+    assert_int_equal(b.nr_requests, -1);
+    assert_string_equal(b.scheduler, "");
+    put_at(sys, "class/block/bio0/inflight", "       7        8\n");
+    put_at(sys, "class/block/bio0/queue/rotational", "1\n");
+    struct blockdev_handle *was = bio;
+    assert_int_equal(blockdev_refresh(sys, "bio0", &bio, true, &b), 0);
+    assert_ptr_equal(bio, was);                              /* through the handle */
+    assert_int_equal(b.inflight_r, 7);
+    assert_int_equal(b.inflight_w, 8);
+    assert_int_equal(b.rotational, 1);
+    assert_int_equal(b.hw_queues, 0);
+
+    assert_int_equal(blockdev_refresh(sys, "mq0", &mq, true, &b), 0);
+    assert_null(mq);                                         /* mq/ not made yet */
+    assert_string_equal(b.scheduler, "none");
+    assert_int_equal(b.hw_queues, 0);
+    assert_int_equal(mkdirat(sys, "class/block/mq0/mq", 0755), 0);
+    assert_int_equal(mkdirat(sys, "class/block/mq0/mq/0", 0755), 0);
+    assert_int_equal(blockdev_refresh(sys, "mq0", &mq, true, &b), 0);
+    assert_non_null(mq);
+    assert_int_equal(b.hw_queues, 1);
+    assert_int_equal(blockdev_handle_files(mq), 5);
+    blockdev_handle_free(bio);
+    blockdev_handle_free(mq);
+    close(sys);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* procstat_parse (/proc/PID/stat)                                                             */
 /* ------------------------------------------------------------------------------------------ */
@@ -1294,6 +1367,7 @@ int main(void)
                                         sys_setup, sys_teardown),
         cmocka_unit_test_setup_teardown(test_blockdev_read_device_without_queue_dir,
                                         sys_setup, sys_teardown),
+        cmocka_unit_test(test_blockdev_refresh_keeps_bio_based_devices),
         cmocka_unit_test_setup_teardown(test_blockdev_read_missing_device_is_enoent,
                                         sys_setup, sys_teardown),
 
