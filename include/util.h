@@ -38,6 +38,9 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap);
  * NUL-terminated. Returns its length or -errno. */
 ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit);
 
+/* The same from an open fd, from where it is to its end; fd stays open. */
+ssize_t read_fd_alloc(int fd, char **out, size_t limit);
+
 /* A small file holding one decimal number (sysfs attributes): the number, or -1 when the
  * file cannot be read or does not start with one. */
 long read_long_at(int dirfd, const char *path);

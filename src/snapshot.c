@@ -34,6 +34,7 @@ struct sampler {
                                       * /proc/diskstats listed them last */
     size_t ndevh;
     struct cgroup_src *cg;           /* task -> cgroup on the fd rescan cadence (cgroups.h) */
+    struct mounts_src *mnt;          /* the mount table, read again when it changes */
     struct fs_track *fst;            /* per filesystem, its used-bytes history */
     size_t nfst;
     struct lens *lens;               /* the BPF lens; NULL when off (lens_msg says why) */
@@ -127,6 +128,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         free(s);
         return -EIO;
     }
+    s->mnt = mounts_src_new(s->proc_fd, s->sys_fd);
     s->clk_tck = sysconf(_SC_CLK_TCK);
     if (s->clk_tck <= 0)
         s->clk_tck = 100;
@@ -216,6 +218,7 @@ void sampler_close(struct sampler *s)
         blockdev_handle_free(s->devh[i].h);
     free(s->devh);
     free(s->fst);
+    mounts_src_free(s->mnt);
     free(s->pids);
     free(s);
 }
@@ -936,7 +939,7 @@ static void take_filesystems(struct sampler *s, struct snapshot *out)
     struct fs_mount *mv;
     size_t n;
     out->fs_taken = true;
-    out->mounts_err = mounts_read(s->proc_fd, s->sys_fd, &mv, &n);
+    out->mounts_err = mounts_src_read(s->mnt, &mv, &n);
     struct fs_track *old = s->fst;
     size_t nold = s->nfst;
     s->fst = xcalloc(n ? n : 1, sizeof(*s->fst));

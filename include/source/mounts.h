@@ -65,6 +65,18 @@ size_t mountinfo_unescape(const char *s, size_t len, char *dst);
  * Returns 0 or -errno (mountinfo unreadable). */
 int  mounts_read(int proc_fd, int sys_fd, struct fs_mount **out, size_t *n);
 
+/* The same, kept between refreshes: /proc/self/mountinfo stays open and is read and
+ * parsed again only when the kernel says the table changed (poll: POLLPRI after a mount
+ * or unmount in our namespace since the last poll), or when a kept mount point can no
+ * longer be looked at (a directory above it renamed, which no event reports). The cover
+ * check and the figures are taken every time. A tree that is not procfs (--proc-root)
+ * is read every time. mounts_src_new never fails: a table it cannot read is reported by
+ * mounts_src_read. */
+struct mounts_src;
+struct mounts_src *mounts_src_new(int proc_fd, int sys_fd);
+int  mounts_src_read(struct mounts_src *s, struct fs_mount **out, size_t *n);
+void mounts_src_free(struct mounts_src *s);
+
 /* Pure: the figures of a statvfs result. */
 struct statvfs;
 void mounts_fill_statvfs(struct fs_mount *fs, const struct statvfs *st);

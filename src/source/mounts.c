@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -218,18 +221,12 @@ static dev_t backing_dev(int sys_fd, const struct mount_entry *e)
     return 0;
 }
 
-int mounts_read(int proc_fd, int sys_fd, struct fs_mount **out, size_t *n)
+/* The filesystems kept from a mountinfo text, before the cover check and the figures. */
+static void mounts_list(const char *buf, size_t len, int sys_fd, struct fs_mount **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    char *buf;
-    ssize_t len = read_file_alloc_at(proc_fd, "self/mountinfo", &buf, MOUNTINFO_LIMIT);
-    if (len < 0)
-        return (int)len;
     struct mount_entry *e;
     size_t ne;
-    mountinfo_parse(buf, (size_t)len, &e, &ne, NULL);
-    free(buf);
+    mountinfo_parse(buf, len, &e, &ne, NULL);
     struct fs_mount *v = xcalloc(ne ? ne : 1, sizeof(*v));
     size_t k = 0;
     for (size_t i = 0; i < ne; i++) {
@@ -257,28 +254,168 @@ int mounts_read(int proc_fd, int sys_fd, struct fs_mount **out, size_t *n)
         k++;
     }
     free(e);
+    *out = v;
+    *n = k;
+}
+
+/* A mount covered by a later one on the same path (tmpfs mounted twice on /dev/shm)
+ * cannot be reached by its path: its figures would be the cover's. 1 covered, 0 not,
+ * -errno when its path cannot be looked at (gone: renamed or unmounted since). */
+static int covered(const struct fs_mount *fm)
+{
+    struct stat pst;
+    if (stat(fm->m.mount, &pst) != 0)
+        return -errno;
+    return pst.st_dev != fm->m.dev;
+}
+
+static void take_figures(struct fs_mount *fm)
+{
+    struct statvfs st;
+    if (statvfs(fm->m.mount, &st) != 0) {
+        fm->statfs_err = -errno;
+        fm->inodes_total = fm->inodes_used = -1;
+        return;
+    }
+    mounts_fill_statvfs(fm, &st);
+    fm->read_only = (st.f_flag & ST_RDONLY) != 0;
+}
+
+int mounts_read(int proc_fd, int sys_fd, struct fs_mount **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char *buf;
+    ssize_t len = read_file_alloc_at(proc_fd, "self/mountinfo", &buf, MOUNTINFO_LIMIT);
+    if (len < 0)
+        return (int)len;
+    struct fs_mount *v;
+    size_t k;
+    mounts_list(buf, (size_t)len, sys_fd, &v, &k);
+    free(buf);
     size_t kept = 0;
     for (size_t i = 0; i < k; i++) {
-        /* A mount covered by a later one on the same path (tmpfs mounted twice on
-         * /dev/shm) cannot be reached by its path: its figures would be the cover's. */
-        struct stat pst;
-        if (stat(v[i].m.mount, &pst) == 0 && pst.st_dev != v[i].m.dev) {
+        if (covered(&v[i]) == 1) {
             mount_entry_free(&v[i].m);
             continue;
         }
         struct fs_mount *fm = &v[kept++];
         if (fm != &v[i])
             *fm = v[i];
-        struct statvfs st;
-        if (statvfs(fm->m.mount, &st) != 0) {
-            fm->statfs_err = -errno;
-            fm->inodes_total = fm->inodes_used = -1;
-            continue;
-        }
-        mounts_fill_statvfs(fm, &st);
-        fm->read_only = (st.f_flag & ST_RDONLY) != 0;
+        take_figures(fm);
     }
     *out = v;
     *n = kept;
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The mount table kept between refreshes                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+struct mounts_src {
+    int proc_fd, sys_fd;
+    int fd;                          /* self/mountinfo, kept open; -1: read by path */
+    bool pollable;                   /* fd is procfs's: POLLPRI says the table changed */
+    bool valid;                      /* list[] is the table as last read */
+    struct fs_mount *list;           /* kept, before the cover check and the figures */
+    size_t n;
+};
+
+struct mounts_src *mounts_src_new(int proc_fd, int sys_fd)
+{
+    struct mounts_src *s = xcalloc(1, sizeof(*s));
+    s->proc_fd = proc_fd;
+    s->sys_fd = sys_fd;
+    s->fd = openat(proc_fd, "self/mountinfo", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct statfs sf;
+    s->pollable = s->fd >= 0 && fstatfs(s->fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+    if (s->fd >= 0 && !s->pollable) {
+        close(s->fd);
+        s->fd = -1;
+    }
+    return s;
+}
+
+void mounts_src_free(struct mounts_src *s)
+{
+    if (!s)
+        return;
+    if (s->fd >= 0)
+        close(s->fd);
+    mounts_free(s->list, s->n);
+    free(s);
+}
+
+/* Whether the table may have changed since it was last read: always, where it cannot be
+ * polled. The event is the kernel's per open file: reported once per change. */
+static bool table_changed(struct mounts_src *s)
+{
+    if (!s->pollable || !s->valid)
+        return true;
+    struct pollfd p = { .fd = s->fd, .events = POLLPRI };
+    return poll(&p, 1, 0) != 0;      /* an error re-reads too */
+}
+
+static int table_read(struct mounts_src *s)
+{
+    mounts_free(s->list, s->n);
+    s->list = NULL;
+    s->n = 0;
+    s->valid = false;
+    char *buf;
+    ssize_t len = s->fd >= 0 && lseek(s->fd, 0, SEEK_SET) == 0
+                      ? read_fd_alloc(s->fd, &buf, MOUNTINFO_LIMIT)
+                      : read_file_alloc_at(s->proc_fd, "self/mountinfo", &buf, MOUNTINFO_LIMIT);
+    if (len < 0)
+        return (int)len;
+    mounts_list(buf, (size_t)len, s->sys_fd, &s->list, &s->n);
+    free(buf);
+    s->valid = true;
+    return 0;
+}
+
+static char *dup_or_null(const char *t)
+{
+    return t ? xstrdup(t) : NULL;
+}
+
+int mounts_src_read(struct mounts_src *s, struct fs_mount **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    bool fresh = table_changed(s);
+    for (int pass = 0; pass < 2; pass++) {
+        if (fresh) {
+            int rc = table_read(s);
+            if (rc < 0)
+                return rc;
+        }
+        struct fs_mount *v = xcalloc(s->n ? s->n : 1, sizeof(*v));
+        size_t kept = 0;
+        bool stale = false;
+        for (size_t i = 0; i < s->n && !stale; i++) {
+            int c = covered(&s->list[i]);
+            /* A kept table whose mount point is gone (a directory above it renamed: no
+             * mount event) is read again at once. */
+            stale = c < 0 && !fresh;
+            if (c == 1 || stale)
+                continue;
+            struct fs_mount *fm = &v[kept++];
+            *fm = s->list[i];
+            fm->m.root = dup_or_null(s->list[i].m.root);
+            fm->m.mount = dup_or_null(s->list[i].m.mount);
+            fm->m.fstype = dup_or_null(s->list[i].m.fstype);
+            fm->m.source = dup_or_null(s->list[i].m.source);
+            take_figures(fm);
+        }
+        if (!stale) {
+            *out = v;
+            *n = kept;
+            return 0;
+        }
+        mounts_free(v, kept);
+        fresh = true;
+    }
+    return 0;                        /* not reached: a fresh pass is never stale */
 }

@@ -97,11 +97,8 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t cap)
     return n;
 }
 
-ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit)
+ssize_t read_fd_alloc(int fd, char **out, size_t limit)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return -errno;
     size_t cap = 4096, len = 0;
     char *buf = xmalloc(cap);
     for (;;) {
@@ -116,7 +113,6 @@ ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit
             if (errno == EINTR)
                 continue;
             int e = errno;
-            close(fd);
             free(buf);
             return -e;
         }
@@ -124,10 +120,19 @@ ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit
             break;
         len += (size_t)r;
     }
-    close(fd);
     buf[len] = '\0';
     *out = buf;
     return (ssize_t)len;
+}
+
+ssize_t read_file_alloc_at(int dirfd, const char *path, char **out, size_t limit)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = read_fd_alloc(fd, out, limit);
+    close(fd);
+    return n;
 }
 
 long read_long_at(int dirfd, const char *path)

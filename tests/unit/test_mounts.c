@@ -177,6 +177,113 @@ static void test_mounts_read_live(void **state)
     close(sys);
 }
 
+/* The kept table (mounts_src): a mount and an unmount show at the next read (the
+ * kernel's POLLPRI on the kept mountinfo), the figures are taken every read from the
+ * kept table, and a mount point moved by renaming a directory above it (no mount event)
+ * is found at its new path. Root: it mounts tmpfs. */
+static const struct fs_mount *kept_at(const struct fs_mount *v, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].m.mount, path) == 0)
+            return &v[i];
+    return NULL;
+}
+
+static char msrc_top[] = "/tmp/iotriage-msrc-XXXXXX";
+static int msrc_proc = -1, msrc_sys = -1;
+static struct mounts_src *msrc;
+
+/* Whatever the test left, failed or not: its mounts, directories and files (a later
+ * test's child expects its own at fds 3 and 4). */
+static int msrc_teardown(void **state)
+{
+    (void)state;
+    mounts_src_free(msrc);
+    msrc = NULL;
+    if (msrc_proc >= 0)
+        close(msrc_proc);
+    if (msrc_sys >= 0)
+        close(msrc_sys);
+    msrc_proc = msrc_sys = -1;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "umount -q %s/a/m %s/b/m 2>/dev/null; rm -rf %s", msrc_top, msrc_top,
+             msrc_top);
+    if (msrc_top[strlen(msrc_top) - 1] != 'X')
+        (void)!system(cmd);
+    return 0;
+}
+
+static void test_mounts_src_follows_the_table(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    char *top = msrc_top;
+    assert_non_null(mkdtemp(top));
+    char dir[96], moved[96], mnt[128], mnt2[128], file[160];
+    snprintf(dir, sizeof dir, "%s/a", top);
+    snprintf(moved, sizeof moved, "%s/b", top);
+    snprintf(mnt, sizeof mnt, "%s/m", dir);
+    snprintf(mnt2, sizeof mnt2, "%s/m", moved);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    msrc_proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    msrc_sys = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct mounts_src *src = msrc = mounts_src_new(msrc_proc, msrc_sys);
+    struct fs_mount *v;
+    size_t n;
+    assert_int_equal(mounts_src_read(src, &v, &n), 0);
+    assert_null(kept_at(v, n, mnt));
+    mounts_free(v, n);
+
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=4m iotriage-msrc %s", mnt);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mounts_src_read(src, &v, &n), 0);
+    const struct fs_mount *m = kept_at(v, n, mnt);
+    if (!m) {
+        fail();
+        return;
+    }
+    assert_int_equal(m->used, 0);
+    mounts_free(v, n);
+
+    /* The table is kept; the figures are not. */
+    snprintf(file, sizeof file, "%s/f", mnt);
+    int fd = open(file, O_WRONLY | O_CREAT, 0600);
+    assert_true(fd >= 0);
+    static char block[256 * 1024];
+    memset(block, 'x', sizeof block);
+    assert_int_equal(write(fd, block, sizeof block), (ssize_t)sizeof block);
+    close(fd);
+    assert_int_equal(mounts_src_read(src, &v, &n), 0);
+    m = kept_at(v, n, mnt);
+    if (!m) {
+        fail();
+        return;
+    }
+    assert_true(m->used >= sizeof block);
+    mounts_free(v, n);
+
+    /* Renaming a directory above a mount point sends no mount event. */
+    assert_int_equal(rename(dir, moved), 0);
+    assert_int_equal(mounts_src_read(src, &v, &n), 0);
+    assert_null(kept_at(v, n, mnt));
+    m = kept_at(v, n, mnt2);
+    if (!m) {
+        fail();
+        return;
+    }
+    assert_int_equal(m->statfs_err, 0);
+    mounts_free(v, n);
+
+    snprintf(cmd, sizeof cmd, "umount %s", mnt2);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mounts_src_read(src, &v, &n), 0);
+    assert_null(kept_at(v, n, mnt2));
+    mounts_free(v, n);
+}
+
 /* ---- live: a child holding deleted files ---------------------------------------------------- */
 
 static char scratch[64];
@@ -676,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_unescape),
         cmocka_unit_test(test_statvfs_figures),
         cmocka_unit_test(test_mounts_read_live),
+        cmocka_unit_test_teardown(test_mounts_src_follows_the_table, msrc_teardown),
         cmocka_unit_test(test_fdmap_notes_deleted),
         cmocka_unit_test(test_fsfix_live),
         cmocka_unit_test(test_fsfix_job_live),
