@@ -5,6 +5,15 @@
 # Protocol of every test: exit 0 pass, 77 skipped (it says why), anything else fail.
 # A skipped test is reported as skipped, never as passed. The last line is the summary.
 # Usage: tests/run.sh [unit|integration|all] [NAME-FILTER]
+#
+# The background lane. The integration tests in LANE are builds and CPU work that share
+# no machine state with the others (no loop device, tmux server, sysctl, or /proc count
+# they depend on): they run one after the other in a subshell, at nice 10, while the
+# other tests run in order in the foreground. Their lines are printed, in LANE's order,
+# after the last foreground line, and counted in the summary like the others; a lane that
+# did not report counts as a failure. On a full run (no NAME-FILTER) the lane first
+# builds, for the tests that build them, build/ro (make readonly) and build/san (make
+# san); those tests take the same lock (build/.NAME.lock) and find them made.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 # No test reads or writes the devices' levels remembered on this machine (record/state.h);
@@ -16,6 +25,8 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=build/test-logs
 mkdir -p "$logdir"
+LANE=(test_build_clang test_fuzz_smoke)
+in_lane() { local l; for l in "${LANE[@]}"; do [ "$l" = "$1" ] && return 0; done; return 1; }
 
 run_one() {
     local name=$1; shift
@@ -36,6 +47,34 @@ run_one() {
     esac
 }
 
+lane_pid=
+if [ "$what" = integration ] || [ "$what" = all ]; then
+    lane_out=$logdir/lane.out lane_status=$logdir/lane.status
+    rm -f "$lane_out" "$lane_status"
+    (
+        # nice 10: the foreground tests, whose waits have bounds, come first for the CPU
+        renice -n 10 -p "$BASHPID" >/dev/null 2>&1
+        pass=0 fail=0 skip=0 failed=()
+        if [ -z "$filter" ]; then
+            flock build/.ro.lock make -s -j"$(nproc 2>/dev/null || echo 2)" readonly \
+                >"$logdir/lane-prebuild-ro.log" 2>&1
+            flock build/.san.lock make -s -j"$(nproc 2>/dev/null || echo 2)" san \
+                >"$logdir/lane-prebuild-san.log" 2>&1
+        fi
+        for n in "${LANE[@]}"; do
+            t=tests/integration/$n.sh
+            [ -x "$t" ] || continue
+            run_one "integration/$n" "$t"
+        done
+        echo "$pass $fail $skip ${failed[*]}" >"$lane_status"
+    ) </dev/null >"$lane_out" 2>&1 &
+    lane_pid=$!
+    # An interrupted run takes the lane down with it (its commands ignore SIGINT, as a
+    # non-interactive shell's background commands do): the whole tree, children first.
+    kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null; }
+    trap 'kill_tree "$lane_pid"; exit 130' INT TERM
+fi
+
 if [ "$what" = unit ] || [ "$what" = all ]; then
     for t in build/tests/test_*; do
         [ -x "$t" ] || continue
@@ -45,8 +84,22 @@ fi
 if [ "$what" = integration ] || [ "$what" = all ]; then
     for t in tests/integration/test_*.sh; do
         [ -x "$t" ] || continue
+        in_lane "$(basename "$t" .sh)" && continue
         run_one "integration/$(basename "$t" .sh)" "$t"
     done
+fi
+if [ -n "$lane_pid" ]; then
+    wait "$lane_pid"
+    trap - INT TERM
+    cat "$lane_out"
+    if read -r lp lf ls lfailed 2>/dev/null <"$lane_status"; then
+        pass=$((pass + lp)) fail=$((fail + lf)) skip=$((skip + ls))
+        # shellcheck disable=SC2206  # test names have no blanks
+        [ -n "$lfailed" ] && failed+=($lfailed)
+    else
+        fail=$((fail + 1)); failed+=("background-lane")
+        echo "FAIL  the background lane (${LANE[*]}) did not report (log $lane_out)"
+    fi
 fi
 
 echo

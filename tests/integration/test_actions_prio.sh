@@ -129,7 +129,9 @@ check_refusals 'read-only: started with --read-only, iotriage changes nothing'
 ok "--read-only: i, A, s and u refused with a message, nothing changed"
 
 # Built read-only: no option lifts it.
-make -C "$ROOT" -s readonly >"$TMP/ro.log" 2>&1 || { cat "$TMP/ro.log"; fail "make readonly failed"; }
+# (under build/.ro.lock: tests/run.sh's background lane makes the same build ahead of it)
+flock "$ROOT/build/.ro.lock" make -C "$ROOT" -s -j"$(nproc 2>/dev/null || echo 2)" readonly >"$TMP/ro.log" 2>&1 ||
+    { cat "$TMP/ro.log"; fail "make readonly failed"; }
 RO=$ROOT/build/ro/iotriage-ro
 "$RO" -V | grep -q 'built read-only' || fail "-V does not say built read-only"
 SOCK=$SOCK0-built

@@ -17,10 +17,13 @@ if [ -s "$SAN_ROOT/tests/soak/lsan.supp" ]; then
 fi
 
 # make san: build/san/iotriage, the unit tests and the soak helpers. Quiet unless it fails.
+# Under build/.san.lock, which tests/run.sh's background lane holds while it makes the
+# same build ahead of the tests: one make at a time in build/san, the second finds it done.
 san_build() {
     local log
     log=$(mktemp "${TMPDIR:-/tmp}/iotriage-san-build.XXXXXX")
-    if ! make -C "$SAN_ROOT" -s -j"$(nproc 2>/dev/null || echo 2)" san >"$log" 2>&1; then
+    mkdir -p "$SAN_ROOT/build"
+    if ! flock "$SAN_ROOT/build/.san.lock" make -C "$SAN_ROOT" -s -j"$(nproc 2>/dev/null || echo 2)" san >"$log" 2>&1; then
         tail -n 40 "$log" >&2
         rm -f "$log"
         return 1
