@@ -7,8 +7,9 @@
 # Usage: tests/run.sh [unit|integration|all] [NAME-FILTER]
 #
 # The background lane. The integration tests in LANE are builds and CPU work that share
-# no machine state with the others (no loop device, tmux server, sysctl, or /proc count
-# they depend on): they run one after the other in a subshell, at nice 10, while the
+# no machine state with the others (no loop device, tmux server, sysctl or /proc count
+# they depend on; their compilers do show in the process lists the others' screens
+# draw, as ordinary be/4 processes): they run one after the other in a subshell while the
 # other tests run in order in the foreground. Their lines are printed, in LANE's order,
 # after the last foreground line, and counted in the summary like the others; a lane that
 # did not report counts as a failure. On a full run (no NAME-FILTER) the lane first
@@ -52,8 +53,9 @@ if [ "$what" = integration ] || [ "$what" = all ]; then
     lane_out=$logdir/lane.out lane_status=$logdir/lane.status
     rm -f "$lane_out" "$lane_status"
     (
-        # nice 10: the foreground tests, whose waits have bounds, come first for the CPU
-        renice -n 10 -p "$BASHPID" >/dev/null 2>&1
+        # Not niced: a nice 10 process has I/O priority be/6, and the screens of the
+        # foreground tests then list the lane's compilers with ioprio warnings on vda
+        # (test_actions_sched waited in vain behind them for its own fio's warning).
         pass=0 fail=0 skip=0 failed=()
         if [ -z "$filter" ]; then
             flock build/.ro.lock make -s -j"$(nproc 2>/dev/null || echo 2)" readonly \
