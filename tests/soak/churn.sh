@@ -26,9 +26,13 @@
 #     more than 25 % (+50) more tasks than during the warm-up: what a sample holds grows
 #     with the tasks on the machine, and someone else's workload must not decide. Without
 #     such a reading, RSS is not judged and a note says so. ASan's quarantine is cut to
-#     16 MB and it returns freed memory to the system every 0.5 s (ASAN_OPTIONS
+#     4 MB and it returns freed memory to the system every 0.5 s (ASAN_OPTIONS
 #     quarantine_size_mb, allocator_release_to_os_interval_ms), so that RSS follows what
-#     is held rather than the most ever held.
+#     is held rather than the most ever held. The quarantine (freed memory kept poisoned
+#     to catch a use after free) is RSS until it is full, and it fills at the rate the
+#     sampler frees: 16 MB took longer than the warm-up once a refresh freed less (no DIR
+#     buffer per fd scan, no mountinfo text per refresh) and read as 12 MB of growth; 4
+#     MB fills within the warm-up and still holds the last second or so of frees.
 # Exit 77 (skip) when jq is missing. SOAK_KEEP=1 keeps the scratch directory (raw output
 # of runs up to 120 s). Figures go to stdout and build/soak/summary.txt.
 set -u
@@ -55,7 +59,7 @@ if [ "${SOAK_NO_BUILD:-0}" != 1 ]; then
     san_build || die "sanitizer build failed"
 fi
 [ -x "$SAN_IOT" ] && [ -x "$SAN_CHURN" ] || die "build/san not built (make san)"
-export ASAN_OPTIONS=$ASAN_OPTIONS:quarantine_size_mb=16:allocator_release_to_os_interval_ms=500
+export ASAN_OPTIONS=$ASAN_OPTIONS:quarantine_size_mb=4:allocator_release_to_os_interval_ms=500
 kidmax=65536
 warm=$((secs / 5))
 [ "$warm" -lt 5 ] && warm=5
