@@ -102,6 +102,12 @@ void sampler_load_lens(struct sampler *s)
     s->have_subs = true;
 }
 
+/* fdmap's bulk source: the task iterator's open-files pass. */
+static int bulk_files(void *ctx, struct tasks_file_rec **v, size_t *n, size_t *cap)
+{
+    return taskiter_files(ctx, v, n, cap);
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen)
 {
     struct sampler *s = xcalloc(1, sizeof(*s));
@@ -173,6 +179,11 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
             taskiter_only(ti, groups, s->opts.npids);
             free(groups);
             procs_set_taskiter(s->procs, ti);
+            /* The open files of every process in one pass where many are to be scanned
+             * (fdmap.h: fdmap_set_bulk); IOTRIAGE_FILEITER=0 leaves them to /proc. */
+            const char *fi_env = getenv("IOTRIAGE_FILEITER");
+            if (s->fdmap && taskiter_has_files(ti) && !(fi_env && strcmp(fi_env, "0") == 0))
+                fdmap_set_bulk(s->fdmap, bulk_files, ti, FDMAP_BULK_AFTER);
             /* A first frame's run leaves idle processes' command lines to the second
              * (their names meanwhile), as it leaves their open-file scans. */
             if (opts->defer_idle_scans)
@@ -685,6 +696,7 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
         group_sigs(out, &groups, &ngroups);
     out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
     fdmap_reserve(s->fdmap, groups ? ngroups : out->ntasks);   /* kernel threads included */
+    fdmap_begin_refresh(s->fdmap);
     for (size_t i = 0; i < out->ntasks; i++) {
         const struct task_sample *t = &out->tasks[i];
         struct task_devs *td = &out->tdevs[i];

@@ -84,4 +84,29 @@ struct tasks_rec {
 
 #define TASKS_REC_SIZE 312
 
+/* The open-files iterator (tasks.bpf.c files_dump, iter/task_file): one record per open
+ * file of every thread group (a thread sharing its leader's file table is not visited
+ * again), in ascending tgid order then fd order, nothing after it. What a statx of
+ * /proc/PID/fd/N and its fdinfo would say, as the kernel keeps it: dev and rdev in the
+ * kernel's dev_t layout (major << 20 | minor), mode the inode's i_mode, flags the file's
+ * f_flags (O_* as open(2) took them), fmode its f_mode (FMODE_READ 0x1, FMODE_WRITE 0x2). */
+struct tasks_file_rec {
+    __u32 tid, tgid;                /* the task whose file table this is (a leader's
+                                     * unless a thread has a table of its own) */
+    __u32 fd;
+    __u32 pad;
+    __u32 mode;                     /* inode->i_mode: S_IFMT and permissions */
+    __u32 flags;                    /* file->f_flags */
+    __u32 fmode;                    /* file->f_mode */
+    __u32 nlink;                    /* inode->i_nlink: 0 for a file deleted while open */
+    __u32 dev;                      /* inode->i_sb->s_dev: the filesystem's device */
+    __u32 rdev;                     /* inode->i_rdev: a device file's own number */
+    __u64 ino;
+    __u64 size;                     /* inode->i_size */
+    __u64 blocks;                   /* inode->i_blocks, 512-byte units */
+};
+
+#define TASKS_FILE_REC_SIZE 64
+#define TASKS_FILE_FMODE_WRITE 0x2u
+
 #endif

@@ -56,16 +56,21 @@
 #ifndef IOTRIAGE_SOURCE_FDMAP_H
 #define IOTRIAGE_SOURCE_FDMAP_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "bpf/tasks_rec.h"
 
 #define FDMAP_MAX_DEVS          16     /* devices per process (and per resolution) */
 #define FDMAP_MAX_DEPTH         8      /* stacking hops below the device a file is on */
 #define FDMAP_MAX_FDS           4096   /* fds examined per process and scan */
 #define FDMAP_MAX_CACHED_DEVS   256    /* distinct dev_t resolutions kept; then all dropped */
 #define FDMAP_DEFAULT_MAX_PROCS 32768
+#define FDMAP_BULK_AFTER        32     /* the sampler's: /proc scans in a refresh before
+                                        * the bulk source is asked (fdmap_set_bulk) */
 
 struct fd_devs {
     int      err;                   /* 0, or -errno: the set is unknown (ndevs is 0).
@@ -97,6 +102,8 @@ struct fdmap_stats {
     unsigned long long fds;         /* fds examined (statx calls) */
     unsigned long long fdinfo_reads;
     unsigned long long deleted;     /* deleted-but-open fds noted */
+    unsigned long long bulk_runs;   /* times the bulk source was asked */
+    unsigned long long bulk_scans;  /* of scans, those answered from its records */
     unsigned long long resolves;    /* dev_t resolutions through sysfs */
     unsigned long long dev_checks;  /* cached resolutions revalidated */
     unsigned long long dev_drops;   /* cached resolutions found stale and redone */
@@ -114,7 +121,10 @@ struct fd_deleted {
     dev_t    dev;                   /* st_dev: the filesystem holding its blocks */
     ino_t    ino;
     uint64_t size;                  /* st_size at the scan */
-    uint64_t blocks_bytes;          /* st_blocks x 512: the space it holds at the scan */
+    uint64_t blocks_bytes;          /* st_blocks x 512: the space it holds at the scan
+                                     * (from the bulk source, the inode's allocated
+                                     * blocks: without the delayed allocation ext4's
+                                     * statx counts) */
 };
 
 struct fdmap;
@@ -144,6 +154,22 @@ void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, d
  * is empty (the first sample): a caller that knows how many it will ask about spares it
  * its doublings, each a copy. Later, the table grows and shrinks with what it holds. */
 void fdmap_reserve(struct fdmap *m, size_t procs);
+
+/* Every process's open files at once, sorted by tgid then fd (the task iterator's
+ * taskiter_files: one BPF pass over every open file of the machine instead of an open, a
+ * getdents64 and a statx per fd for each process). Once a refresh has scanned
+ * `after` processes from /proc (a first sample, a burst of new processes), the
+ * fdmap asks it once and answers the refresh's further scans from its records, with the
+ * same per-file logic (the fd's flags come with the record: no lstat, no fdinfo); a
+ * process it has no record of (no open file, or one the kernel's iterator did not visit)
+ * is read from /proc as before. fn fills *v (grown with realloc, *cap its room) and *n,
+ * returns 0 or -errno (then /proc for the rest of the refresh). after: the /proc scans
+ * a refresh makes before asking (the sampler's FDMAP_BULK_AFTER; 0: at its first scan). */
+typedef int (*fdmap_bulk_fn)(void *ctx, struct tasks_file_rec **v, size_t *n, size_t *cap);
+void fdmap_set_bulk(struct fdmap *m, fdmap_bulk_fn fn, void *ctx, unsigned after);
+
+/* A refresh begins: the bulk source's records of the last one are forgotten. */
+void fdmap_begin_refresh(struct fdmap *m);
 
 /* Seconds an idle process's answer may age (see fdmap_get_io); at least rescan_s, which
  * is also the default (no idle rule). */

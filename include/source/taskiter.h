@@ -145,4 +145,13 @@ bool taskiter_bound(const struct taskiter *ti);
 const char *taskiter_loader(const struct taskiter *ti);
 void taskiter_close(struct taskiter *ti);
 
+/* The open files of every process at once (tasks.bpf.c files_dump, iter/task_file): one
+ * record per open file of each thread group's leader (include/bpf/tasks_rec.h: struct
+ * tasks_file_rec), in *v (grown with realloc, *cap its room), sorted by tgid then fd.
+ * A process with no open file has no record, nor does one the kernel's iterator did not
+ * visit: its caller reads /proc for those. Returns 0, -ENOTSUP where the program did not
+ * load or attach (taskiter_has_files false), or -errno (*n is then 0). */
+bool taskiter_has_files(const struct taskiter *ti);
+int  taskiter_files(struct taskiter *ti, struct tasks_file_rec **v, size_t *n, size_t *cap);
+
 #endif

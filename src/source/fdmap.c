@@ -166,21 +166,68 @@ static bool has_scheduler(int devfd)
     return blockdev_parse_scheduler(buf, active, list) > 0 && active[0] != '\0';
 }
 
+/* What the scan needs of one open file, from a statx of /proc/PID/fd/N or from the
+ * open-files iterator's record. */
+struct fd_facts {
+    int      fd;
+    mode_t   type;                  /* S_IFMT bits; 0: not known */
+    bool     nlink_known;
+    uint32_t nlink;
+    dev_t    dev, rdev;
+    ino_t    ino;
+    uint64_t size, blocks_bytes;
+    int      buffered;              /* open for writing without O_DIRECT: 1, 0, or -1 not
+                                     * known yet (the /proc scan asks when it matters) */
+};
+
+static void facts_of_statx(const struct statx *stx, int fd, struct fd_facts *f)
+{
+    f->fd = fd;
+    f->type = (stx->stx_mask & STATX_TYPE) ? (mode_t)(stx->stx_mode & S_IFMT) : 0;
+    f->nlink_known = (stx->stx_mask & STATX_NLINK) != 0;
+    f->nlink = stx->stx_nlink;
+    f->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    f->rdev = makedev(stx->stx_rdev_major, stx->stx_rdev_minor);
+    f->ino = (ino_t)stx->stx_ino;
+    f->size = stx->stx_size;
+    f->blocks_bytes = (stx->stx_mask & STATX_BLOCKS) ? stx->stx_blocks * 512 : stx->stx_size;
+    f->buffered = -1;
+}
+
+/* The kernel's dev_t layout (major << 20 | minor), as the iterator copies it. */
+static dev_t kdev(uint32_t d)
+{
+    return makedev(d >> 20, d & 0xfffffu);
+}
+
+static void facts_of_rec(const struct tasks_file_rec *r, struct fd_facts *f)
+{
+    f->fd = (int)r->fd;
+    f->type = (mode_t)(r->mode & S_IFMT);
+    f->nlink_known = true;
+    f->nlink = r->nlink;
+    f->dev = kdev(r->dev);
+    f->rdev = kdev(r->rdev);
+    f->ino = (ino_t)r->ino;
+    f->size = r->size;
+    f->blocks_bytes = r->blocks * 512;
+    f->buffered = (r->fmode & TASKS_FILE_FMODE_WRITE) && !(r->flags & O_DIRECT);
+}
+
 /* Which device a file's I/O goes to: a block device's own number, or the device of the
  * filesystem holding a regular file or directory. A statx that could not say the type
  * (FUSE refuses attributes to other users but still gives st_dev for an empty request
  * mask) is taken as a file on its filesystem. *may_write: the kind of file whose buffered
  * writes go through the page cache. False for anything on an anonymous device. */
-static bool stx_device(const struct statx *stx, dev_t *dev, bool *may_write)
+static bool facts_device(const struct fd_facts *f, dev_t *dev, bool *may_write)
 {
-    mode_t type = (stx->stx_mask & STATX_TYPE) ? (mode_t)(stx->stx_mode & S_IFMT) : 0;
-    if (type == S_IFBLK)
-        *dev = makedev(stx->stx_rdev_major, stx->stx_rdev_minor);
-    else if (type == 0 || type == S_IFREG || type == S_IFDIR)
-        *dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    if (f->type == S_IFBLK)
+        *dev = f->rdev;
+    else if (f->type == 0 || f->type == S_IFREG || f->type == S_IFDIR)
+        *dev = f->dev;
     else
         return false;
-    *may_write = type != S_IFDIR;
+    *may_write = f->type != S_IFDIR;
     return major(*dev) != 0;
 }
 
@@ -208,8 +255,10 @@ static int loop_backing_dev(int loopfd, dev_t *out)
     int err = statx_cached(AT_FDCWD, path, &stx);
     if (err)
         return err;
+    struct fd_facts f;
+    facts_of_statx(&stx, -1, &f);
     bool may_write;
-    return stx_device(&stx, out, &may_write) ? 0 : -ENODEV;
+    return facts_device(&f, out, &may_write) ? 0 : -ENODEV;
 }
 
 static bool visited(const struct resolution *r, dev_t dev)
@@ -397,6 +446,16 @@ struct fdmap {
     /* Deleted-but-open files as of each process's latest scan, in scan order. */
     struct fd_deleted *deleted;
     size_t ndeleted, deleted_cap;
+
+    /* Every process's open files at once (fdmap_set_bulk), asked for once a refresh has
+     * scanned bulk_after processes from /proc; valid until fdmap_begin_refresh. */
+    fdmap_bulk_fn bulk;
+    void *bulk_ctx;
+    struct tasks_file_rec *recs;
+    size_t nrecs, recs_cap;
+    unsigned bulk_after;            /* /proc scans in a refresh before it is asked */
+    unsigned refresh_scans;         /* /proc scans since fdmap_begin_refresh */
+    bool recs_taken;                /* the bulk source was asked this refresh */
 
     struct fdmap_stats stats;
 };
@@ -628,12 +687,10 @@ static bool all_buffered(const struct fd_devs *out, const struct resolution *r)
  * made anyway, at no extra system call. Its open flags and name are read later, and only
  * for files on a filesystem the caller watches (memfds, the usual nameless files, live on
  * an internal tmpfs no mount shows). */
-static void note_deleted(struct scan *s, const char *name, const struct statx *stx)
+static void note_deleted(struct scan *s, const struct fd_facts *f)
 {
     struct fdmap *m = s->m;
-    const char *p = name, *end = name + strlen(name);
-    uint64_t fd;
-    if (parse_u64(&p, end, &fd) || p != end || fd > INT_MAX)
+    if (f->fd < 0)
         return;
     if (m->ndeleted == m->deleted_cap) {
         m->deleted_cap = m->deleted_cap ? 2 * m->deleted_cap : 16;
@@ -641,11 +698,11 @@ static void note_deleted(struct scan *s, const char *name, const struct statx *s
     }
     struct fd_deleted *d = &m->deleted[m->ndeleted++];
     d->tgid = s->tgid;
-    d->fd = (int)fd;
-    d->dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
-    d->ino = (ino_t)stx->stx_ino;
-    d->size = stx->stx_size;
-    d->blocks_bytes = (stx->stx_mask & STATX_BLOCKS) ? stx->stx_blocks * 512 : stx->stx_size;
+    d->fd = f->fd;
+    d->dev = f->dev;
+    d->ino = f->ino;
+    d->size = f->size;
+    d->blocks_bytes = f->blocks_bytes;
     m->stats.deleted++;
 }
 
@@ -662,6 +719,8 @@ static void drop_deleted(struct fdmap *m, pid_t tgid)
 
 /* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
  * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
+static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, const char *name);
+
 static int scan_fd(struct scan *s, int fd_dir, const char *name)
 {
     struct statx stx;
@@ -669,13 +728,24 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
     int err = statx_cached(fd_dir, name, &stx);
     if (err)
         return err == -EACCES || err == -EPERM ? -EACCES : 0;
-    if ((stx.stx_mask & (STATX_TYPE | STATX_NLINK)) == (STATX_TYPE | STATX_NLINK) &&
-        S_ISREG(stx.stx_mode) && stx.stx_nlink == 0)
-        note_deleted(s, name, &stx);
+    const char *p = name, *end = name + strlen(name);
+    uint64_t fd;
+    struct fd_facts f;
+    facts_of_statx(&stx, parse_u64(&p, end, &fd) || p != end || fd > INT_MAX ? -1 : (int)fd, &f);
+    account_fd(s, &f, fd_dir, name);
+    return 0;
+}
+
+/* One open file into the scan's answer. fd_dir and name: its /proc/PID/fd entry, for
+ * the flags when f does not carry them (fd_dir -1: it does). */
+static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, const char *name)
+{
+    if (f->type == S_IFREG && f->nlink_known && f->nlink == 0)
+        note_deleted(s, f);
     dev_t dev;
     bool may_write;
-    if (!stx_device(&stx, &dev, &may_write))
-        return 0;
+    if (!facts_device(f, &dev, &may_write))
+        return;
     const struct resolution *r = dev_lookup(s->m, dev, s->now);
     bool reaches = r->n > 0;
     for (unsigned i = 0; i < r->n; i++)
@@ -683,17 +753,77 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
     s->out->truncated |= r->truncated;
     /* fdinfo costs a read: only for a file whose writes could reach a scheduler we
      * report, and only while it could add a device to the buffered set. */
-    if (reaches && may_write && !all_buffered(s->out, r) && fd_writes_buffered(s, fd_dir, name)) {
+    if (reaches && may_write && !all_buffered(s->out, r) &&
+        (f->buffered >= 0 ? f->buffered == 1 : fd_dir >= 0 && fd_writes_buffered(s, fd_dir, name))) {
         bool full = false;
         for (unsigned i = 0; i < r->n; i++)
             set_add(s->out->buffered_devs, &s->out->nbuffered, &full, r->devs[i]);
         s->out->buffered_writer = true;
     }
-    return 0;
+}
+
+/* The records of tgid among the bulk source's, or NULL: a binary search on the sorted
+ * array (taskiter_files sorts by tgid, then fd). */
+static const struct tasks_file_rec *recs_of(const struct fdmap *m, pid_t tgid, size_t *n)
+{
+    size_t lo = 0, hi = m->nrecs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->recs[mid].tgid < (uint32_t)tgid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < m->nrecs && m->recs[end].tgid == (uint32_t)tgid)
+        end++;
+    *n = end - lo;
+    return *n ? &m->recs[lo] : NULL;
+}
+
+/* A process's answer from the bulk source's records, when it has any for it: the same
+ * per-file logic as the /proc scan, no system call. */
+static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
+{
+    if (!m->bulk)
+        return false;
+    if (!m->recs_taken) {
+        if (m->refresh_scans < m->bulk_after)
+            return false;
+        m->recs_taken = true;
+        m->nrecs = 0;
+        if (m->bulk(m->bulk_ctx, &m->recs, &m->nrecs, &m->recs_cap) < 0)
+            m->nrecs = 0;
+        m->stats.bulk_runs++;
+    }
+    size_t n;
+    const struct tasks_file_rec *r = recs_of(m, tgid, &n);
+    if (!r)
+        return false;                /* no open file, or not visited: /proc says */
+    memset(out, 0, sizeof(*out));
+    m->stats.scans++;
+    m->stats.bulk_scans++;
+    if (m->ndeleted)
+        drop_deleted(m, tgid);
+    struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
+    for (size_t i = 0; i < n; i++) {
+        if (i >= FDMAP_MAX_FDS) {
+            out->truncated = true;
+            break;
+        }
+        struct fd_facts f;
+        facts_of_rec(&r[i], &f);
+        m->stats.fds++;
+        account_fd(&s, &f, -1, NULL);
+    }
+    return true;
 }
 
 static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
 {
+    if (scan_from_recs(m, tgid, now, out))
+        return;
+    m->refresh_scans++;
     memset(out, 0, sizeof(*out));
     m->stats.scans++;
     if (m->ndeleted)
@@ -866,10 +996,26 @@ size_t fdmap_deleted(const struct fdmap *m, const struct fd_deleted **out)
     return m->ndeleted;
 }
 
+void fdmap_set_bulk(struct fdmap *m, fdmap_bulk_fn fn, void *ctx, unsigned after)
+{
+    m->bulk = fn;
+    m->bulk_ctx = ctx;
+    m->bulk_after = after;
+    fdmap_begin_refresh(m);
+}
+
+void fdmap_begin_refresh(struct fdmap *m)
+{
+    m->refresh_scans = 0;
+    m->recs_taken = false;
+    m->nrecs = 0;
+}
+
 void fdmap_free(struct fdmap *m)
 {
     if (!m)
         return;
+    free(m->recs);
     free(m->deleted);
     free(m->dents);
     for (size_t i = 0; i < m->npents; i++)

@@ -18,6 +18,8 @@
 #include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
+_Static_assert(sizeof(struct tasks_file_rec) == TASKS_FILE_REC_SIZE && TASKS_FILE_REC_SIZE % 8 == 0,
+               "tasks_file_rec layout");
 
 #define PF_KTHREAD      0x00200000
 /* fs/proc's inode number of the initial pid namespace (PROC_PID_INIT_INO) */
@@ -326,6 +328,7 @@ struct taskiter {
     struct tasks_bpf *skel;          /* the normal skeleton's, or NULL */
     int    prog_fd;                  /* the loaded program, from either */
     int    link_fd;                  /* the iterator's link over every task; -1 none */
+    int    files_link_fd;            /* files_dump's link over every open file; -1 none */
     const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
     /* taskiter_only: one link per process, bound to it (BPF_TASK_ITER_TGID) */
     int   *only_fd;
@@ -371,6 +374,8 @@ static int open_light(struct taskiter *ti, bool cast)
         if (rc >= 0) {
             ti->link_fd = rc;
             ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
+            ti->files_link_fd = bpf_link_create(ti->lskel->progs.files_dump.prog_fd, 0,
+                                                BPF_TRACE_ITER, NULL);
             ti->idle_later = &ti->lskel->bss->cmd_idle_later;
             ti->loader = BPFLOAD_NAME_LIGHT;
             return 0;
@@ -418,6 +423,7 @@ static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
         return rc;
     }
     ti->link_fd = bpf_link__fd(plain ? ti->skel->links.tasks_dump_plain : ti->skel->links.tasks_dump);
+    ti->files_link_fd = ti->skel->links.files_dump ? bpf_link__fd(ti->skel->links.files_dump) : -1;
     ti->prog_fd = bpf_program__fd(plain ? ti->skel->progs.tasks_dump_plain : ti->skel->progs.tasks_dump);
     ti->idle_later = plain ? NULL : &ti->skel->bss->cmd_idle_later;
     ti->loader = BPFLOAD_NAME_LIBBPF;
@@ -437,7 +443,7 @@ int taskiter_open(struct taskiter **out, int proc_fd, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    ti->link_fd = -1;
+    ti->link_fd = ti->files_link_fd = -1;
     enum bpfload_loader how = bpfload_choice();
     rc = -ENOEXEC;
     if (how != BPFLOAD_LIBBPF) {
@@ -579,6 +585,84 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, bool idle_cmd
     return rc;
 }
 
+bool taskiter_has_files(const struct taskiter *ti)
+{
+    return ti && ti->files_link_fd >= 0;
+}
+
+static int cmp_file_rec(const void *a, const void *b)
+{
+    const struct tasks_file_rec *x = a, *y = b;
+    if (x->tgid != y->tgid)
+        return x->tgid < y->tgid ? -1 : 1;
+    return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+int taskiter_files(struct taskiter *ti, struct tasks_file_rec **v, size_t *n, size_t *cap)
+{
+    *n = 0;
+    if (!taskiter_has_files(ti))
+        return -ENOTSUP;
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
+    int fd = bpf_iter_create(ti->files_link_fd);
+    if (fd < 0)
+        return fd;
+    size_t len = 0;
+    int rc = 0;
+    bool sorted = true;
+    for (;;) {
+        ssize_t r = read(fd, ti->buf + len, ITER_BUF - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        size_t whole = len / sizeof(struct tasks_file_rec);
+        const struct tasks_file_rec *rec = (const struct tasks_file_rec *)(const void *)ti->buf;
+        for (size_t i = 0; i < whole; i++) {
+            /* /proc/PID/fd shows the leader's table: a thread with one of its own is
+             * not the process's */
+            if (rec[i].tid != rec[i].tgid)
+                continue;
+            if (*n == *cap) {
+                size_t c = *cap ? 2 * *cap : 1024;
+                struct tasks_file_rec *nv = realloc(*v, c * sizeof(**v));
+                if (!nv) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                *v = nv;
+                *cap = c;
+            }
+            if (*n && cmp_file_rec(&(*v)[*n - 1], &rec[i]) > 0)
+                sorted = false;
+            (*v)[(*n)++] = rec[i];
+        }
+        if (rc)
+            break;
+        len -= whole * sizeof(struct tasks_file_rec);
+        memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_file_rec), len);
+    }
+    close(fd);
+    if (rc == 0 && len != 0)
+        rc = -EPROTO;
+    if (rc < 0) {
+        *n = 0;
+        return rc;
+    }
+    if (!sorted)
+        qsort(*v, *n, sizeof(**v), cmp_file_rec);
+    return 0;
+}
+
 void taskiter_close(struct taskiter *ti)
 {
     if (!ti)
@@ -586,6 +670,8 @@ void taskiter_close(struct taskiter *ti)
     only_clear(ti);
     if (ti->lskel && ti->link_fd >= 0)
         close(ti->link_fd);      /* the normal skeleton's link is its own */
+    if (ti->lskel && ti->files_link_fd >= 0)
+        close(ti->files_link_fd);
     tasks_lskel__destroy(ti->lskel);
     tasks_bpf__destroy(ti->skel);
     free(ti->buf);
