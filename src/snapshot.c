@@ -103,9 +103,14 @@ void sampler_load_lens(struct sampler *s)
 }
 
 /* fdmap's bulk source: the task iterator's open-files pass. */
-static int bulk_files(void *ctx, struct tasks_file_rec **v, size_t *n, size_t *cap)
+static void bulk_add(void *m, const struct tasks_file_rec *v, size_t n)
 {
-    return taskiter_files(ctx, v, n, cap);
+    fdmap_bulk_add(m, v, n);
+}
+
+static int bulk_files(void *ti, struct fdmap *m)
+{
+    return taskiter_files(ti, bulk_add, m);
 }
 
 int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *err, size_t errlen)

@@ -155,18 +155,23 @@ void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, d
  * its doublings, each a copy. Later, the table grows and shrinks with what it holds. */
 void fdmap_reserve(struct fdmap *m, size_t procs);
 
-/* Every process's open files at once, sorted by tgid then fd (the task iterator's
- * taskiter_files: one BPF pass over every open file of the machine instead of an open, a
- * getdents64 and a statx per fd for each process). Once a refresh has scanned
- * `after` processes from /proc (a first sample, a burst of new processes), the
- * fdmap asks it once and answers the refresh's further scans from its records, with the
- * same per-file logic (the fd's flags come with the record: no lstat, no fdinfo); a
- * process it has no record of (no open file, or one the kernel's iterator did not visit)
- * is read from /proc as before. fn fills *v (grown with realloc, *cap its room) and *n,
- * returns 0 or -errno (then /proc for the rest of the refresh). after: the /proc scans
- * a refresh makes before asking (the sampler's FDMAP_BULK_AFTER; 0: at its first scan). */
-typedef int (*fdmap_bulk_fn)(void *ctx, struct tasks_file_rec **v, size_t *n, size_t *cap);
+/* Every process's open files at once (the task iterator's taskiter_files: one BPF pass
+ * over every open file of the machine instead of an open, a getdents64 and a statx per
+ * fd for each process). Once a refresh has scanned `after` processes from /proc (a
+ * first sample, a burst of new processes; the sampler's FDMAP_BULK_AFTER, 0: at its
+ * first scan), the fdmap calls fn once, which hands it the records with
+ * fdmap_bulk_add as they come, and answers the refresh's further scans from them with
+ * the same per-file logic (the fd's flags come with the record: no lstat, no fdinfo).
+ * Kept of them: 16 bytes a file that reaches a block device or is deleted, one entry for
+ * a process with neither (pipes, sockets, /dev/null), the deleted ones whole. A process
+ * it has no record of (no open file, or one the kernel's iterator did not visit) is read
+ * from /proc as before. fn returns 0 or -errno (then /proc for the rest of the
+ * refresh). */
+typedef int (*fdmap_bulk_fn)(void *ctx, struct fdmap *m);
 void fdmap_set_bulk(struct fdmap *m, fdmap_bulk_fn fn, void *ctx, unsigned after);
+/* For fn: records in the iterator's order (ascending tgid, then fd; a thread with a file
+ * table of its own, tid != tgid, is left out as /proc/PID/fd leaves it). */
+void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n);
 
 /* A refresh begins: the bulk source's records of the last one are forgotten. */
 void fdmap_begin_refresh(struct fdmap *m);

@@ -200,20 +200,6 @@ static dev_t kdev(uint32_t d)
     return makedev(d >> 20, d & 0xfffffu);
 }
 
-static void facts_of_rec(const struct tasks_file_rec *r, struct fd_facts *f)
-{
-    f->fd = (int)r->fd;
-    f->type = (mode_t)(r->mode & S_IFMT);
-    f->nlink_known = true;
-    f->nlink = r->nlink;
-    f->dev = kdev(r->dev);
-    f->rdev = kdev(r->rdev);
-    f->ino = (ino_t)r->ino;
-    f->size = r->size;
-    f->blocks_bytes = r->blocks * 512;
-    f->buffered = (r->fmode & TASKS_FILE_FMODE_WRITE) && !(r->flags & O_DIRECT);
-}
-
 /* Which device a file's I/O goes to: a block device's own number, or the device of the
  * filesystem holding a regular file or directory. A statx that could not say the type
  * (FUSE refuses attributes to other users but still gives st_dev for an empty request
@@ -423,6 +409,20 @@ struct proc_entry {
 #define DEV_SLOTS (2 * FDMAP_MAX_CACHED_DEVS)   /* power of two, load at most 1/2 */
 #define MIN_PROC_CAP 64
 
+/* One open file of a bulk record, as much as a scan needs of it (16 bytes, where a
+ * record is 64: 10,000 processes' files must not cost megabytes). A process whose files
+ * all reach no block device and none is deleted (pipes, sockets, /dev/null) keeps one
+ * entry with fd -1: it was visited, there is nothing to scan. */
+struct bulk_file {
+    uint32_t tgid;
+    int32_t  fd;                    /* -1: the visited marker */
+    uint32_t dev;                   /* the kernel's dev_t its I/O reaches: a block device
+                                     * file's own number, else its filesystem's */
+    uint32_t type : 4;              /* S_IFMT >> 12 */
+    uint32_t buffered : 1;          /* open for writing without O_DIRECT */
+    uint32_t del : 27;              /* 1 + index into bdel[] for a deleted regular file */
+};
+
 struct fdmap {
     int proc_fd, sys_fd;
     double rescan_s;
@@ -451,8 +451,11 @@ struct fdmap {
      * scanned bulk_after processes from /proc; valid until fdmap_begin_refresh. */
     fdmap_bulk_fn bulk;
     void *bulk_ctx;
-    struct tasks_file_rec *recs;
+    struct bulk_file *recs;         /* what matters of the records, by tgid then fd */
     size_t nrecs, recs_cap;
+    struct tasks_file_rec *bdel;    /* the deleted files among them, whole */
+    size_t nbdel, bdel_cap;
+    bool recs_sorted;
     unsigned bulk_after;            /* /proc scans in a refresh before it is asked */
     unsigned refresh_scans;         /* /proc scans since fdmap_begin_refresh */
     bool recs_taken;                /* the bulk source was asked this refresh */
@@ -762,9 +765,57 @@ static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, con
     }
 }
 
-/* The records of tgid among the bulk source's, or NULL: a binary search on the sorted
- * array (taskiter_files sorts by tgid, then fd). */
-static const struct tasks_file_rec *recs_of(const struct fdmap *m, pid_t tgid, size_t *n)
+static int cmp_bulk(const void *a, const void *b)
+{
+    const struct bulk_file *x = a, *y = b;
+    if (x->tgid != y->tgid)
+        return x->tgid < y->tgid ? -1 : 1;
+    return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct tasks_file_rec *r = &v[i];
+        if (r->tid != r->tgid)
+            continue;                /* a thread's own table: /proc/PID/fd shows the leader's */
+        mode_t type = (mode_t)(r->mode & S_IFMT);
+        uint32_t dev = type == S_IFBLK ? r->rdev : r->dev;
+        bool reaches = (type == S_IFREG || type == S_IFDIR || type == S_IFBLK) && (dev >> 20) != 0;
+        bool deleted = type == S_IFREG && r->nlink == 0;
+        bool first = m->nrecs == 0 || m->recs[m->nrecs - 1].tgid != r->tgid;
+        if (!reaches && !deleted && !first)
+            continue;                /* nothing to scan, and the process is already marked */
+        if (m->nrecs == m->recs_cap) {
+            m->recs_cap = m->recs_cap ? 2 * m->recs_cap : 1024;
+            m->recs = xreallocarray(m->recs, m->recs_cap, sizeof(*m->recs));
+        }
+        if (!first && m->recs[m->nrecs - 1].fd < 0)
+            m->nrecs--;              /* the marker gives way to a file that counts */
+        struct bulk_file *b = &m->recs[m->nrecs++];
+        *b = (struct bulk_file){ .tgid = r->tgid, .fd = -1 };
+        if (!reaches && !deleted)
+            continue;
+        if (m->nrecs > 1 && cmp_bulk(&m->recs[m->nrecs - 2], b) > 0)
+            m->recs_sorted = false;
+        b->fd = (int32_t)r->fd;
+        b->dev = dev;
+        b->type = (type >> 12) & 0xfu;
+        b->buffered = (r->fmode & TASKS_FILE_FMODE_WRITE) && !(r->flags & O_DIRECT);
+        if (deleted) {
+            if (m->nbdel == m->bdel_cap) {
+                m->bdel_cap = m->bdel_cap ? 2 * m->bdel_cap : 16;
+                m->bdel = xreallocarray(m->bdel, m->bdel_cap, sizeof(*m->bdel));
+            }
+            m->bdel[m->nbdel++] = *r;
+            b->del = (uint32_t)m->nbdel & ((1u << 27) - 1);
+        }
+    }
+}
+
+/* The entries of tgid among the bulk source's, or NULL: a binary search on the array,
+ * sorted by tgid then fd. */
+static const struct bulk_file *recs_of(const struct fdmap *m, pid_t tgid, size_t *n)
 {
     size_t lo = 0, hi = m->nrecs;
     while (lo < hi) {
@@ -781,6 +832,24 @@ static const struct tasks_file_rec *recs_of(const struct fdmap *m, pid_t tgid, s
     return *n ? &m->recs[lo] : NULL;
 }
 
+static void facts_of_bulk(const struct fdmap *m, const struct bulk_file *b, struct fd_facts *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->fd = b->fd;
+    f->type = (mode_t)b->type << 12;
+    f->nlink_known = true;
+    f->nlink = b->del ? 0 : 1;
+    f->dev = f->rdev = kdev(b->dev);
+    f->buffered = b->buffered;
+    if (b->del) {
+        const struct tasks_file_rec *r = &m->bdel[b->del - 1];
+        f->dev = kdev(r->dev);
+        f->ino = (ino_t)r->ino;
+        f->size = r->size;
+        f->blocks_bytes = r->blocks * 512;
+    }
+}
+
 /* A process's answer from the bulk source's records, when it has any for it: the same
  * per-file logic as the /proc scan, no system call. */
 static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
@@ -791,13 +860,16 @@ static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_de
         if (m->refresh_scans < m->bulk_after)
             return false;
         m->recs_taken = true;
-        m->nrecs = 0;
-        if (m->bulk(m->bulk_ctx, &m->recs, &m->nrecs, &m->recs_cap) < 0)
-            m->nrecs = 0;
+        m->nrecs = m->nbdel = 0;
+        m->recs_sorted = true;
+        if (m->bulk(m->bulk_ctx, m) < 0)
+            m->nrecs = m->nbdel = 0;
+        else if (!m->recs_sorted)
+            qsort(m->recs, m->nrecs, sizeof(*m->recs), cmp_bulk);
         m->stats.bulk_runs++;
     }
     size_t n;
-    const struct tasks_file_rec *r = recs_of(m, tgid, &n);
+    const struct bulk_file *r = recs_of(m, tgid, &n);
     if (!r)
         return false;                /* no open file, or not visited: /proc says */
     memset(out, 0, sizeof(*out));
@@ -807,12 +879,14 @@ static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_de
         drop_deleted(m, tgid);
     struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
     for (size_t i = 0; i < n; i++) {
+        if (r[i].fd < 0)
+            continue;
         if (i >= FDMAP_MAX_FDS) {
             out->truncated = true;
             break;
         }
         struct fd_facts f;
-        facts_of_rec(&r[i], &f);
+        facts_of_bulk(m, &r[i], &f);
         m->stats.fds++;
         account_fd(&s, &f, -1, NULL);
     }
@@ -1008,7 +1082,7 @@ void fdmap_begin_refresh(struct fdmap *m)
 {
     m->refresh_scans = 0;
     m->recs_taken = false;
-    m->nrecs = 0;
+    m->nrecs = m->nbdel = 0;
 }
 
 void fdmap_free(struct fdmap *m)
@@ -1016,6 +1090,7 @@ void fdmap_free(struct fdmap *m)
     if (!m)
         return;
     free(m->recs);
+    free(m->bdel);
     free(m->deleted);
     free(m->dents);
     for (size_t i = 0; i < m->npents; i++)

@@ -590,17 +590,8 @@ bool taskiter_has_files(const struct taskiter *ti)
     return ti && ti->files_link_fd >= 0;
 }
 
-static int cmp_file_rec(const void *a, const void *b)
+int taskiter_files(struct taskiter *ti, taskiter_files_fn each, void *ctx)
 {
-    const struct tasks_file_rec *x = a, *y = b;
-    if (x->tgid != y->tgid)
-        return x->tgid < y->tgid ? -1 : 1;
-    return x->fd < y->fd ? -1 : x->fd > y->fd;
-}
-
-int taskiter_files(struct taskiter *ti, struct tasks_file_rec **v, size_t *n, size_t *cap)
-{
-    *n = 0;
     if (!taskiter_has_files(ti))
         return -ENOTSUP;
     if (!ti->buf) {
@@ -613,7 +604,6 @@ int taskiter_files(struct taskiter *ti, struct tasks_file_rec **v, size_t *n, si
         return fd;
     size_t len = 0;
     int rc = 0;
-    bool sorted = true;
     for (;;) {
         ssize_t r = read(fd, ti->buf + len, ITER_BUF - len);
         if (r < 0 && errno == EINTR)
@@ -626,41 +616,14 @@ int taskiter_files(struct taskiter *ti, struct tasks_file_rec **v, size_t *n, si
             break;
         len += (size_t)r;
         size_t whole = len / sizeof(struct tasks_file_rec);
-        const struct tasks_file_rec *rec = (const struct tasks_file_rec *)(const void *)ti->buf;
-        for (size_t i = 0; i < whole; i++) {
-            /* /proc/PID/fd shows the leader's table: a thread with one of its own is
-             * not the process's */
-            if (rec[i].tid != rec[i].tgid)
-                continue;
-            if (*n == *cap) {
-                size_t c = *cap ? 2 * *cap : 1024;
-                struct tasks_file_rec *nv = realloc(*v, c * sizeof(**v));
-                if (!nv) {
-                    rc = -ENOMEM;
-                    break;
-                }
-                *v = nv;
-                *cap = c;
-            }
-            if (*n && cmp_file_rec(&(*v)[*n - 1], &rec[i]) > 0)
-                sorted = false;
-            (*v)[(*n)++] = rec[i];
-        }
-        if (rc)
-            break;
+        each(ctx, (const struct tasks_file_rec *)(const void *)ti->buf, whole);
         len -= whole * sizeof(struct tasks_file_rec);
         memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_file_rec), len);
     }
     close(fd);
     if (rc == 0 && len != 0)
         rc = -EPROTO;
-    if (rc < 0) {
-        *n = 0;
-        return rc;
-    }
-    if (!sorted)
-        qsort(*v, *n, sizeof(**v), cmp_file_rec);
-    return 0;
+    return rc;
 }
 
 void taskiter_close(struct taskiter *ti)

@@ -31,6 +31,31 @@
 
 static const char *const cmd_names[] = { "none", "sent", "stale", "empty" };
 
+/* -f: each record, for the processes asked for (all when none). */
+struct files_out {
+    int first, argc;
+    char **argv;
+    bool print;
+    size_t n;
+};
+
+static void print_files(void *ctx, const struct tasks_file_rec *v, size_t n)
+{
+    struct files_out *o = ctx;
+    o->n += n;
+    for (size_t i = 0; o->print && i < n; i++) {
+        bool want = o->argc <= o->first;
+        for (int a = o->first; a < o->argc && !want; a++)
+            want = (unsigned)atoi(o->argv[a]) == v[i].tgid;
+        if (!want || v[i].tid != v[i].tgid)
+            continue;
+        printf("%u %u %o %u:%u %u:%u %u %llu %llu %d %d\n", v[i].tgid, v[i].fd, v[i].mode & 0170000,
+               v[i].dev >> 20, v[i].dev & 0xfffff, v[i].rdev >> 20, v[i].rdev & 0xfffff, v[i].nlink,
+               (unsigned long long)v[i].ino, (unsigned long long)v[i].size,
+               (v[i].fmode & TASKS_FILE_FMODE_WRITE) != 0, (v[i].flags & O_DIRECT) != 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     bool threads = false, loader = false, bind = false, cmd = false, hold = false, timing = false;
@@ -73,12 +98,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "bound: no (%s)\n", strerror(-rc));
     }
     if (files) {
-        struct tasks_file_rec *v = NULL;
-        size_t n = 0, cap = 0;
+        struct files_out fo = { .first = first, .argc = argc, .argv = argv };
         for (int k = 0; k < runs; k++) {
             struct timespec t0, t1;
+            fo.print = k == runs - 1;
+            fo.n = 0;
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-            int rc = taskiter_files(ti, &v, &n, &cap);
+            int rc = taskiter_files(ti, print_files, &fo);
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
             if (rc == -ENOTSUP) {
                 fprintf(stderr, "taskiter: no open-files iterator\n");
@@ -89,21 +115,9 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (timing)
-                fprintf(stderr, "run %d: %zu files, %.0f us of CPU\n", k + 1, n,
+                fprintf(stderr, "run %d: %zu files, %.0f us of CPU\n", k + 1, fo.n,
                         (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3);
         }
-        for (size_t i = 0; i < n; i++) {
-            bool want = argc <= first;
-            for (int a = first; a < argc && !want; a++)
-                want = (unsigned)atoi(argv[a]) == v[i].tgid;
-            if (!want)
-                continue;
-            printf("%u %u %o %u:%u %u:%u %u %llu %llu %d %d\n", v[i].tgid, v[i].fd, v[i].mode & 0170000,
-                   v[i].dev >> 20, v[i].dev & 0xfffff, v[i].rdev >> 20, v[i].rdev & 0xfffff, v[i].nlink,
-                   (unsigned long long)v[i].ino, (unsigned long long)v[i].size,
-                   (v[i].fmode & TASKS_FILE_FMODE_WRITE) != 0, (v[i].flags & O_DIRECT) != 0);
-        }
-        free(v);
         taskiter_close(ti);
         return 0;
     }

@@ -722,9 +722,14 @@ static void test_live_open_modes(void **state)
 /* The open-files iterator (fdmap_set_bulk with taskiter_files) gives every holder the
  * answer the /proc scan gives: devices, buffered writers (O_DIRECT and read-only files
  * apart) and the deleted files noted, from the iterator's records alone. Root, BPF. */
-static int bulk_from_iter(void *ctx, struct tasks_file_rec **v, size_t *n, size_t *cap)
+static void bulk_add(void *m, const struct tasks_file_rec *v, size_t n)
 {
-    return taskiter_files(ctx, v, n, cap);
+    fdmap_bulk_add(m, v, n);
+}
+
+static int bulk_from_iter(void *ti, struct fdmap *m)
+{
+    return taskiter_files(ti, bulk_add, m);
 }
 
 static void assert_same_answer(const struct fd_devs *a, const struct fd_devs *b, int which)
