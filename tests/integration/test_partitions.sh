@@ -10,7 +10,8 @@
 #   steady    p1 and p2 made, a synchronous O_DIRECT reader on p1 and a writer on p2;
 #   re-made   p1 deleted and made again eight times (0.05 s apart, so the kernel hands the
 #             same major:minor back), each new p1 read at once (5 reads, then 200, in
-#             turn), a writer on p2 meanwhile;
+#             turn), a writer on p2 meanwhile, the samplers held (SIGSTOP in their sleep)
+#             across each re-make, so that exactly one sample of each spans it;
 #   churn     p3 made and deleted 30 times, 20 ms apart (minors cycle);
 #   tight     p4 made and deleted without a pause for 8 s, a sampler at -d 0.05 too;
 #   end       every partition deleted.
@@ -54,7 +55,8 @@ del_parts() {  # delete every partition of our loop device, while it is ours
     done
     return 0
 }
-trap 'it_kill_bg; del_parts; lab_down; it_cleanup' EXIT
+samplers=()      # the samplers held across a re-make: let go of whatever happens
+trap 'kill -CONT "${samplers[@]}" 2>/dev/null; it_kill_bg; del_parts; lab_down; it_cleanup' EXIT
 
 # A loop device without partition scanning keeps BLKPG partitions after a detach: a
 # crashed run could have left some on the device we were handed. It is ours now.
@@ -84,6 +86,30 @@ del() {  # del N: delete it (retrying while a reader that was killed still holds
     part_exists "$1" && fail "${NAME}p$1 still there after delpart"
     echo "del $1 $t0 $t1 -" >>"$EV"
 }
+stopped() {  # stopped PID: wait (2 s at most) until it is stopped
+    local st i
+    for i in $(seq 400); do
+        st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+        st=${st##*) }
+        [ "${st%% *}" = T ] && return 0
+        sleep 0.005
+    done
+    return 1
+}
+hold() {  # hold PID...: stop each sampler while it sleeps between two samples
+    local p nr i
+    for p; do
+        for i in $(seq 200); do
+            kill -STOP "$p"
+            stopped "$p" || fail "sampler $p did not stop"
+            read -r nr _ <"/proc/$p/syscall"
+            [ "$nr" = "$SLEEP_NR" ] && continue 2
+            kill -CONT "$p"
+            sleep 0.013
+        done
+        fail "sampler $p never caught between two samples in 200 tries"
+    done
+}
 rd() { dd if="${DEV}p$1" of=/dev/null bs=4k count="$2" iflag=direct status=none || fail "read of ${DEV}p$1"; }
 
 # Two samplers on the same events: the normal build, and the sanitized one if it builds.
@@ -103,16 +129,29 @@ dd if=/dev/zero of="${DEV}p2" bs=4k count=300 oflag=direct status=none || fail "
 wait "$r" || fail "reader of ${DEV}p1 failed"
 sleep 0.4
 
-# Re-made: p1 deleted and made again, read at once; p2 written all along.
+# Re-made: p1 deleted and made again, read at once; p2 written all along. Each re-make
+# happens while the samplers are held between two samples (stopped in their sleep, the
+# last sample written whole): the next sample of each spans it, whatever the machine's
+# load does to the timing (left to chance, a loaded run once saw no sample span one).
 bg dd if=/dev/zero of="${DEV}p2" bs=4k count=100000 oflag=direct status=none; w=$BG
+samplers=("$iot")
+[ "$san" = 1 ] && samplers+=("$siot")
+# The system call a stopped sleeper is in, as /proc/PID/syscall gives it (the samplers
+# wait for their next sample with clock_nanosleep, as sleep(1) does).
+sleep 30 & sl=$!
+sleep 0.1; kill -STOP "$sl"; stopped "$sl" || fail "sleep(1) did not stop"
+read -r SLEEP_NR _ <"/proc/$sl/syscall"
+kill -CONT "$sl"; kill "$sl"; wait "$sl" 2>/dev/null
 # A life of 5 reads, then one of 200 read at once: the new p1's counters pass the old
 # ones within its first interval, so only knowing it is another device keeps its rate out.
 for n in 5 200 5 200 5 200 5 200; do
     sleep 0.25
+    hold "${samplers[@]}"
     del 1
     sleep 0.05        # the kernel has released the minor by then: p1 gets it back
     add 1 2048 32768
     rd 1 "$n"
+    kill -CONT "${samplers[@]}"
 done
 sleep 0.3
 kill "$w" 2>/dev/null; wait "$w" 2>/dev/null
@@ -220,7 +259,7 @@ check() {
         (if ($sum | length) > 0 then "BAD partitions add up to more than the disk: \($sum[0])" else empty end),
         (if ($foreign | length) > 0 then "BAD a device other than our partitions claims \($d) as its disk: \($foreign[0].other[0].name)" else empty end),
         (if ($spanbad | length) > 0 then "BAD a rate across a re-make of p1 (counters of another device): \($spanbad[0] | {ts, p1: (.p1 | {major, minor, r_s, reset})})" else empty end),
-        (if ($span | length) < 2 then "BAD only \($span | length) samples spanned a re-make of p1: nothing shown" else empty end),
+        (if ($span | length) != ($remakes | length) then "BAD \($span | length) samples spanned one of the \($remakes | length) re-makes of p1 (each was made while the sampler was held)" else empty end),
         (if ($missing | length) > 0 then "BAD a live partition missing or with another major:minor: \($missing[0] | {ts, n, dev, e: (.e | if . then "\(.major):\(.minor)" else null end)})" else empty end),
         (if ($ghost | length) > 0 then "BAD a deleted partition still listed: \($ghost[0])" else empty end),
         (if ($reads | length) == 0 then "BAD reads of p1 never seen" else empty end),
