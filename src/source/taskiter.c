@@ -521,11 +521,19 @@ bool taskiter_bound(const struct taskiter *ti)
  * cut would be kept and completed by the next (taskiter_acc_feed). */
 #define ITER_BUF (64 * 1024)
 
-/* One run of the iterator behind link_fd into acc. tgid > 0: a link bound to that
- * process, whose records must all be its threads' (-ENOTSUP otherwise: a kernel that
- * took the link but not its filter). */
-static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskiter_acc *acc)
+/* One run of the iterator behind link_fd: its output read a seq_file buffer at a time
+ * into ti->buf and handed to take(ctx, buf, len), which returns the bytes it used (whole
+ * records: the rest waits for the next read) or -errno. Returns 0, -errno, or -EPROTO
+ * when the output ends inside a record. */
+typedef long (*drain_fn)(void *ctx, const char *buf, size_t len);
+
+static int iter_drain(struct taskiter *ti, int link_fd, drain_fn take, void *ctx)
 {
+    if (!ti->buf) {
+        ti->buf = malloc(ITER_BUF);
+        if (!ti->buf)
+            return -ENOMEM;
+    }
     int fd = bpf_iter_create(link_fd);
     if (fd < 0)
         return fd;
@@ -542,9 +550,7 @@ static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskit
         if (r == 0)
             break;
         len += (size_t)r;
-        acc->want_tgid = tgid;
-        long used = taskiter_acc_feed(acc, ti->buf, len);
-        acc->want_tgid = 0;
+        long used = take(ctx, ti->buf, len);
         if (used < 0) {
             rc = (int)used;
             break;
@@ -558,14 +564,32 @@ static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskit
     return rc;
 }
 
+/* The task records of one run into acc. tgid > 0: a link bound to that process, whose
+ * records must all be its threads' (-ENOTSUP otherwise: a kernel that took the link but
+ * not its filter). */
+struct feed_ctx {
+    struct taskiter_acc *acc;
+    pid_t tgid;
+};
+
+static long feed(void *ctx, const char *buf, size_t len)
+{
+    struct feed_ctx *f = ctx;
+    f->acc->want_tgid = f->tgid;
+    long used = taskiter_acc_feed(f->acc, buf, len);
+    f->acc->want_tgid = 0;
+    return used;
+}
+
+static int read_link(struct taskiter *ti, int link_fd, pid_t tgid, struct taskiter_acc *acc)
+{
+    struct feed_ctx f = { .acc = acc, .tgid = tgid };
+    return iter_drain(ti, link_fd, feed, &f);
+}
+
 int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, bool idle_cmd_later,
                   struct taskiter_acc *acc)
 {
-    if (!ti->buf) {
-        ti->buf = malloc(ITER_BUF);
-        if (!ti->buf)
-            return -ENOMEM;
-    }
     taskiter_acc_begin(acc, threads, clk_tck);
     if (ti->idle_later)
         *(volatile __u32 *)ti->idle_later = idle_cmd_later;
@@ -590,40 +614,26 @@ bool taskiter_has_files(const struct taskiter *ti)
     return ti && ti->files_link_fd >= 0;
 }
 
+/* The open-files records of one run, whole ones to each. */
+struct files_ctx {
+    taskiter_files_fn each;
+    void *ctx;
+};
+
+static long take_files(void *ctx, const char *buf, size_t len)
+{
+    struct files_ctx *f = ctx;
+    size_t whole = len / sizeof(struct tasks_file_rec);
+    f->each(f->ctx, (const struct tasks_file_rec *)(const void *)buf, whole);
+    return (long)(whole * sizeof(struct tasks_file_rec));
+}
+
 int taskiter_files(struct taskiter *ti, taskiter_files_fn each, void *ctx)
 {
     if (!taskiter_has_files(ti))
         return -ENOTSUP;
-    if (!ti->buf) {
-        ti->buf = malloc(ITER_BUF);
-        if (!ti->buf)
-            return -ENOMEM;
-    }
-    int fd = bpf_iter_create(ti->files_link_fd);
-    if (fd < 0)
-        return fd;
-    size_t len = 0;
-    int rc = 0;
-    for (;;) {
-        ssize_t r = read(fd, ti->buf + len, ITER_BUF - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = -errno;
-            break;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-        size_t whole = len / sizeof(struct tasks_file_rec);
-        each(ctx, (const struct tasks_file_rec *)(const void *)ti->buf, whole);
-        len -= whole * sizeof(struct tasks_file_rec);
-        memmove(ti->buf, ti->buf + whole * sizeof(struct tasks_file_rec), len);
-    }
-    close(fd);
-    if (rc == 0 && len != 0)
-        rc = -EPROTO;
-    return rc;
+    struct files_ctx f = { .each = each, .ctx = ctx };
+    return iter_drain(ti, ti->files_link_fd, take_files, &f);
 }
 
 void taskiter_close(struct taskiter *ti)
