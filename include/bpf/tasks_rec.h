@@ -24,7 +24,13 @@
  * line moved but is not here (longer than the cap, unreadable): read /proc/PID/cmdline.
  * TASKS_REC_CMD_LATER: a run asked to leave the command lines of leaders that never
  * moved a byte to or from a disk for the next run left this one's (nothing sent, nothing
- * marked as sent).
+ * marked as sent). The bytes are sent again, unasked, once in each TASKS_CMD_RESEND_NS
+ * period (argv rewritten in place changes nothing the kernel can see), the periods of
+ * each process shifted by a part taken from its pid, so that a population seen at once
+ * is not sent again all at once. TASKS_REC_CMD_KEPT says the iterator sent this command
+ * line (or found it unsendable: CMD_STALE) in the current period and nothing it can see
+ * moved since: what the reader holds from then stands, whatever the reader's own clock
+ * says of its age (the iterator's clock alone decides when it is sent again).
  */
 #ifndef IOTRIAGE_TASKS_REC_H
 #define IOTRIAGE_TASKS_REC_H
@@ -51,6 +57,12 @@
                                      * leader): /proc/PID/cmdline reads empty */
 #define TASKS_REC_CMD_LATER 0x80u   /* not sent in this run, asked to leave idle leaders'
                                      * for the next (tasks.bpf.c cmd_idle_later) */
+#define TASKS_REC_CMD_KEPT  0x100u  /* sent (or found stale) in this TASKS_CMD_RESEND_NS
+                                     * period, unchanged since as far as the kernel shows */
+
+/* The period in which a command line is sent again (procs.h PROCS_NAMES_REFRESH_S, the
+ * /proc path's re-read, is the same). */
+#define TASKS_CMD_RESEND_NS 10000000000ull
 
 /* The most command-line bytes a record carries: a page, which is also what /proc reads
  * of a setproctitle title (longer command lines are left to /proc: CMD_STALE). */

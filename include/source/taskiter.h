@@ -48,6 +48,8 @@ enum taskiter_cmd {
     TASKITER_CMD_STALE,              /* changed, not sent (too long, unreadable): read /proc */
     TASKITER_CMD_EMPTY,              /* no memory: /proc/PID/cmdline reads empty */
     TASKITER_CMD_LATER,              /* left to the next run (taskiter_read's idle_cmd_later) */
+    TASKITER_CMD_KEPT,               /* sent (or found stale) in this period, unmoved since:
+                                      * what the reader took then stands (tasks_rec.h) */
 };
 
 /* One process (or thread) as the records tell it. */

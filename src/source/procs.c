@@ -390,10 +390,13 @@ static const struct name_cache *cache_find(const struct procs_src *src, pid_t id
 
 /* t->comm (comm: the name just parsed) and t->cmdline, recorded in next. The command line
  * is, in this order: the one the task iterator sent (x, its task of acc; NULL on the /proc
- * path), which is new (first sight, an exec, a moved argument range); in threads mode
- * the process's as known this refresh; the cache's while still good (same task and name,
- * younger than PROCS_NAMES_REFRESH_S) unless the iterator said it changed; empty when
- * the iterator saw no memory (what /proc reads then); else read from /proc. */
+ * path), which is new (first sight, an exec, a moved argument range) or sent again (once
+ * in each TASKS_CMD_RESEND_NS period of the process); in threads mode the process's as
+ * known this refresh; the cache's while the iterator says it stands (CMD_KEPT: its clock
+ * alone decides, so that no refresh reads /proc at the edge of a period) or, on the /proc
+ * path, while still good (same task and name, younger than PROCS_NAMES_REFRESH_S), unless
+ * the iterator said it changed; empty when the iterator saw no memory (what /proc reads
+ * then); else read from /proc. */
 static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
                      struct name_cache *next, const struct taskiter_acc *acc,
                      const struct taskiter_task *x)
@@ -428,7 +431,8 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         next->cmdline = strpool_ref(rp->group_cmd);
         next->read_at = rp->group_read_at;
     } else if (said != TASKITER_CMD_STALE && same && old->cmdline && !old->cmd_pending &&
-               rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at) {
+               (said == TASKITER_CMD_KEPT ||
+                (rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at))) {
         next->cmdline = old->cmdline;   /* moved */
         next->read_at = old->read_at;
         old->cmdline = NULL;
@@ -868,8 +872,9 @@ static void note_full(struct reap *rp, size_t k)
 static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
 
 /* Every task from one run of the task iterator: no file of /proc and no system call per
- * task, only a command line for a task not seen before (or after PROCS_NAMES_REFRESH_S,
- * or an exec), as on the /proc path. Returns 0 or the iterator's -errno. */
+ * task; the command lines come with the records (first sight, an exec, and again every
+ * TASKS_CMD_RESEND_NS), /proc read only for one the iterator could not send. Returns 0
+ * or the iterator's -errno. */
 /* Whether this run of the iterator showed task id (src->acc, sorted). */
 static bool iter_has(const struct procs_src *src, pid_t id)
 {

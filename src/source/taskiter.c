@@ -225,6 +225,8 @@ static void cmd_of(struct taskiter_acc *a, const struct tasks_rec *r, const char
         t->cmd = TASKITER_CMD_EMPTY;
     } else if (r->rflags & TASKS_REC_CMD_LATER) {
         t->cmd = TASKITER_CMD_LATER;
+    } else if (r->rflags & TASKS_REC_CMD_KEPT) {
+        t->cmd = TASKITER_CMD_KEPT;
     }
 }
 

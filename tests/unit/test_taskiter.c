@@ -324,7 +324,7 @@ static size_t put(char *buf, size_t off, struct tasks_rec r, const char *cmd, si
     return off;
 }
 
-/* A stream of seven processes and a thread, each way the iterator speaks of command lines. */
+/* A stream of eight processes and a thread, each way the iterator speaks of command lines. */
 static size_t build_cmd_stream(char *buf)
 {
     size_t off = 0;
@@ -353,12 +353,16 @@ static size_t build_cmd_stream(char *buf)
     struct tasks_rec lt = rec(70, 70, "idle");
     lt.rflags |= TASKS_REC_CMD_LATER;
     off = put(buf, off, lt, NULL, 0);
+    /* sent in this period and unmoved: what the reader holds stands */
+    struct tasks_rec kp = rec(80, 80, "kept");
+    kp.rflags |= TASKS_REC_CMD_KEPT;
+    off = put(buf, off, kp, NULL, 0);
     return off;
 }
 
 static void check_cmd_stream(const struct taskiter_acc *a)
 {
-    assert_int_equal(a->n, 7);
+    assert_int_equal(a->n, 8);
     const struct taskiter_task *t = a->tasks;
     size_t n;
     const char *c = taskiter_cmdline(a, &t[0], &n);
@@ -384,6 +388,8 @@ static void check_cmd_stream(const struct taskiter_acc *a)
     assert_int_equal(t[6].cmd, TASKITER_CMD_LATER);
     assert_null(taskiter_cmdline(a, &t[6], &n));
     assert_string_equal(taskiter_comm(a, &t[6]), "idle");
+    assert_int_equal(t[7].cmd, TASKITER_CMD_KEPT);
+    assert_null(taskiter_cmdline(a, &t[7], &n));
 }
 
 /* Feeds stream[0, len) as reads of `chunk` bytes would come, keeping what a cut left as

@@ -174,12 +174,13 @@ struct {
     __type(value, struct tasks_out);
 } scratch SEC(".maps");
 
-/* What the last command line sent for a process came from (or was found unsendable):
- * while the task's mm and argument range are these, nothing is sent again. Task local
- * storage goes with the task, and the whole map with this object (the process that
+/* What the last command line sent for a process came from (or was found unsendable),
+ * and when (at: bpf_ktime_get_ns): while the task's mm and argument range are these and
+ * no boundary of its TASKS_CMD_RESEND_NS periods passed, nothing is sent again. Task
+ * local storage goes with the task, and the whole map with this object (the process that
  * loaded it). */
 struct cmd_sent {
-    __u64 mm, arg_start, arg_end;
+    __u64 mm, arg_start, arg_end, at;
 };
 
 struct {
@@ -377,7 +378,7 @@ int tasks_dump(struct bpf_iter__task *ctx)
     fill_rec(r, u);
     struct mm_struct *mm = u->mm;
     struct cmd_sent *sent = NULL;
-    __u64 as = 0, ae = 0;
+    __u64 as = 0, ae = 0, now = 0;
     long n = -1;
     /* a leader with memory: kernel threads have none (a kthread_use_mm borrower
      * excepted), and /proc reads an exited leader's as empty */
@@ -387,8 +388,15 @@ int tasks_dump(struct bpf_iter__task *ctx)
         as = mm->arg_start;
         ae = mm->arg_end;
         sent = bpf_task_storage_get(&cmd_sent, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-        if (!sent || sent->mm != (__u64)mm || sent->arg_start != as || sent->arg_end != ae)
+        /* sent again when a period boundary passed since, the periods shifted by a part
+         * taken from the pid: a population seen at once is not sent again at once */
+        __u64 off = ((__u64)r->tgid * 2654435761ull) % TASKS_CMD_RESEND_NS;
+        now = bpf_ktime_get_ns();
+        if (!sent || sent->mm != (__u64)mm || sent->arg_start != as || sent->arg_end != ae ||
+            (now + off) / TASKS_CMD_RESEND_NS != (sent->at + off) / TASKS_CMD_RESEND_NS)
             n = cmdline_of(o, t, mm, as, ae);
+        else
+            r->rflags |= TASKS_REC_CMD_KEPT;
     }
     __u64 len = sizeof(*r);
     if (n > 0)
@@ -401,6 +409,7 @@ int tasks_dump(struct bpf_iter__task *ctx)
         sent->mm = (__u64)mm;
         sent->arg_start = as;
         sent->arg_end = ae;
+        sent->at = now;
     }
     return 0;
 }
