@@ -430,16 +430,19 @@ opens() { grep -oE '"(/proc/)?[0-9]+/cmdline"' "$1" | grep -oE '[0-9]+/' | tr -d
 was_sent() { # PID: 0 when the dump's load of the iterator sent its command line
     awk -v p="$1" '$1 == p { found = 1; if ($2 == "stale") bad = 1 } END { exit !(found && !bad) }' "$TMP/cmd.dump"
 }
+sent_but_opened() { # STRACE: the pids whose /proc/PID/cmdline it opened though the iterator sent it
+    local p
+    for p in $(opens "$1" | sort -u); do
+        grep -qx "$p" "$TMP/cbefore" || continue          # started meanwhile
+        was_sent "$p" && printf ' %s' "$p"
+    done
+}
 pids >"$TMP/cbefore"
 "$DUMP" -c >"$TMP/cmd.dump" || fail "taskiter_dump -c failed"
 strace -f --seccomp-bpf -e trace=openat -o "$TMP/first.st" "$IOT" -b --json -n 3 -d 0.5 >/dev/null ||
     fail "iotriage under strace failed"
 nsent=$(awk '$2 == "sent"' "$TMP/cmd.dump" | wc -l)
-bad=""
-for p in $(opens "$TMP/first.st" | sort -u); do
-    grep -qx "$p" "$TMP/cbefore" || continue          # started meanwhile
-    was_sent "$p" && bad="$bad $p"
-done
+bad=$(sent_but_opened "$TMP/first.st")
 [ -z "$bad" ] || fail "/proc/PID/cmdline opened for processes the iterator sent:$bad"
 twice=$(opens "$TMP/first.st" | sort | uniq -d | tr '\n' ' ')
 [ -z "$twice" ] || fail "/proc/PID/cmdline opened again in later samples for: $twice"
@@ -490,11 +493,7 @@ ok "an exec under the same name and a PR_SET_MM move show within 5 samples, with
 # Over 13 s (a whole resend period and more) no process the iterator sent had its
 # command line read from /proc: the iterator sends them again itself (before, the name
 # cache read every one of them again from /proc after 10 s).
-bad=""
-for p in $(opens "$TMP/later.st" | sort -u); do
-    grep -qx "$p" "$TMP/cbefore" || continue          # started meanwhile
-    was_sent "$p" && bad="$bad $p"
-done
+bad=$(sent_but_opened "$TMP/later.st")
 [ -z "$bad" ] || fail "13 samples: /proc/PID/cmdline opened for processes the iterator sent:$bad"
 ok "13 samples: $(opens "$TMP/later.st" | wc -l) /proc/PID/cmdline opens, none of a process the iterator sent"
 tcmd() { jq -r --argjson p "$C_LATER_TITLE" '.processes[] | select(.pid == $p) | .cmdline'; }
