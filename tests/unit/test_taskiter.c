@@ -438,7 +438,7 @@ static void test_cmdline_records(void **st)
     taskiter_acc_begin(&a, true, 100);
     assert_int_equal(taskiter_acc_feed(&a, buf, len), (long)len);
     taskiter_acc_end(&a);
-    assert_int_equal(a.n, 8);
+    assert_int_equal(a.n, 9);
     size_t n;
     assert_int_equal(a.tasks[0].cmd, TASKITER_CMD_SENT);
     assert_non_null(taskiter_cmdline(&a, &a.tasks[0], &n));
