@@ -34,7 +34,10 @@ run_one() {
     [ -n "$filter" ] && [[ $name != *"$filter"* ]] && return
     local log="$logdir/${name//\//_}.log" start end rc
     start=$(date +%s.%N)
-    "$@" >"$log" 2>&1
+    # Every test starts with the default signal dispositions, whatever its caller ignored:
+    # run under nohup, the helpers that tests send SIGHUP to ignored it, and the fs
+    # actions rightly said "ignores SIGHUP" where the tests wait for a handler or a kill.
+    env --default-signal "$@" >"$log" 2>&1
     rc=$?
     end=$(date +%s.%N)
     local secs
