@@ -444,11 +444,18 @@ strace -f --seccomp-bpf -e trace=openat -o "$TMP/first.st" "$IOT" -b --json -n 3
 nsent=$(awk '$2 == "sent"' "$TMP/cmd.dump" | wc -l)
 bad=$(sent_but_opened "$TMP/first.st")
 [ -z "$bad" ] || fail "/proc/PID/cmdline opened for processes the iterator sent:$bad"
-twice=$(opens "$TMP/first.st" | sort | uniq -d | tr '\n' ' ')
-[ -z "$twice" ] || fail "/proc/PID/cmdline opened again in later samples for: $twice"
+# Read again only for one the iterator found unsendable (over the cap): it says so again
+# once in each 10 s period of the process, and the 1 s of these samples may hold one
+# boundary of it, so at most twice; anything else once at most.
+is_stale() { awk -v p="$1" '$1 == p && $2 == "stale" { s = 1 } END { exit !s }' "$TMP/cmd.dump"; }
+twice=""
+while read -r n p; do
+    if is_stale "$p"; then [ "$n" -le 2 ] || twice="$twice $p($n)"; else [ "$n" -le 1 ] || twice="$twice $p($n)"; fi
+done < <(opens "$TMP/first.st" | sort | uniq -c)
+[ -z "$twice" ] || fail "/proc/PID/cmdline opened again in later samples for:$twice"
 grep -q "\"$C_LONG/cmdline\"" "$TMP/first.st" || fail "the command line over the cap was not read from /proc"
 [ "$nsent" -gt 10 ] || fail "only $nsent command lines sent"
-ok "3 samples: $(opens "$TMP/first.st" | wc -l) /proc/PID/cmdline opens, none of the $nsent processes the iterator sent, none twice"
+ok "3 samples: $(opens "$TMP/first.st" | wc -l) /proc/PID/cmdline opens, none of the $nsent processes the iterator sent, none read again (the one over the cap at most at its period's boundary)"
 
 # an exec (same name) and a PR_SET_MM move after the first sample; argv rewritten in
 # place, which only the iterator's own resend (TASKS_CMD_RESEND_NS, once in each 10 s
