@@ -871,10 +871,6 @@ static void note_full(struct reap *rp, size_t k)
 
 static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
 
-/* Every task from one run of the task iterator: no file of /proc and no system call per
- * task; the command lines come with the records (first sight, an exec, and again every
- * TASKS_CMD_RESEND_NS), /proc read only for one the iterator could not send. Returns 0
- * or the iterator's -errno. */
 /* Whether this run of the iterator showed task id (src->acc, sorted). */
 static bool iter_has(const struct procs_src *src, pid_t id)
 {
@@ -1039,6 +1035,10 @@ static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
     free(l.v);
 }
 
+/* Every task from one run of the task iterator: no file of /proc and no system call per
+ * task; the command lines come with the records (first sight, an exec, and again every
+ * TASKS_CMD_RESEND_NS), /proc read only for one the iterator could not send. Returns 0
+ * or the iterator's -errno. */
 static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                      procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
                      size_t *n)
