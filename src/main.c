@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
-#include <malloc.h>
 #include <langinfo.h>
 #include <math.h>
 #include <signal.h>
@@ -27,6 +26,7 @@
 #include "recorder.h"
 #include "tui/tui.h"
 #include "util.h"
+#include "util/heap.h"
 
 #define IOTRIAGE_VERSION "0.1.0"
 #define MAX_PIDS 256
@@ -357,23 +357,9 @@ static int main_record(int argc, char **argv)
     return record_run(&o);
 }
 
-/* Every refresh frees and allocates again a few arrays sized to the tasks (at 10,000
- * processes 0.5-1.5 MB each). glibc's default serves a block above its mmap threshold
- * with fresh pages, then raises the threshold to the size of the block freed, so the same
- * arrays go to the heap one refresh and to mmap the next, and the heap's top is trimmed
- * and grown again: fresh pages each time (25-30 us each on a VM) and a peak that depends
- * on the order they came in (9.6-11.6 MB at 10,000 processes). With the threshold fixed
- * above them, they come from the heap, whose free blocks the next refresh reuses, and the
- * heap's top is given back only past 8 MB free (docs/performance.md, the memory round). */
-static void malloc_settle(void)
-{
-    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
-}
-
 int main(int argc, char **argv)
 {
-    malloc_settle();
+    heap_settle();                       /* first: util/heap.h */
     setlocale(LC_ALL, "");
     /* Numbers are read and written the C way whatever the locale: JSON needs a decimal
      * point, and -d 0.5 must mean half a second everywhere. */

@@ -1,0 +1,166 @@
+/* util/heap.c: the allocator's settings and the heap's first megabytes in huge pages
+ * (util/heap.h says why). */
+#include "util/heap.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+
+bool heap_thp_allowed(const char *enabled)
+{
+    const char *o = strchr(enabled, '[');
+    const char *c = o ? strchr(o, ']') : NULL;
+    if (!c)
+        return false;
+    size_t n = (size_t)(c - o - 1);
+    return (n == 6 && strncmp(o + 1, "always", 6) == 0) ||
+           (n == 7 && strncmp(o + 1, "madvise", 7) == 0);
+}
+
+long heap_free_huge(const char *buddyinfo, int order)
+{
+    long blocks = 0;
+    bool any = false;
+    for (const char *l = buddyinfo; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        /* "Node 0, zone   Normal  c0 c1 ... c10" */
+        const char *z = strstr(l, "zone");
+        const char *eol = strchr(l, '\n');
+        if (!z || (eol && z > eol))
+            continue;
+        z += 4;
+        while (*z == ' ')
+            z++;
+        const char *name = z;
+        while (*z && *z != ' ' && *z != '\n')
+            z++;
+        bool dma = (size_t)(z - name) == 3 && strncmp(name, "DMA", 3) == 0;
+        any = true;
+        char *end;
+        for (int o = 0;; o++) {
+            long v = strtol(z, &end, 10);
+            if (end == z || (eol && end > eol))
+                break;
+            z = end;
+            if (!dma && o >= order && v > 0 && o - order < 20)
+                blocks += v << (o - order);
+        }
+    }
+    return any ? blocks : -1;
+}
+
+size_t heap_first_bytes(long tasks, size_t huge)
+{
+    if (huge == 0)
+        return 0;
+    size_t want = tasks > 0 ? (size_t)tasks * HEAP_FIRST_PER_TASK : 0;
+    size_t n = (want + huge - 1) / huge;
+    if (n == 0)
+        n = 1;
+    while (n > 1 && n * huge > HEAP_FIRST_MAX)
+        n--;
+    return n * huge > HEAP_FIRST_MAX ? 0 : n * huge;
+}
+
+static size_t huge_asked;
+static const char *huge_why = "not tried";
+/* The heap below the boundary, taken once and kept: reachable (no leak to report), and
+ * never touched past its header, so it costs address space, not memory. */
+static void *heap_pad;
+
+/* glibc's chunk header before each block (malloc/malloc.c: two size_t), and the unit of
+ * chunk sizes. */
+#define CHUNK_HDR (2 * sizeof(size_t))
+#define CHUNK_ALIGN 16
+
+static size_t thp_pmd_size(void)
+{
+    long v = read_long_at(AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    return v > 0 ? (size_t)v : 0;
+}
+
+static void huge_start(void)
+{
+    char text[4096];
+    if (read_file_at(AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled", text, sizeof(text)) <= 0 ||
+        !heap_thp_allowed(text)) {
+        huge_why = "transparent huge pages off";
+        return;
+    }
+    size_t huge = thp_pmd_size();
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || huge < (size_t)page || huge > ((size_t)2 << 20) || (huge & (huge - 1))) {
+        huge_why = "no 2 MB huge page size";          /* 32 MB or 512 MB ones are no help */
+        return;
+    }
+    int order = 0;
+    while (((size_t)page << order) < huge)
+        order++;
+    size_t want = heap_first_bytes(read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg"), huge);
+    long free_blocks = read_file_at(AT_FDCWD, "/proc/buddyinfo", text, sizeof(text)) > 0
+                       ? heap_free_huge(text, order) : -1;
+    if (want == 0 || free_blocks < (long)(HEAP_SPARE * (want / huge))) {
+        huge_why = "too few free huge blocks";
+        return;
+    }
+    /* Where the heap's top chunk begins: below the break by its size (glibc's keepcost),
+     * read without allocating, so no page of the part skipped below is touched. */
+    struct mallinfo2 mi = mallinfo2();
+    uintptr_t brk_now = (uintptr_t)sbrk(0);
+    uintptr_t top = brk_now - mi.keepcost;
+    uintptr_t start = (top + huge - 1) & ~(uintptr_t)(huge - 1);
+    if (start - top < 4 * CHUNK_ALIGN)
+        start += huge;
+    /* A block from the top to the boundary: the next ones begin on it. */
+    heap_pad = malloc(start - top - sizeof(size_t));
+    if (heap_pad && (uintptr_t)heap_pad != top + CHUNK_HDR) {
+        free(heap_pad);              /* not glibc's heap (a sanitizer's allocator) */
+        heap_pad = NULL;
+        huge_why = "not glibc's heap";
+        return;
+    }
+    char *region = malloc(want);
+    if (!heap_pad || !region || (uintptr_t)region != start + CHUNK_HDR ||
+        (uintptr_t)sbrk(0) < start + want) {
+        free(region);
+        huge_why = "the heap is not where expected";
+        return;
+    }
+    int rc = madvise((void *)start, want, MADV_HUGEPAGE);
+    free(region);
+    if (rc != 0) {
+        huge_why = "madvise refused";
+        return;
+    }
+    huge_asked = want;
+    huge_why = "";
+}
+
+void heap_settle(void)
+{
+    /* Every refresh frees and allocates again a few arrays sized to the tasks (at 10,000
+     * processes 0.5-1.5 MB each). glibc's default serves a block above its mmap threshold
+     * with fresh pages, then raises the threshold to the size of the block freed, so the
+     * same arrays go to the heap one refresh and to mmap the next, and the heap's top is
+     * trimmed and grown again: fresh pages each time and a peak that depends on the order
+     * they came in (9.6-11.6 MB at 10,000 processes). With the threshold fixed above
+     * them, they come from the heap, whose free blocks the next refresh reuses, and the
+     * heap's top is given back only past 8 MB free (docs/performance.md, the memory
+     * round); the huge region is under that, so it stays until it is used. */
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+    huge_start();
+}
+
+size_t heap_huge_asked(const char **why)
+{
+    if (why)
+        *why = huge_why;
+    return huge_asked;
+}

@@ -1,0 +1,187 @@
+/* Tests for util/heap.h: the parsers of the kernel's files on made-up texts, the size
+ * asked for, and, in a child process of its own (the placement is done once, before
+ * anything else is allocated), the placement on this machine: when the kernel allows huge
+ * pages and has free ones, the allocations after heap_settle land in a region of huge
+ * pages (/proc/self/smaps: AnonHugePages), and the part of the heap skipped to reach the
+ * boundary costs no memory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "util/heap.h"
+
+static void test_thp_allowed(void **state)
+{
+    (void)state;
+    assert_true(heap_thp_allowed("always [madvise] never\n"));
+    assert_true(heap_thp_allowed("[always] madvise never\n"));
+    assert_false(heap_thp_allowed("always madvise [never]\n"));
+    assert_false(heap_thp_allowed("always madvise never\n"));    /* no mode: not ours to guess */
+    assert_false(heap_thp_allowed(""));
+    assert_false(heap_thp_allowed("[madvis] x"));
+    assert_false(heap_thp_allowed("[madvise"));
+}
+
+static const char BUDDY[] =
+    "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n"
+    "Node 0, zone    DMA32      5      4      3      2      1      0      0      0      0      2      1 \n"
+    "Node 0, zone   Normal    100     50     20     10      5      3      2      1      7      4     10 \n";
+
+static void test_free_huge(void **state)
+{
+    (void)state;
+    /* order 9 and above, DMA left out: DMA32 2 + 1*2, Normal 4 + 10*2 */
+    assert_int_equal(heap_free_huge(BUDDY, 9), 2 + 2 + 4 + 20);
+    /* order 10 alone: 1 + 10 */
+    assert_int_equal(heap_free_huge(BUDDY, 10), 11);
+    /* order 8: DMA32 0 + 2*2 + 1*4, Normal 7 + 4*2 + 10*4 */
+    assert_int_equal(heap_free_huge(BUDDY, 8), 8 + 55);
+    assert_int_equal(heap_free_huge("Node 0, zone   Normal      1      0 \n", 9), 0);
+    assert_int_equal(heap_free_huge("", 9), -1);
+    assert_int_equal(heap_free_huge("garbage\nmore\n", 9), -1);
+    /* a line cut short, and one without its newline */
+    assert_int_equal(heap_free_huge("Node 0, zone   Normal 0 0 0 0 0 0 0 0 0 3", 9), 3);
+}
+
+static void test_first_bytes(void **state)
+{
+    (void)state;
+    const size_t mb2 = (size_t)2 << 20;
+    assert_int_equal(heap_first_bytes(-1, mb2), mb2);            /* unknown: one */
+    assert_int_equal(heap_first_bytes(0, mb2), mb2);
+    assert_int_equal(heap_first_bytes(1000, mb2), mb2);
+    assert_int_equal(heap_first_bytes(4000, mb2), 2 * mb2);      /* 2.5 MB: two */
+    assert_int_equal(heap_first_bytes(10000, mb2), HEAP_FIRST_MAX);
+    assert_int_equal(heap_first_bytes(4000000, mb2), HEAP_FIRST_MAX);
+    assert_int_equal(heap_first_bytes(1000, 0), 0);
+    assert_true(HEAP_FIRST_MAX % mb2 == 0);
+}
+
+/* In smaps, the mapping holding addr: its Rss and AnonHugePages in kB (-1: not found). */
+static void smaps_of(uintptr_t addr, long *rss, long *huge)
+{
+    *rss = *huge = -1;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[512];
+    bool in = false;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = addr >= lo && addr < hi;
+            continue;
+        }
+        if (in && strncmp(line, "Rss:", 4) == 0)
+            *rss = strtol(line + 4, NULL, 10);
+        if (in && strncmp(line, "AnonHugePages:", 14) == 0)
+            *huge = strtol(line + 14, NULL, 10);
+    }
+    fclose(f);
+}
+
+/* The child: 0 when what it saw agrees with what heap_settle says it did. */
+static int placement_child(void)
+{
+    /* Where the heap's top begins now (glibc: below the break by the top chunk's size). */
+    uintptr_t top = (uintptr_t)sbrk(0) - mallinfo2().keepcost;
+    heap_settle();
+    const char *why = NULL;
+    size_t asked = heap_huge_asked(&why);
+    char enabled[256] = "", buddy[4096] = "";
+    (void)read_file_at(AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/enabled", enabled, sizeof(enabled));
+    (void)read_file_at(AT_FDCWD, "/proc/buddyinfo", buddy, sizeof(buddy));
+    long hpage = read_long_at(AT_FDCWD, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    printf("heap_settle: %zu bytes asked in huge pages (%s); enabled: %.40s", asked,
+           asked ? "" : why, enabled);
+    if (asked == 0) {
+#ifdef __SANITIZE_ADDRESS__
+        /* a sanitizer's allocator: no heap of glibc's to place */
+        return strcmp(why, "not glibc's heap") == 0 ? 0 : 1;
+#else
+        /* It may decline only for a reason the kernel's files show. */
+        if (!heap_thp_allowed(enabled))
+            return strcmp(why, "transparent huge pages off") == 0 ? 0 : 2;
+        if (hpage != 2 << 20)
+            return strcmp(why, "no 2 MB huge page size") == 0 ? 0 : 3;
+        if (heap_free_huge(buddy, 9) < HEAP_SPARE * 3)
+            return 0;                /* too few here (the count may have moved since) */
+        fprintf(stderr, "declined (%s) on a machine that allows it\n", why);
+        return 4;
+#endif
+    }
+    if (asked % (size_t)hpage != 0 || asked > HEAP_FIRST_MAX)
+        return 5;
+    /* The next allocations come from the region: a few task arrays' worth, touched. */
+    size_t n = asked / 2;
+    char *a = malloc(n);
+    if (!a)
+        return 6;
+    memset(a, 1, n);
+    long rss, huge;
+    smaps_of((uintptr_t)a, &rss, &huge);
+    printf("region: Rss %ld kB, AnonHugePages %ld kB\n", rss, huge);
+    if (huge < (long)(hpage >> 10))
+        return 7;                    /* not a huge page: the placement or the madvise failed */
+    if (((uintptr_t)a & ((uintptr_t)hpage - 1)) > 4096)
+        return 8;                    /* the block does not begin at the boundary */
+    /* The heap skipped below the boundary: address space only, not one page of it
+     * resident past the page of its header. */
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t from = (top + 2 * (uintptr_t)page) & ~((uintptr_t)page - 1);
+    uintptr_t to = (uintptr_t)a & ~((uintptr_t)hpage - 1);
+    if (to > from) {
+        size_t pages = (to - from) / (size_t)page;
+        unsigned char *vec = calloc(pages, 1);
+        if (!vec || mincore((void *)from, to - from, vec) != 0)
+            return 9;
+        size_t resident = 0;
+        for (size_t i = 0; i < pages; i++)
+            resident += vec[i] & 1;
+        free(vec);
+        printf("below the boundary: %zu of %zu pages resident\n", resident, pages);
+        if (resident != 0)
+            return 10;
+    }
+    free(a);
+    return 0;
+}
+
+static void test_placement(void **state)
+{
+    (void)state;
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int rc = placement_child();
+        fflush(stdout);
+        _exit(rc);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thp_allowed),
+        cmocka_unit_test(test_free_huge),
+        cmocka_unit_test(test_first_bytes),
+        cmocka_unit_test(test_placement),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
