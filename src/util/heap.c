@@ -110,7 +110,12 @@ static void huge_start(void)
         return;
     }
     /* Where the heap's top chunk begins: below the break by its size (glibc's keepcost),
-     * read without allocating, so no page of the part skipped below is touched. */
+     * read without allocating past the heap's first page, so no page of the part skipped
+     * below is touched. The heap may not be made yet (nothing allocated before main): one
+     * small block makes it, so that the top is a chunk of the heap (volatile: a compiler
+     * may drop a malloc freed unused). */
+    void *volatile first = malloc(1);
+    free(first);
     struct mallinfo2 mi = mallinfo2();
     uintptr_t brk_now = (uintptr_t)sbrk(0);
     uintptr_t top = brk_now - mi.keepcost;
