@@ -177,7 +177,9 @@ int  procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t no
  * its dead threads' stats, has a delay record). Command lines and user names keep their
  * caches as above. Processes /proc lists that the iterator does not show (a kernel may
  * keep some out of it) are found by a readdir of /proc every PROCS_FULL_LIST_S (made on a
- * thread of its own while the iterator runs) and read
+ * thread of its own while the iterator runs; a first frame's run, procs_defer_idle_cmdlines,
+ * looks for the init process alone, the one seen skipped, and leaves the readdir to the
+ * next refresh) and read
  * from /proc and taskstats. A run that fails leaves that refresh to /proc and taskstats
  * as described above. The source owns the iterator from then on (procs_close closes it);
  * NULL closes the one set. */
