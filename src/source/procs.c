@@ -63,7 +63,7 @@ struct procs_src {
     bool threads;
     struct strpool *pool;
     struct name_cache *names;        /* the last refresh's, sorted by id */
-    size_t nnames;
+    size_t nnames, names_cap;
     struct user_name *users;         /* every uid seen, never expired (like libproc2) */
     size_t nusers, users_cap, last_user;
     char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
@@ -97,8 +97,14 @@ struct reap {
     int proc_fd;
     double now;
     struct task_sample *out;
-    struct name_cache *next;
     size_t n, cap;
+    /* The cache is updated in place, not copied: the last refresh's entry of each task read
+     * again is rewritten (and marked in seen, one bit an entry of src->names), a task it
+     * did not hold gets one in added; finish_read drops the unmarked, merges in added. */
+    uint64_t *seen;
+    struct name_cache *added;
+    size_t nadded, added_cap;
+    struct name_cache *cur;          /* the entry of the task added last */
     char *group_cmd;                 /* threads: the command line of this process as */
     pid_t group_tgid;                /* known this refresh (its leader's, or the last read) */
     double group_read_at;            /* ... and when it was read */
@@ -388,75 +394,115 @@ static const struct name_cache *cache_find(const struct procs_src *src, pid_t id
     return lo < src->nnames && src->names[lo].id == id ? &src->names[lo] : NULL;
 }
 
-/* t->comm (comm: the name just parsed) and t->cmdline, recorded in next. The command line
- * is, in this order: the one the task iterator sent (x, its task of acc; NULL on the /proc
- * path), which is new (first sight, an exec, a moved argument range) or sent again (once
- * in each TASKS_CMD_RESEND_NS period of the process); in threads mode the process's as
- * known this refresh; the cache's while the iterator says it stands (CMD_KEPT: its clock
- * alone decides, so that no refresh reads /proc at the edge of a period) or, on the /proc
- * path, while still good (same task and name, younger than PROCS_NAMES_REFRESH_S), unless
- * the iterator said it changed; empty when the iterator saw no memory (what /proc reads
- * then); else read from /proc. */
+/* The cache room for this refresh, once rp->cap (the tasks expected) is known. */
+static void reap_begin(struct reap *rp)
+{
+    const struct procs_src *src = rp->src;
+    rp->seen = xcalloc((src->nnames + 63) / 64 + 1, sizeof(rp->seen[0]));
+    /* the first refresh adds every task: room for them at once, not by doubling */
+    rp->added_cap = src->nnames ? 0 : rp->cap;
+    rp->added = rp->added_cap ? xreallocarray(NULL, rp->added_cap, sizeof(rp->added[0])) : NULL;
+}
+
+/* Entry e of the last refresh's cache stands for the task added now. */
+static void cache_keep(struct reap *rp, struct name_cache *e)
+{
+    size_t i = (size_t)(e - rp->src->names);
+    rp->seen[i / 64] |= (uint64_t)1 << (i % 64);
+    rp->cur = e;
+}
+
+/* The entry of task id for this refresh: its last one, or a new one, empty (no strings). */
+static struct name_cache *cache_entry(struct reap *rp, pid_t id)
+{
+    struct name_cache *e = (struct name_cache *)(uintptr_t)cache_find(rp->src, id);
+    if (e) {
+        cache_keep(rp, e);
+        return e;
+    }
+    if (rp->nadded == rp->added_cap) {
+        rp->added_cap = rp->added_cap ? 2 * rp->added_cap : 64;
+        rp->added = xreallocarray(rp->added, rp->added_cap, sizeof(rp->added[0]));
+    }
+    e = &rp->added[rp->nadded++];
+    memset(e, 0, sizeof(*e));
+    rp->cur = e;
+    return e;
+}
+
+/* t->comm (comm: the name just parsed) and t->cmdline, recorded in the task's cache entry
+ * (rp->cur after, updated in place). The command line is, in this order: the one the task
+ * iterator sent (x, its task of acc; NULL on the /proc path), which is new (first sight,
+ * an exec, a moved argument range) or sent again (once in each TASKS_CMD_RESEND_NS period
+ * of the process); in threads mode the process's as known this refresh; the cache's while
+ * the iterator says it stands (CMD_KEPT: its clock alone decides, so that no refresh reads
+ * /proc at the edge of a period) or, on the /proc path, while still good (same task and
+ * name, younger than PROCS_NAMES_REFRESH_S), unless the iterator said it changed; empty
+ * when the iterator saw no memory (what /proc reads then); else read from /proc. */
 static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
-                     struct name_cache *next, const struct taskiter_acc *acc,
-                     const struct taskiter_task *x)
+                     const struct taskiter_acc *acc, const struct taskiter_task *x)
 {
     struct procs_src *src = rp->src;
-    struct name_cache *old = (struct name_cache *)(uintptr_t)cache_find(src, t->id);
-    bool same = old && old->comm && old->start == t->start_ticks && strcmp(old->comm, comm) == 0;
-    next->id = t->id;
-    next->tgid = t->tgid;
-    next->start = t->start_ticks;
-    next->cmd_pending = false;
-    if (same) {
-        next->comm = old->comm;         /* moved */
-        old->comm = NULL;
-    } else {
-        next->comm = strpool_get(src->pool, comm, strlen(comm));
+    struct name_cache *e = cache_entry(rp, t->id);     /* what it held: the last refresh's */
+    bool same = e->comm && e->start == t->start_ticks && strcmp(e->comm, comm) == 0;
+    bool was_pending = e->cmd_pending;
+    char *was_cmd = e->cmdline;      /* dropped below unless kept */
+    e->id = t->id;
+    e->tgid = t->tgid;
+    e->start = t->start_ticks;
+    e->cmd_pending = false;
+    if (!same) {
+        char *c = strpool_get(src->pool, comm, strlen(comm));
+        strpool_unref(e->comm);
+        e->comm = c;
     }
-    t->comm = strpool_ref(next->comm);
+    t->comm = strpool_ref(e->comm);
     if (t->kthread) {                /* no memory, no command line */
-        next->cmdline = strpool_get(src->pool, "", 0);
-        next->read_at = rp->now;
-        t->cmdline = next->cmdline;
+        e->cmdline = strpool_get(src->pool, "", 0);
+        strpool_unref(was_cmd);
+        e->read_at = rp->now;
+        t->cmdline = e->cmdline;
         return;
     }
     enum taskiter_cmd said = x ? x->cmd : TASKITER_CMD_NONE;
     size_t sent_len = 0;
     const char *sent = x ? taskiter_cmdline(acc, x, &sent_len) : NULL;
+    char *cmd = NULL;                /* a new reference; NULL: was_cmd kept */
     if (sent) {
-        next->cmdline = sent_cmdline(src, sent, sent_len);
-        next->read_at = rp->now;
+        cmd = sent_cmdline(src, sent, sent_len);
+        e->read_at = rp->now;
     } else if (src->threads && rp->group_cmd && rp->group_tgid == t->tgid) {
-        next->cmdline = strpool_ref(rp->group_cmd);
-        next->read_at = rp->group_read_at;
-    } else if (said != TASKITER_CMD_STALE && same && old->cmdline && !old->cmd_pending &&
+        cmd = strpool_ref(rp->group_cmd);
+        e->read_at = rp->group_read_at;
+    } else if (said != TASKITER_CMD_STALE && same && was_cmd && !was_pending &&
                (said == TASKITER_CMD_KEPT ||
-                (rp->now - old->read_at < PROCS_NAMES_REFRESH_S && rp->now >= old->read_at))) {
-        next->cmdline = old->cmdline;   /* moved */
-        next->read_at = old->read_at;
-        old->cmdline = NULL;
+                (rp->now - e->read_at < PROCS_NAMES_REFRESH_S && rp->now >= e->read_at))) {
+        /* kept, read_at with it */
     } else if (said == TASKITER_CMD_EMPTY) {
-        next->cmdline = strpool_get(src->pool, "", 0);
-        next->read_at = rp->now;
+        cmd = strpool_get(src->pool, "", 0);
+        e->read_at = rp->now;
     } else if (said == TASKITER_CMD_LATER && task_disk_idle(t)) {
         /* idle: the next run sends it (a process whose leader was idle but whose other
          * threads moved bytes is read below, as one the iterator could not send) */
-        next->cmdline = strpool_get(src->pool, "", 0);
-        next->read_at = rp->now;
-        next->cmd_pending = true;
+        cmd = strpool_get(src->pool, "", 0);
+        e->read_at = rp->now;
+        e->cmd_pending = true;
         t->cmdline_pending = true;
     } else {
-        next->cmdline = read_cmdline(src, rp->proc_fd, t->tgid);
-        next->read_at = rp->now;
+        cmd = read_cmdline(src, rp->proc_fd, t->tgid);
+        e->read_at = rp->now;
+    }
+    if (cmd) {                       /* after the new one is had: it may be the same text */
+        strpool_unref(was_cmd);
+        e->cmdline = cmd;
     }
     /* the process's for its other threads: its leader's, else the last read */
     if (src->threads && (t->id == t->tgid || rp->group_tgid != t->tgid)) {
-        rp->group_cmd = next->cmdline;
+        rp->group_cmd = e->cmdline;
         rp->group_tgid = t->tgid;
-        rp->group_read_at = next->read_at;
+        rp->group_read_at = e->read_at;
     }
-    t->cmdline = strpool_ref(next->cmdline);
+    t->cmdline = strpool_ref(e->cmdline);
 }
 
 /* path holds the task's directory below /proc (len bytes, room for PATH_ROOM): append
@@ -519,7 +565,6 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     if (rp->n == rp->cap) {
         rp->cap = rp->cap ? 2 * rp->cap : 256;
         rp->out = xreallocarray(rp->out, rp->cap, sizeof(rp->out[0]));
-        rp->next = xreallocarray(rp->next, rp->cap, sizeof(rp->next[0]));
     }
     struct task_sample *t = &rp->out[rp->n];
     memset(t, 0, sizeof(*t));
@@ -533,7 +578,7 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->state = ps.state;
     t->nlwp = rp->src->threads ? 1 : ps.nlwp;
     t->kthread = (ps.flags & PF_KTHREAD) != 0;
-    names_of(rp, t, ps.comm, &rp->next[rp->n], NULL, NULL);
+    names_of(rp, t, ps.comm, NULL, NULL);
     if (id < rp->last_id)
         rp->unsorted = true;
     rp->last_id = id;
@@ -824,13 +869,11 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     if (rp->n == rp->cap) {
         rp->cap = rp->cap ? 2 * rp->cap : 256;
         rp->out = xreallocarray(rp->out, rp->cap, sizeof(rp->out[0]));
-        rp->next = xreallocarray(rp->next, rp->cap, sizeof(rp->next[0]));
     }
     struct task_sample *t = &rp->out[rp->n];
-    struct name_cache *next = &rp->next[rp->n];
+    const struct name_cache *next = old;   /* kept as it is */
     memset(t, 0, sizeof(*t));
-    *next = *old;                    /* the strings move to next */
-    old->comm = old->cmdline = NULL;
+    cache_keep(rp, old);
     t->id = id;
     t->tgid = tgid;
     t->start_ticks = next->start;
@@ -857,7 +900,7 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
 static void note_full(struct reap *rp, size_t k)
 {
     const struct task_sample *t = &rp->out[k];
-    struct name_cache *c = &rp->next[k];
+    struct name_cache *c = rp->cur;  /* out[k] is the task added last */
     c->uid = t->uid;
     c->io = t->io;
     c->io_err = t->io_err;
@@ -1086,7 +1129,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
      * read from /proc after it: without it every refresh doubled both arrays */
     rp.cap = nt + src->nblind + 8;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
-    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    reap_begin(&rp);
     for (size_t k = 0; k < nt; k++) {
         const struct taskiter_task *x = &src->acc.tasks[k];
         if (!selected(x->id, x->tgid, only, nonly))
@@ -1118,7 +1161,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         t->delay.blkio_delay_ns = x->blkio_delay_ns;
         t->delay.swapin_count = x->swapin_count;
         t->delay.swapin_delay_ns = x->swapin_delay_ns;
-        names_of(&rp, t, taskiter_comm(&src->acc, x), &rp.next[rp.n], &src->acc, x);
+        names_of(&rp, t, taskiter_comm(&src->acc, x), &src->acc, x);
         note_full(&rp, rp.n);
         rp.last_id = t->id;
         rp.n++;
@@ -1155,7 +1198,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
      * the first refresh's included (a copy of each, and their holes in the heap). */
     rp.cap = l.n + 16;
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
-    rp.next = xreallocarray(NULL, rp.cap, sizeof(rp.next[0]));
+    reap_begin(&rp);
     pid_t ids[GATE_CHUNK];
     struct delay_sample ds[GATE_CHUNK];
     char path[PATH_ROOM];
@@ -1193,8 +1236,8 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
                 t->delay.blkio_delay_ns = r->blkio_delay_ns;
                 t->delay.swapin_count = r->swapin_count;
                 t->delay.swapin_delay_ns = r->swapin_delay_ns;
-                rp.next[before].run_ns = r->run_ns;
-                rp.next[before].has_run = r->valid && r->has_run;
+                rp.cur->run_ns = r->run_ns;
+                rp.cur->has_run = r->valid && r->has_run;
             }
         }
     }
@@ -1203,10 +1246,10 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     return 0;
 }
 
-/* rp's two parallel arrays in id order. They come in order but for a few tasks read
- * after the rest (the iterator's blind ones, a thread listed below its leader after the
- * pids wrapped): each of those is moved to its place, both arrays alike, a few memmoves
- * instead of two sorts of every task; many out of place, the sorts. */
+/* rp's tasks in id order. They come in order but for a few tasks read after the rest
+ * (the iterator's blind ones, a thread listed below its leader after the pids wrapped):
+ * each of those is moved to its place, a few memmoves instead of a sort of every task;
+ * many out of place, the sort. */
 static void sort_by_id(struct reap *rp)
 {
     enum { FEW = 32 };
@@ -1216,40 +1259,77 @@ static void sort_by_id(struct reap *rp)
             continue;
         if (++moved > FEW) {
             qsort(rp->out, rp->n, sizeof(rp->out[0]), cmp_task);
-            qsort(rp->next, rp->n, sizeof(rp->next[0]), cmp_name);
             return;
         }
         struct task_sample t = rp->out[i];
-        struct name_cache c = rp->next[i];
         size_t j = LOWER_BOUND_ID(rp->out, i, id, t.id);
         memmove(&rp->out[j + 1], &rp->out[j], (i - j) * sizeof(rp->out[0]));
-        memmove(&rp->next[j + 1], &rp->next[j], (i - j) * sizeof(rp->next[0]));
         rp->out[j] = t;
-        rp->next[j] = c;
     }
 }
 
-/* The refresh assembled in rp becomes the result and the next refresh's cache. */
+/* The cache for the next refresh: the last one's entries this refresh kept (the others
+ * are exited tasks: their strings dropped), merged with the ones it added, by id. */
+static void cache_finish(struct reap *rp)
+{
+    struct procs_src *src = rp->src;
+    size_t kept = 0;
+    for (size_t i = 0; i < src->nnames; i++) {
+        struct name_cache *e = &src->names[i];
+        if (!(rp->seen[i / 64] >> (i % 64) & 1)) {
+            strpool_unref(e->comm);
+            strpool_unref(e->cmdline);
+        } else if (kept++ != i) {
+            src->names[kept - 1] = *e;
+        }
+    }
+    free(rp->seen);
+    size_t na = rp->nadded;
+    for (size_t i = 1; i < na; i++)
+        if (rp->added[i].id < rp->added[i - 1].id) {
+            qsort(rp->added, na, sizeof(rp->added[0]), cmp_name);
+            break;
+        }
+    size_t total = kept + na;
+    if (kept == 0) {                 /* the first refresh: the added ones are the cache */
+        free(src->names);
+        src->names = rp->added;
+        src->names_cap = rp->added_cap;
+        rp->added = NULL;
+    } else if (total > src->names_cap) {
+        /* a little room over: a few tasks more next time do not move the whole cache */
+        src->names_cap = total + total / 64 + 16;
+        src->names = xreallocarray(src->names, src->names_cap, sizeof(src->names[0]));
+    }
+    if (rp->added) {                 /* merged from the end: nothing kept is overwritten */
+        size_t i = kept, j = na, k = total;
+        while (j > 0) {
+            if (i > 0 && src->names[i - 1].id > rp->added[j - 1].id)
+                src->names[--k] = src->names[--i];
+            else
+                src->names[--k] = rp->added[--j];
+        }
+        free(rp->added);
+    }
+    src->nnames = total;
+    /* many exited: give back the room (a realloc that shrinks does not move) */
+    if (src->names_cap > 2 * total + 64) {
+        src->names_cap = total + total / 64 + 16;
+        src->names = xreallocarray(src->names, src->names_cap, sizeof(src->names[0]));
+    }
+}
+
+/* The refresh assembled in rp becomes the result, and the cache the next refresh's. */
 static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
 {
     struct reap rp = *rp_;
-    struct procs_src *src = rp.src;
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be
      * below its leader's after the pids wrapped. */
     if (rp.unsorted)
         sort_by_id(&rp);
-    if (rp.n + 64 < rp.cap) {        /* give back what the guess over-reserved */
+    if (rp.n + 64 < rp.cap)          /* give back what the guess over-reserved */
         rp.out = xreallocarray(rp.out, rp.n ? rp.n : 1, sizeof(rp.out[0]));
-        rp.next = xreallocarray(rp.next, rp.n ? rp.n : 1, sizeof(rp.next[0]));
-    }
-    /* What was not carried over: exited tasks, and the names and command lines read again. */
-    for (size_t i = 0; i < src->nnames; i++) {
-        strpool_unref(src->names[i].comm);
-        strpool_unref(src->names[i].cmdline);
-    }
-    free(src->names);
-    src->names = rp.next;
-    src->nnames = rp.n;
+    cache_finish(&rp);
     *tasks = rp.out;
     *n = rp.n;
 }
