@@ -110,6 +110,18 @@ size_t lower_bound_id(const void *base, size_t n, size_t size, size_t off, pid_t
 #define LOWER_BOUND_ID(arr, n, field, id) \
     lower_bound_id((arr), (n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), (id))
 
+/* The room to allocate for n entries of an array that every refresh frees and allocates
+ * again, one entry a task (the tasks, their devices, cgroups and history, the result):
+ * n rounded up to a multiple of TASK_ROOM_STEP. A population that moves by a few tasks
+ * then asks for blocks of the same sizes each refresh, which fit the free blocks the
+ * last refresh left; one entry more than the block freed went to the heap's top instead,
+ * for good (docs/performance.md, memory at 10,000 processes). */
+#define TASK_ROOM_STEP 256
+static inline size_t task_room(size_t n)
+{
+    return (n + TASK_ROOM_STEP - 1) / TASK_ROOM_STEP * TASK_ROOM_STEP;
+}
+
 /* A library loaded on demand (dlopen) instead of linked, where only one mode needs it:
  * syms[i].name's address is stored at byte offset syms[i].off of table (a struct of
  * function pointers with the library's own prototypes; POSIX stores a function pointer

@@ -615,7 +615,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
     /* Both task arrays are sorted by id: walk them together. Identity is (id, start). The
      * previous snapshot holds whole tasks, or only their history once reduced (snapshot.h). */
     out->ntasks = cur->ntasks;
-    out->tasks = xcalloc(cur->ntasks ? cur->ntasks : 1, sizeof(*out->tasks));
+    out->tasks = xcalloc(task_room(cur->ntasks ? cur->ntasks : 1), sizeof(*out->tasks));
     const struct task_hist *ph = prev ? prev->hist : NULL;
     size_t np = !prev ? 0 : ph ? prev->nhist : prev->ntasks;
     size_t j = 0;

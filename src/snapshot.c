@@ -699,7 +699,7 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
     size_t ngroups = 0;
     if (out->threads)
         group_sigs(out, &groups, &ngroups);
-    out->tdevs = xcalloc(out->ntasks, sizeof(*out->tdevs));
+    out->tdevs = xcalloc(task_room(out->ntasks), sizeof(*out->tdevs));
     fdmap_reserve(s->fdmap, groups ? ngroups : out->ntasks);   /* kernel threads included */
     fdmap_begin_refresh(s->fdmap);
     for (size_t i = 0; i < out->ntasks; i++) {
@@ -1014,7 +1014,7 @@ void snapshot_reduce(struct snapshot *p)
     /* Tasks built elsewhere (a replay) are the caller's to keep whole. */
     if (!p->tasks || !p->tasks_shared)
         return;
-    struct task_hist *h = xreallocarray(NULL, p->ntasks ? p->ntasks : 1, sizeof(*h));
+    struct task_hist *h = xreallocarray(NULL, task_room(p->ntasks ? p->ntasks : 1), sizeof(*h));
     for (size_t i = 0; i < p->ntasks; i++) {
         h[i] = task_hist_of(&p->tasks[i]);
     }

@@ -200,7 +200,7 @@ static void put_str(struct line *l, int width, bool left, const char *s)
  * default. */
 static void task_block(FILE *f, const struct result *r, const struct verdicts *v, const struct sample_opts *o)
 {
-    size_t *order = xreallocarray(NULL, r->ntasks ? r->ntasks : 1, sizeof(*order));
+    size_t *order = xreallocarray(NULL, task_room(r->ntasks ? r->ntasks : 1), sizeof(*order));
     size_t n = 0;
     for (size_t i = 0; i < r->ntasks; i++)
         if (!o->only_active || task_is_active(&r->tasks[i]))

@@ -669,8 +669,8 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
     set->mounts_truncated = s->mounts.block_truncated;
     memcpy(set->mounts, s->mounts.block, sizeof(set->mounts));
     set->ntasks = ntasks;
-    set->task_cg = xcalloc(ntasks ? ntasks : 1, sizeof(int));
-    set->task_err = xcalloc(ntasks ? ntasks : 1, sizeof(int));
+    set->task_cg = xcalloc(task_room(ntasks ? ntasks : 1), sizeof(int));
+    set->task_err = xcalloc(task_room(ntasks ? ntasks : 1), sizeof(int));
 
     /* A task's cgroup is read from /proc/PID/cgroup when the task is new. Tasks rarely
      * move (a runtime or systemd moves one once, at its start), so every rescan_s the
@@ -696,7 +696,7 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
     if (nnew >= CG_WALK_MIN)
         nwalked = walk_members(s, threads, mono, nnew / 2, &walked);
     /* Walk the cache and the tasks together (both sorted by id). */
-    struct task_cg *nt = xcalloc(ntasks ? ntasks : 1, sizeof(*nt));
+    struct task_cg *nt = xcalloc(task_room(ntasks ? ntasks : 1), sizeof(*nt));
     size_t j = 0;
     for (size_t i = 0; i < ntasks; i++) {
         const struct task_sample *t = &tasks[i];

@@ -1127,7 +1127,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
     struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
     /* room for the processes the iterator does not show (PID 1 here, see blind_check),
      * read from /proc after it: without it every refresh doubled both arrays */
-    rp.cap = nt + src->nblind + 8;
+    rp.cap = task_room(nt + src->nblind + 8);
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     reap_begin(&rp);
     for (size_t k = 0; k < nt; k++) {
@@ -1188,15 +1188,20 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
     src->last_iter = src->ti && read_iter(src, proc_fd, only, nonly, stats, ctx, now, tasks, n) == 0;
     if (src->last_iter)
         return 0;
-    struct list l = { 0 };
+    /* room for the last refresh's tasks and a few more: the list does not grow by
+     * doubling (three copies, and their holes in the heap, at 10,000 tasks) */
+    struct list l = { .cap = task_room(src->nnames + 64) };
+    l.v = xreallocarray(NULL, l.cap, sizeof(*l.v));
     int rc = make_list(src, proc_fd, only, nonly, now, &l);
-    if (rc < 0)
+    if (rc < 0) {
+        free(l.v);
         return rc;
+    }
 
     struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
     /* Every task listed, and a few for threads listed late: no array grows by doubling,
      * the first refresh's included (a copy of each, and their holes in the heap). */
-    rp.cap = l.n + 16;
+    rp.cap = task_room(l.n + 16);
     rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
     reap_begin(&rp);
     pid_t ids[GATE_CHUNK];
@@ -1327,8 +1332,9 @@ static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
      * below its leader's after the pids wrapped. */
     if (rp.unsorted)
         sort_by_id(&rp);
-    if (rp.n + 64 < rp.cap)          /* give back what the guess over-reserved */
-        rp.out = xreallocarray(rp.out, rp.n ? rp.n : 1, sizeof(rp.out[0]));
+    size_t room = task_room(rp.n ? rp.n : 1);
+    if (room < rp.cap)               /* give back what the guess over-reserved */
+        rp.out = xreallocarray(rp.out, room, sizeof(rp.out[0]));
     cache_finish(&rp);
     *tasks = rp.out;
     *n = rp.n;
