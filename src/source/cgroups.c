@@ -66,8 +66,8 @@ struct cgroup_src {
     size_t nknown, capknown;
     size_t *slots;                   /* open addressing on path: index + 1, 0 empty */
     size_t nslots;
-    struct task_cg *tasks;
-    size_t ntasks;
+    struct task_cg *tasks;           /* by id, as the last take's tasks */
+    size_t ntasks, tasks_cap;
     unsigned long gen;
     double verify_due;               /* next check of every membership (cgroup.procs) */
     int   nfiles, files_max;
@@ -695,16 +695,36 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
     }
     if (nnew >= CG_WALK_MIN)
         nwalked = walk_members(s, threads, mono, nnew / 2, &walked);
-    /* Walk the cache and the tasks together (both sorted by id). */
-    struct task_cg *nt = xcalloc(task_room(ntasks ? ntasks : 1), sizeof(*nt));
-    size_t j = 0;
+    /* The cache is updated in place, not copied: a second one while the tasks are walked
+     * was 24 bytes a task more, and the two took turns with the result's block in the
+     * heap, which grew to hold both. First the entries of the tasks still listed are
+     * packed, in order, at the end of the room for this take's tasks; then each task's
+     * entry is written from the start, never past the next packed one to read (the tasks
+     * written so far are the packed ones read and at most the new ones). */
+    size_t kept = 0;
+    for (size_t i = 0, j = 0; j < s->ntasks; j++) {
+        while (i < ntasks && tasks[i].id < s->tasks[j].id)
+            i++;
+        if (i < ntasks && tasks[i].id == s->tasks[j].id &&
+            tasks[i].start_ticks == s->tasks[j].start_ticks) {
+            s->tasks[kept++] = s->tasks[j];
+            i++;
+        }
+    }
+    size_t room = task_room(ntasks ? ntasks : 1);
+    if (room > s->tasks_cap) {
+        s->tasks = xreallocarray(s->tasks, room, sizeof(*s->tasks));
+        s->tasks_cap = room;
+    }
+    struct task_cg *nt = s->tasks;
+    memmove(&nt[ntasks - kept], nt, kept * sizeof(*nt));
+    size_t j = ntasks - kept;        /* the next packed entry */
     for (size_t i = 0; i < ntasks; i++) {
         const struct task_sample *t = &tasks[i];
-        while (j < s->ntasks && s->tasks[j].id < t->id)
-            j++;
-        struct task_cg *c = &nt[i];
-        const struct task_cg *o = j < s->ntasks && s->tasks[j].id == t->id &&
-                                  s->tasks[j].start_ticks == t->start_ticks ? &s->tasks[j] : NULL;
+        struct task_cg cg = { 0 }, *c = &cg;     /* nt[i] once decided: o may be nt[i] */
+        const struct task_cg *o = j < ntasks && nt[j].id == t->id &&
+                                  nt[j].start_ticks == t->start_ticks ? &nt[j] : NULL;
+        j += o != NULL;
         if (o && o->known >= 0 && (!verify || listed_in(lst, nlst, t->id, o->known)))
             *c = *o;
         else if (o && o->known < 0 && o->err && !verify)
@@ -716,6 +736,7 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
         else
             *c = (struct task_cg){ .id = t->id, .start_ticks = t->start_ticks, .known = -1,
                                    .err = s->hier_err };
+        nt[i] = cg;
         set->task_err[i] = c->err;
         set->task_cg[i] = c->known;
         for (int k = c->known; k >= 0 && s->known[k].used_gen != s->gen; k = s->known[k].parent)
@@ -723,9 +744,12 @@ struct cgroup_set *cgroups_take(struct cgroup_src *s, double mono_now, bool thre
     }
     free(lst);
     free(walked);
-    free(s->tasks);
-    s->tasks = nt;
     s->ntasks = ntasks;
+    if (room < s->tasks_cap) {       /* fewer tasks: the room over is given back */
+        s->tasks = xreallocarray(s->tasks, room, sizeof(*s->tasks));
+        s->tasks_cap = room;
+        nt = s->tasks;
+    }
     for (size_t k = 0; k < s->nknown; k++)
         s->known[k].holds = 0;
     for (size_t i = 0; i < s->ntasks; i++)
