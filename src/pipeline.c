@@ -550,6 +550,12 @@ int pipeline_step(struct pipeline *p, char *err, size_t errlen)
     sampler_take(p->sampler, &p->snaps[next]);
     p->cur = next;
     delta_compute(&p->snaps[prev], &p->snaps[next], &p->hist, &p->res);
+    /* The previous snapshot's history is for the rates alone: freed now, before the
+     * verdicts and the output, not at the next step. The output was a refresh's highest
+     * point of memory with it still held; its blocks now take its place in the heap. */
+    free(p->snaps[prev].hist);
+    p->snaps[prev].hist = NULL;
+    p->snaps[prev].nhist = 0;
     sampling_retarget(p, &p->res);
     delta_sampled(&p->res, &p->counted);
     verdict_compute(&p->res, &p->ver);
