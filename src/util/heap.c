@@ -122,23 +122,30 @@ static void huge_start(void)
     uintptr_t start = (top + huge - 1) & ~(uintptr_t)(huge - 1);
     if (start - top < 4 * CHUNK_ALIGN)
         start += huge;
-    /* A block from the top to the boundary: the next ones begin on it. */
-    heap_pad = malloc(start - top - sizeof(size_t));
-    if (heap_pad && (uintptr_t)heap_pad != top + CHUNK_HDR) {
-        free(heap_pad);              /* not glibc's heap (a sanitizer's allocator) */
-        heap_pad = NULL;
+    /* One block from the top to the region's end first, so that the heap reaches past
+     * it and nothing is written in it yet: a page written there before the madvise
+     * would be a small page, and a huge one cannot be made around it at a fault. (glibc
+     * writes a chunk's header, and the top chunk's after it, at the ends of a block.) */
+    char *block = malloc(start + want - top - sizeof(size_t));   /* a chunk to start + want */
+    if (block && (uintptr_t)block != top + CHUNK_HDR) {
+        free(block);                 /* not glibc's heap (a sanitizer's allocator) */
         huge_why = "not glibc's heap";
         return;
     }
-    char *region = malloc(want);
-    if (!heap_pad || !region || (uintptr_t)region != start + CHUNK_HDR ||
-        (uintptr_t)sbrk(0) < start + want) {
-        free(region);
+    if (!block || (uintptr_t)sbrk(0) < start + want) {
+        free(block);
         huge_why = "the heap is not where expected";
         return;
     }
     int rc = madvise((void *)start, want, MADV_HUGEPAGE);
-    free(region);
+    /* Then cut down to the part below the boundary, kept: the rest goes back to the top,
+     * whose header is written on the boundary (the region's first fault, a huge page),
+     * and the next blocks begin there. */
+    heap_pad = realloc(block, start - top - sizeof(size_t));
+    if (heap_pad != block) {
+        huge_why = "the heap is not where expected";
+        return;
+    }
     if (rc != 0) {
         huge_why = "madvise refused";
         return;

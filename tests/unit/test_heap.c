@@ -145,8 +145,12 @@ static int placement_child(void)
     long rss, huge;
     smaps_of((uintptr_t)a, &rss, &huge);
     printf("region: Rss %ld kB, AnonHugePages %ld kB\n", rss, huge);
-    if (huge < (long)(hpage >> 10))
-        return 7;                    /* not a huge page: the placement or the madvise failed */
+    /* Every huge page the block touches is one (a small page written in the region
+     * before the madvise, or a placement off the boundary, leaves one small). */
+    uintptr_t h = (uintptr_t)hpage;
+    long touched = (long)((((uintptr_t)a + n - 1) & ~(h - 1)) - ((uintptr_t)a & ~(h - 1))) / hpage + 1;
+    if (huge < touched * (hpage >> 10))
+        return 7;
     if (((uintptr_t)a & ((uintptr_t)hpage - 1)) > 64 * 1024)
         return 8;                    /* the block does not begin at the boundary (past
                                       * stdout's buffer, allocated by the printf above) */
