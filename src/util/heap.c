@@ -1,4 +1,4 @@
-/* util/heap.c: the allocator's settings and the heap's first megabytes in huge pages
+/* util/heap.c: the allocator's settings and the heap's first 2 MB in a huge page
  * (util/heap.h says why). */
 #include "util/heap.h"
 
@@ -55,19 +55,6 @@ long heap_free_huge(const char *buddyinfo, int order)
     return any ? blocks : -1;
 }
 
-size_t heap_first_bytes(long tasks, size_t huge)
-{
-    if (huge == 0)
-        return 0;
-    size_t want = tasks > 0 ? (size_t)tasks * HEAP_FIRST_PER_TASK : 0;
-    size_t n = (want + huge - 1) / huge;
-    if (n == 0)
-        n = 1;
-    while (n > 1 && n * huge > HEAP_FIRST_MAX)
-        n--;
-    return n * huge > HEAP_FIRST_MAX ? 0 : n * huge;
-}
-
 static size_t huge_asked;
 static const char *huge_why = "not tried";
 /* The heap below the boundary, taken once and kept: reachable (no leak to report), and
@@ -102,10 +89,10 @@ static void huge_start(void)
     int order = 0;
     while (((size_t)page << order) < huge)
         order++;
-    size_t want = heap_first_bytes(read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg"), huge);
+    size_t want = HEAP_HUGE_FIRST * huge;
     long free_blocks = read_file_at(AT_FDCWD, "/proc/buddyinfo", text, sizeof(text)) > 0
                        ? heap_free_huge(text, order) : -1;
-    if (want == 0 || free_blocks < (long)(HEAP_SPARE * (want / huge))) {
+    if (free_blocks < (long)(HEAP_SPARE * HEAP_HUGE_FIRST)) {
         huge_why = "too few free huge blocks";
         return;
     }

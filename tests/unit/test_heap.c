@@ -1,8 +1,8 @@
-/* Tests for util/heap.h: the parsers of the kernel's files on made-up texts, the size
- * asked for, and, in a child process of its own (the placement is done once, before
- * anything else is allocated: the test binary exec'd again), the placement on this machine: when the kernel allows huge
- * pages and has free ones, the allocations after heap_settle land in a region of huge
- * pages (/proc/self/smaps: AnonHugePages), and the part of the heap skipped to reach the
+/* Tests for util/heap.h: the parsers of the kernel's files on made-up texts and, in a
+ * process of its own (the test binary exec'd again: the placement is done once, before
+ * anything else is allocated), the placement on this machine: when the kernel allows huge
+ * pages and has free ones, the allocations after heap_settle land in a huge page
+ * (/proc/self/smaps: AnonHugePages), and the part of the heap skipped to reach its
  * boundary costs no memory. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,20 +53,6 @@ static void test_free_huge(void **state)
     assert_int_equal(heap_free_huge("garbage\nmore\n", 9), -1);
     /* a line cut short, and one without its newline */
     assert_int_equal(heap_free_huge("Node 0, zone   Normal 0 0 0 0 0 0 0 0 0 3", 9), 3);
-}
-
-static void test_first_bytes(void **state)
-{
-    (void)state;
-    const size_t mb2 = (size_t)2 << 20;
-    assert_int_equal(heap_first_bytes(-1, mb2), mb2);            /* unknown: one */
-    assert_int_equal(heap_first_bytes(0, mb2), mb2);
-    assert_int_equal(heap_first_bytes(1000, mb2), mb2);
-    assert_int_equal(heap_first_bytes(4000, mb2), 2 * mb2);      /* 2.5 MB: two */
-    assert_int_equal(heap_first_bytes(10000, mb2), HEAP_FIRST_MAX);
-    assert_int_equal(heap_first_bytes(4000000, mb2), HEAP_FIRST_MAX);
-    assert_int_equal(heap_first_bytes(1000, 0), 0);
-    assert_true(HEAP_FIRST_MAX % mb2 == 0);
 }
 
 /* In smaps, the mapping holding addr: its Rss and AnonHugePages in kB (-1: not found). */
@@ -128,13 +114,13 @@ static int placement_child(void)
             return strcmp(why, "transparent huge pages off") == 0 ? 0 : 2;
         if (hpage != 2 << 20)
             return strcmp(why, "no 2 MB huge page size") == 0 ? 0 : 3;
-        if (heap_free_huge(buddy, 9) < HEAP_SPARE * 3)
+        if (heap_free_huge(buddy, 9) < HEAP_SPARE * HEAP_HUGE_FIRST)
             return 0;                /* too few here (the count may have moved since) */
         fprintf(stderr, "declined (%s) on a machine that allows it\n", why);
         return 4;
 #endif
     }
-    if (asked % (size_t)hpage != 0 || asked > HEAP_FIRST_MAX)
+    if (asked != HEAP_HUGE_FIRST * (size_t)hpage)
         return 5;
     /* The next allocations come from the region: a few task arrays' worth, touched. */
     size_t n = asked / 2;
@@ -204,7 +190,6 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thp_allowed),
         cmocka_unit_test(test_free_huge),
-        cmocka_unit_test(test_first_bytes),
         cmocka_unit_test(test_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
