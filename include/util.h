@@ -45,6 +45,13 @@ ssize_t read_fd_alloc(int fd, char **out, size_t limit);
  * file cannot be read or does not start with one. */
 long read_long_at(int dirfd, const char *path);
 
+/* Pure: a sysfs file offering choices with the one in force bracketed ("none
+ * [mq-deadline] kyber bfq", transparent_hugepage's "always [madvise] never"). active (size
+ * bytes) gets the bracketed one, "" when none is; list, when not NULL, the first nlist
+ * offered, each in size bytes. Returns the number offered, or -EINVAL for an empty or
+ * too long name. */
+int sysfs_choices(const char *buf, char *active, size_t size, char *list, size_t nlist);
+
 /* The kernel's task count, every thread (/proc/loadavg's fourth field, "running/total"),
  * from the loadavg file path relative to dirfd: the total, or -1 when unreadable. */
 long read_loadavg_tasks_at(int dirfd, const char *path);

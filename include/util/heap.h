@@ -43,7 +43,7 @@ long heap_free_huge(const char *buddyinfo, int order);
 void heap_settle(void);
 
 /* The bytes heap_settle asked for as huge pages; 0 when it did not (and why, in a few
- * words, when why is not NULL). For tests and the bench. */
+ * words, when why is not NULL). For the tests. */
 size_t heap_huge_asked(const char **why);
 
 #endif

@@ -15,31 +15,8 @@
 int blockdev_parse_scheduler(const char *buf, char active[BD_SCHED_MAX],
                              char list[BD_NSCHED][BD_SCHED_MAX])
 {
-    unsigned n = 0;
-    active[0] = '\0';
-    const char *p = buf;
-    for (;;) {
-        p += strspn(p, " \t\n");
-        if (*p == '\0')
-            break;
-        size_t l = strcspn(p, " \t\n");
-        bool bracketed = p[0] == '[' && l >= 2 && p[l - 1] == ']';
-        const char *name = bracketed ? p + 1 : p;
-        size_t nl = bracketed ? l - 2 : l;
-        if (nl == 0 || nl >= BD_SCHED_MAX)
-            return -EINVAL;
-        if (n < BD_NSCHED) {
-            memcpy(list[n], name, nl);
-            list[n][nl] = '\0';
-            n++;
-        }
-        if (bracketed) {
-            memcpy(active, name, nl);
-            active[nl] = '\0';
-        }
-        p += l;
-    }
-    return (int)n;
+    int n = sysfs_choices(buf, active, BD_SCHED_MAX, &list[0][0], BD_NSCHED);
+    return n > BD_NSCHED ? BD_NSCHED : n;
 }
 
 int blockdev_parse_inflight(const char *buf, long *r, long *w)

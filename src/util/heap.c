@@ -15,13 +15,9 @@
 
 bool heap_thp_allowed(const char *enabled)
 {
-    const char *o = strchr(enabled, '[');
-    const char *c = o ? strchr(o, ']') : NULL;
-    if (!c)
-        return false;
-    size_t n = (size_t)(c - o - 1);
-    return (n == 6 && strncmp(o + 1, "always", 6) == 0) ||
-           (n == 7 && strncmp(o + 1, "madvise", 7) == 0);
+    char mode[16];
+    return sysfs_choices(enabled, mode, sizeof(mode), NULL, 0) > 0 &&
+           (strcmp(mode, "always") == 0 || strcmp(mode, "madvise") == 0);
 }
 
 long heap_free_huge(const char *buddyinfo, int order)

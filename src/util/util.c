@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -146,6 +147,35 @@ long read_long_at(int dirfd, const char *path)
     if (end == buf || errno)
         return -1;
     return v;
+}
+
+int sysfs_choices(const char *buf, char *active, size_t size, char *list, size_t nlist)
+{
+    size_t n = 0;
+    active[0] = '\0';
+    const char *p = buf;
+    for (;;) {
+        p += strspn(p, " \t\n");
+        if (*p == '\0')
+            break;
+        size_t l = strcspn(p, " \t\n");
+        bool bracketed = p[0] == '[' && l >= 2 && p[l - 1] == ']';
+        const char *name = bracketed ? p + 1 : p;
+        size_t nl = bracketed ? l - 2 : l;
+        if (nl == 0 || nl >= size)
+            return -EINVAL;
+        if (list && n < nlist) {
+            memcpy(list + n * size, name, nl);
+            list[n * size + nl] = '\0';
+        }
+        n++;
+        if (bracketed) {
+            memcpy(active, name, nl);
+            active[nl] = '\0';
+        }
+        p += l;
+    }
+    return (int)n;
 }
 
 long read_loadavg_tasks_at(int dirfd, const char *path)
