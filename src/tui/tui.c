@@ -700,6 +700,13 @@ static bool setup_colors(void)
     return true;
 }
 
+/* The lens (main.c: defer_lens) loads this long after the first frame is written, not
+ * at once: its load is some 40 ms of CPU, most of it the kernel's (verification, JIT,
+ * attachment), and begun at once it took the CPU from whatever has the frame to show,
+ * the terminal or the sshd that carries it: on two CPUs the frame showed 3-4 ms later
+ * (docs/performance.md; 20 and 60 ms of delay did as well as each other). */
+#define LENS_AFTER_FRAME_S 0.025
+
 /* ---- the terminal's set-up, begun beside the first sample (tui_prepare) ---- */
 
 static struct {
@@ -814,6 +821,8 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     else
         first_screen(t);
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
+    double lens_due = 0;                 /* when the deferred lens loads; 0: not yet set */
+    bool lens_done = replaying(t);
     int status = 0;
     bool dirty = true;
     while (!tui_stop_signal) {
@@ -821,13 +830,23 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
             rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
             draw_screen(cur_result(t), cur_verdicts(t), &t->rows, &t->vw);
             dirty = false;
-            /* The first frame is on the screen: now the lens (main.c: defer_lens). */
-            if (!replaying(t))
-                pipeline_load_deferred(t->p);
+            /* The first frame is written: the lens (main.c: defer_lens) a moment later. */
+            if (!lens_done && lens_due == 0)
+                lens_due = clock_mono() + LENS_AFTER_FRAME_S;
         }
         double now = clock_mono();
+        if (!lens_done && lens_due > 0 && now >= lens_due) {
+            pipeline_load_deferred(t->p);
+            lens_done = true;
+            now = clock_mono();
+        }
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
         int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
+        if (!lens_done && lens_due > 0) {
+            int lens_ms = lens_due > now ? (int)((lens_due - now) * 1000.0) + 1 : 0;
+            if (wait_ms < 0 || lens_ms < wait_ms)
+                wait_ms = lens_ms;
+        }
         struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
         /* A scheduler switch waiting in its child reports on this fd */
         struct pollfd pfds[2] = { pfd, { .fd = actions_wait_fd(&t->act), .events = POLLIN } };
