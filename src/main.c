@@ -360,10 +360,12 @@ static int main_record(int argc, char **argv)
 int main(int argc, char **argv)
 {
     heap_settle();                       /* first: util/heap.h */
-    setlocale(LC_ALL, "");
-    /* Numbers are read and written the C way whatever the locale: JSON needs a decimal
-     * point, and -d 0.5 must mean half a second everywhere. */
-    setlocale(LC_NUMERIC, "C");
+    /* The user's locale for characters alone (names, the screen's wide characters and
+     * line drawing). The rest stays C's: numbers are read and written the C way (JSON
+     * needs a decimal point, -d 0.5 must mean half a second everywhere), times are
+     * printed as digits, messages are in the screen's language; and each category
+     * loaded is files opened and mapped at every start, before the first frame. */
+    setlocale(LC_CTYPE, "");
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return main_audit(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "record") == 0)

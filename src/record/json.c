@@ -272,7 +272,8 @@ static bool parse_string(struct parser *ps, const char **s, uint32_t *len)
     return true;
 }
 
-/* The locale-independent strtod: LC_NUMERIC may say ',' (main calls setlocale). */
+/* The locale-independent strtod: LC_NUMERIC may say ',' where a caller set it (main
+ * sets LC_CTYPE alone). */
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
