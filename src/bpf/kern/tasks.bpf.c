@@ -138,23 +138,30 @@ struct file {
     unsigned int f_mode;
 } __attribute__((preserve_access_index));
 
+/* The iterators' contexts, without CO-RE: their layout is the iterator's contract with
+ * its programs (include/linux/bpf.h, kernel/bpf/task_iter.c: each pointer in 8 bytes,
+ * unchanged since 5.8), and the verifier checks each access by offset. A relocated type
+ * costs the load a search of the kernel's BTF, a scan of every type, whenever the
+ * kernel's small cache of them (31 entries, keyed on the name's length and first two
+ * letters) lost it; these three shared its slots with task_struct and
+ * task_io_accounting. */
 struct seq_file;
 
 struct bpf_iter_meta {
     struct seq_file *seq;
-} __attribute__((preserve_access_index));
+};
 
 struct bpf_iter__task {
     struct bpf_iter_meta *meta;
     struct task_struct *task;
-} __attribute__((preserve_access_index));
+};
 
 struct bpf_iter__task_file {
     struct bpf_iter_meta *meta;
     struct task_struct *task;
     __u32 fd;
     struct file *file;
-} __attribute__((preserve_access_index));
+};
 
 char LICENSE[] SEC("license") = "GPL";
 
