@@ -42,6 +42,17 @@ long heap_free_huge(const char *buddyinfo, int order);
 #define HEAP_SPARE 8
 void heap_settle(void);
 
+/* Faults in at once, in one system call, the next `bytes` (up to HEAP_PREFAULT_MAX) of
+ * the calling thread's heap: for a thread about to make a burst of small blocks in
+ * memory not yet touched (the terminal's set-up: ncurses's screens, some 850 KB on a
+ * 200x50 terminal, 230 faults a page at a time, 4-5 ms on a virtual machine; populated
+ * together, 0.3-0.5 ms). A block of that size is taken and freed again: after
+ * heap_settle it comes from the thread's own heap (under the mmap threshold) and stays
+ * there free (under the trim threshold) for the next blocks. Nothing where the kernel
+ * lacks MADV_POPULATE_WRITE (5.14). */
+#define HEAP_PREFAULT_MAX (4u << 20)
+void heap_prefault(size_t bytes);
+
 /* The bytes heap_settle asked for as huge pages; 0 when it did not (and why, in a few
  * words, when why is not NULL). For the tests. */
 size_t heap_huge_asked(const char **why);

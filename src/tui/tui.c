@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "source/ioprio.h"
 #include "tui/actions.h"
 #include "tui/view.h"
+#include "util/heap.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -716,8 +718,20 @@ static struct {
     bool color;
 } term;
 
+/* The memory ncurses's set-up is about to fill: its three screens (stdscr, curscr,
+ * newscr) of LINES x COLS cells, and some room for the rest, faulted in at once
+ * (util/heap.h: heap_prefault) rather than a page at a time by initscr. */
+static void term_prefault(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0)
+        return;
+    heap_prefault(3 * (size_t)ws.ws_row * ((size_t)ws.ws_col + 1) * sizeof(cchar_t) + (64u << 10));
+}
+
 static void term_setup(void)
 {
+    term_prefault();
     initscr();
     /* ncurses 6.4 flushes its output at every cursor move until the screen has been left
      * and resumed once (its state stays "initial" till then): 286 write()s for the first

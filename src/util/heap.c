@@ -153,6 +153,25 @@ void heap_settle(void)
     huge_start();
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23       /* Linux 5.14 */
+#endif
+
+void heap_prefault(size_t bytes)
+{
+    if (bytes > HEAP_PREFAULT_MAX)
+        bytes = HEAP_PREFAULT_MAX;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    char *block = bytes >= 2 * page ? malloc(bytes) : NULL;
+    if (!block)
+        return;
+    uintptr_t start = ((uintptr_t)block + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)block + bytes) & ~(page - 1);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+    free(block);
+}
+
 size_t heap_huge_asked(const char **why)
 {
     if (why)

@@ -3,7 +3,9 @@
  * anything else is allocated), the placement on this machine: when the kernel allows huge
  * pages and has free ones, the allocations after heap_settle land in a huge page
  * (/proc/self/smaps: AnonHugePages), and the part of the heap skipped to reach its
- * boundary costs no memory. */
+ * boundary costs no memory. And heap_prefault: in a thread of that process, the blocks a
+ * thread takes after it are in pages already resident (mincore), where in a thread
+ * without it they are not. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,22 +165,92 @@ static int placement_child(void)
     return 0;
 }
 
-/* In a process of its own, exec'd, so that heap_settle comes first in a fresh heap as in
- * iotriage's main (where nothing may have been allocated yet). */
-static void test_placement(void **state)
+/* In a new thread (a fresh arena of its own): a block of PREFAULT_BLOCK taken after
+ * heap_prefault(bytes) when bytes > 0, written nowhere; the share of its pages already
+ * resident, in percent, or -1. */
+#define PREFAULT_BLOCK (512u << 10)
+struct prefault_run {
+    size_t bytes;
+    int resident_pct;
+};
+
+static void *prefault_thread(void *arg)
 {
-    (void)state;
+    struct prefault_run *r = arg;
+    r->resident_pct = -1;
+    if (r->bytes)
+        heap_prefault(r->bytes);
+    char *b = malloc(PREFAULT_BLOCK);
+    if (!b)
+        return NULL;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    /* the block's pages past its first and before its last (glibc writes a header at
+     * each end) */
+    uintptr_t from = ((uintptr_t)b + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)b + PREFAULT_BLOCK - page) & ~(page - 1);
+    size_t pages = (to - from) / page;
+    unsigned char *vec = calloc(pages ? pages : 1, 1);
+    if (vec && pages && mincore((void *)from, to - from, vec) == 0) {
+        size_t resident = 0;
+        for (size_t i = 0; i < pages; i++)
+            resident += vec[i] & 1;
+        r->resident_pct = (int)(resident * 100 / pages);
+    }
+    free(vec);
+    free(b);
+    return NULL;
+}
+
+static int prefault_child(void)
+{
+    heap_settle();
+    struct prefault_run with = { .bytes = 2 * PREFAULT_BLOCK }, without = { 0 };
+    pthread_t th;
+    if (pthread_create(&th, NULL, prefault_thread, &without) != 0 || pthread_join(th, NULL) != 0)
+        return 20;
+    if (pthread_create(&th, NULL, prefault_thread, &with) != 0 || pthread_join(th, NULL) != 0)
+        return 21;
+    printf("resident before written: %d %% without heap_prefault, %d %% after it\n",
+           without.resident_pct, with.resident_pct);
+#ifdef __SANITIZE_ADDRESS__
+    return 0;                        /* a sanitizer's allocator: blocks are not reused */
+#else
+    if (without.resident_pct < 0 || with.resident_pct < 0)
+        return 22;
+    if (without.resident_pct > 10)
+        return 23;                   /* the check would not tell the two apart */
+    return with.resident_pct == 100 ? 0 : 24;
+#endif
+}
+
+static void run_child(const char *mode)
+{
     fflush(stdout);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        execl("/proc/self/exe", "test_heap", "--placement", (char *)NULL);
+        execl("/proc/self/exe", "test_heap", mode, (char *)NULL);
         _exit(127);
     }
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* In a process of its own, exec'd, so that heap_settle comes first in a fresh heap as in
+ * iotriage's main (where nothing may have been allocated yet). */
+static void test_placement(void **state)
+{
+    (void)state;
+    run_child("--placement");
+}
+
+/* The same, for the thresholds heap_prefault relies on (set by heap_settle). */
+static void test_prefault(void **state)
+{
+    (void)state;
+    run_child("--prefault");
 }
 
 int main(int argc, char **argv)
@@ -187,10 +260,16 @@ int main(int argc, char **argv)
         fflush(stdout);
         return rc;
     }
+    if (argc > 1 && strcmp(argv[1], "--prefault") == 0) {
+        int rc = prefault_child();
+        fflush(stdout);
+        return rc;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thp_allowed),
         cmocka_unit_test(test_free_huge),
         cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_prefault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
