@@ -46,6 +46,22 @@ TASKS_LSKEL := $(BUILD)/bpf/tasks.lskel.h
 $(TASKS_LSKEL): $(BUILD)/bpf/tasks.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
 
+# The open-files pass (src/bpf/kern/files.bpf.c, read by src/source/taskiter.c): a third
+# object, loaded when a refresh first asks for every process's open files, not before
+# the first frame as the task iterator is.
+FILES_SKEL  := $(BUILD)/bpf/files.skel.h
+FILES_LSKEL := $(BUILD)/bpf/files.lskel.h
+
+$(BUILD)/bpf/files.bpf.o: src/bpf/kern/files.bpf.c include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(FILES_SKEL): $(BUILD)/bpf/files.bpf.o
+	$(BPFTOOL) gen skeleton $< name files_bpf > $@.tmp && mv $@.tmp $@
+
+$(FILES_LSKEL): $(BUILD)/bpf/files.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name files_lskel > $@.tmp && mv $@.tmp $@
+
 # Each object again, reading kernel structures through untrusted pointers (kern_types.h:
 # UNTRUSTED; bpf_rdonly_cast, kernel 6.2+), which the kernel verifies several times
 # faster: light skeletons under the plain ones' names in $(BUILD)/bpf/cast, which
@@ -61,10 +77,14 @@ $(BUILD)/bpf/cast/tasks.lskel.h: $(BUILD)/bpf/cast/tasks.bpf.o
 $(BUILD)/bpf/cast/iotriage.lskel.h: $(BUILD)/bpf/cast/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name iotriage_lskel > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/source/bpfcast.o: $(BUILD)/bpf/cast/tasks.lskel.h $(BUILD)/bpf/cast/iotriage.lskel.h
+$(BUILD)/bpf/cast/files.lskel.h: $(BUILD)/bpf/cast/files.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name files_lskel > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/source/bpfcast.o: $(BUILD)/bpf/cast/tasks.lskel.h $(BUILD)/bpf/cast/iotriage.lskel.h \
+                               $(BUILD)/bpf/cast/files.lskel.h
 $(BUILD)/src/source/bpfcast.o: ALL_CFLAGS += -isystem $(BUILD)/bpf/cast
 
-$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL) $(TASKS_LSKEL)
+$(BUILD)/src/source/taskiter.o: $(TASKS_SKEL) $(TASKS_LSKEL) $(FILES_SKEL) $(FILES_LSKEL)
 $(BUILD)/src/source/taskiter.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 
 # tests/integration/test_taskiter.sh's helper: the iterator's records next to /proc's.

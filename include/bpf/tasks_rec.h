@@ -96,7 +96,7 @@ struct tasks_rec {
 
 #define TASKS_REC_SIZE 312
 
-/* The open-files iterator (tasks.bpf.c files_dump, iter/task_file): one record per open
+/* The open-files iterator (files.bpf.c files_dump, iter/task_file): one record per open
  * file of every thread group (a thread sharing its leader's file table is not visited
  * again), in ascending tgid order then fd order, nothing after it. What a statx of
  * /proc/PID/fd/N and its fdinfo would say, as the kernel keeps it: dev and rdev in the

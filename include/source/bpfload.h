@@ -51,9 +51,12 @@ enum bpfload_loader bpfload_choice(void);
  * (the same code). A load that fails (a kernel without the kfunc) leaves the plain one
  * to try. */
 struct tasks_lskel;
+struct files_lskel;
 struct iotriage_lskel;
 struct tasks_lskel *bpfload_tasks_cast_open(void);
 int bpfload_tasks_cast_load(struct tasks_lskel *s);
+struct files_lskel *bpfload_files_cast_open(void);
+int bpfload_files_cast_load(struct files_lskel *s);
 struct iotriage_lskel *bpfload_lens_cast_open(void);
 int bpfload_lens_cast_load(struct iotriage_lskel *s);
 

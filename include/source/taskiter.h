@@ -147,14 +147,17 @@ bool taskiter_bound(const struct taskiter *ti);
 const char *taskiter_loader(const struct taskiter *ti);
 void taskiter_close(struct taskiter *ti);
 
-/* The open files of every process at once (tasks.bpf.c files_dump, iter/task_file): one
+/* The open files of every process at once (files.bpf.c files_dump, iter/task_file): one
  * record per open file of each file table (include/bpf/tasks_rec.h: struct
  * tasks_file_rec), handed to each(ctx, v, n) a read at a time (v valid for the call
  * only), in the kernel's order: ascending tid, then fd. A thread whose file table is its
  * leader's is not visited again (one with a table of its own is: tid != tgid). A process
  * with no open file has no record, nor does one the kernel's iterator did not visit.
- * Returns 0, -ENOTSUP where the program did not load or attach (taskiter_has_files
- * false), or -errno (what each was handed is then incomplete). */
+ * The program is loaded at the first call (by the loader of the task iterator; not
+ * before the first frame, whose sample does not ask for it). Returns 0, -ENOTSUP where
+ * the program did not load or attach (taskiter_has_files false from then on), or -errno
+ * (what each was handed is then incomplete). taskiter_has_files: true until a load of
+ * the program failed. */
 typedef void (*taskiter_files_fn)(void *ctx, const struct tasks_file_rec *v, size_t n);
 bool taskiter_has_files(const struct taskiter *ti);
 int  taskiter_files(struct taskiter *ti, taskiter_files_fn each, void *ctx);

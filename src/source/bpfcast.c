@@ -7,6 +7,7 @@
 
 #include "bpf/lens_maps.h"            /* the value types, before the lens's skeleton */
 #include "tasks.lskel.h"
+#include "files.lskel.h"
 #include "iotriage.lskel.h"
 
 struct tasks_lskel *bpfload_tasks_cast_open(void)
@@ -17,6 +18,16 @@ struct tasks_lskel *bpfload_tasks_cast_open(void)
 int bpfload_tasks_cast_load(struct tasks_lskel *s)
 {
     return tasks_lskel__load(s);
+}
+
+struct files_lskel *bpfload_files_cast_open(void)
+{
+    return files_lskel__open();
+}
+
+int bpfload_files_cast_load(struct files_lskel *s)
+{
+    return files_lskel__load(s);
 }
 
 struct iotriage_lskel *bpfload_lens_cast_open(void)

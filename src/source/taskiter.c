@@ -15,6 +15,8 @@
 
 #include "tasks.skel.h"
 #include "tasks.lskel.h"
+#include "files.skel.h"
+#include "files.lskel.h"
 #include "source/bpfload.h"
 
 _Static_assert(sizeof(struct tasks_rec) == TASKS_REC_SIZE && TASKS_REC_SIZE % 8 == 0, "tasks_rec layout");
@@ -331,6 +333,11 @@ struct taskiter {
     int    prog_fd;                  /* the loaded program, from either */
     int    link_fd;                  /* the iterator's link over every task; -1 none */
     int    files_link_fd;            /* files_dump's link over every open file; -1 none */
+    /* the open-files pass (files.bpf.c), loaded at its first read by the same loader */
+    struct files_lskel *files_lskel;
+    struct files_bpf *files_skel;
+    bool   files_tried;              /* its load was tried (once) */
+    bool   cast;                     /* the light skeleton read through untrusted pointers */
     const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
     /* taskiter_only: one link per process, bound to it (BPF_TASK_ITER_TGID) */
     int   *only_fd;
@@ -376,9 +383,8 @@ static int open_light(struct taskiter *ti, bool cast)
         if (rc >= 0) {
             ti->link_fd = rc;
             ti->prog_fd = ti->lskel->progs.tasks_dump.prog_fd;
-            ti->files_link_fd = bpf_link_create(ti->lskel->progs.files_dump.prog_fd, 0,
-                                                BPF_TRACE_ITER, NULL);
             ti->idle_later = &ti->lskel->bss->cmd_idle_later;
+            ti->cast = cast;
             ti->loader = BPFLOAD_NAME_LIGHT;
             return 0;
         }
@@ -425,7 +431,6 @@ static int open_libbpf(struct taskiter *ti, char *err, size_t errlen)
         return rc;
     }
     ti->link_fd = bpf_link__fd(plain ? ti->skel->links.tasks_dump_plain : ti->skel->links.tasks_dump);
-    ti->files_link_fd = ti->skel->links.files_dump ? bpf_link__fd(ti->skel->links.files_dump) : -1;
     ti->prog_fd = bpf_program__fd(plain ? ti->skel->progs.tasks_dump_plain : ti->skel->progs.tasks_dump);
     ti->idle_later = plain ? NULL : &ti->skel->bss->cmd_idle_later;
     ti->loader = BPFLOAD_NAME_LIBBPF;
@@ -611,9 +616,45 @@ int taskiter_read(struct taskiter *ti, bool threads, long clk_tck, bool idle_cmd
     return rc;
 }
 
+/* The open-files pass, by the loader that loaded the task iterator: the light skeleton
+ * (through untrusted pointers first where the task iterator's loaded so), else libbpf's
+ * normal one. 0, or -errno. */
+static int files_load(struct taskiter *ti)
+{
+    if (ti->lskel) {
+        for (int cast = ti->cast; cast >= 0; cast--) {
+            struct files_lskel *s = cast ? bpfload_files_cast_open() : files_lskel__open();
+            if (!s)
+                return -ENOMEM;
+            int rc = cast ? bpfload_files_cast_load(s) : files_lskel__load(s);
+            if (rc == 0) {
+                rc = bpf_link_create(s->progs.files_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);
+                if (rc >= 0) {
+                    ti->files_lskel = s;
+                    ti->files_link_fd = rc;
+                    return 0;
+                }
+            }
+            files_lskel__destroy(s);
+        }
+        return -ENOTSUP;
+    }
+    libbpf_print_fn_t old = bpfload_begin();
+    struct files_bpf *s = files_bpf__open_and_load();
+    int rc = s ? files_bpf__attach(s) : -ENOTSUP;
+    bpfload_end(old);
+    if (!s || rc != 0) {
+        files_bpf__destroy(s);
+        return -ENOTSUP;
+    }
+    ti->files_skel = s;
+    ti->files_link_fd = bpf_link__fd(s->links.files_dump);
+    return 0;
+}
+
 bool taskiter_has_files(const struct taskiter *ti)
 {
-    return ti && ti->files_link_fd >= 0;
+    return ti && (!ti->files_tried || ti->files_link_fd >= 0);
 }
 
 /* The open-files records of one run, whole ones to each. */
@@ -634,6 +675,11 @@ int taskiter_files(struct taskiter *ti, taskiter_files_fn each, void *ctx)
 {
     if (!taskiter_has_files(ti))
         return -ENOTSUP;
+    if (!ti->files_tried) {
+        ti->files_tried = true;
+        if (files_load(ti) < 0)
+            return -ENOTSUP;
+    }
     struct files_ctx f = { .each = each, .ctx = ctx };
     return iter_drain(ti, ti->files_link_fd, take_files, &f);
 }
@@ -645,8 +691,10 @@ void taskiter_close(struct taskiter *ti)
     only_clear(ti);
     if (ti->lskel && ti->link_fd >= 0)
         close(ti->link_fd);      /* the normal skeleton's link is its own */
-    if (ti->lskel && ti->files_link_fd >= 0)
-        close(ti->files_link_fd);
+    if (ti->files_lskel && ti->files_link_fd >= 0)
+        close(ti->files_link_fd);    /* the normal skeleton's link is its own */
+    files_lskel__destroy(ti->files_lskel);
+    files_bpf__destroy(ti->files_skel);
     tasks_lskel__destroy(ti->lskel);
     tasks_bpf__destroy(ti->skel);
     free(ti->buf);

@@ -117,34 +117,12 @@ struct worker {
     char desc[32];
 } __attribute__((preserve_access_index));
 
-/* The open files (files_dump). */
-struct super_block {
-    __u32 s_dev;
-} __attribute__((preserve_access_index));
-
-struct inode {
-    unsigned short i_mode;
-    struct super_block *i_sb;
-    unsigned long i_ino;
-    __u32 i_rdev;
-    long long i_size;
-    __u64 i_blocks;
-    unsigned int __i_nlink;
-} __attribute__((preserve_access_index));
-
-struct file {
-    struct inode *f_inode;
-    unsigned int f_flags;
-    unsigned int f_mode;
-} __attribute__((preserve_access_index));
-
-/* The iterators' contexts, without CO-RE: their layout is the iterator's contract with
- * its programs (include/linux/bpf.h, kernel/bpf/task_iter.c: each pointer in 8 bytes,
+/* The iterator's context, without CO-RE: its layout is the iterator's contract with its
+ * programs (include/linux/bpf.h, kernel/bpf/task_iter.c: each pointer in 8 bytes,
  * unchanged since 5.8), and the verifier checks each access by offset. A relocated type
  * costs the load a search of the kernel's BTF, a scan of every type, whenever the
  * kernel's small cache of them (31 entries, keyed on the name's length and first two
- * letters) lost it; these three shared its slots with task_struct and
- * task_io_accounting. */
+ * letters) lost it; these two shared its slots with task_struct and task_io_accounting. */
 struct seq_file;
 
 struct bpf_iter_meta {
@@ -154,13 +132,6 @@ struct bpf_iter_meta {
 struct bpf_iter__task {
     struct bpf_iter_meta *meta;
     struct task_struct *task;
-};
-
-struct bpf_iter__task_file {
-    struct bpf_iter_meta *meta;
-    struct task_struct *task;
-    __u32 fd;
-    struct file *file;
 };
 
 char LICENSE[] SEC("license") = "GPL";
@@ -418,42 +389,6 @@ int tasks_dump(struct bpf_iter__task *ctx)
         sent->arg_end = ae;
         sent->at = now;
     }
-    return 0;
-}
-
-/* Every open file of every thread group (tasks_rec.h: struct tasks_file_rec): what
- * fdmap.c would otherwise learn with an open and a getdents64 of /proc/PID/fd and a
- * statx per fd, for each process. Loaded with tasks_dump, before tasks_dump_plain: see
- * below. */
-SEC("iter/task_file")
-int files_dump(struct bpf_iter__task_file *ctx)
-{
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *t = ctx->task;
-    struct file *f = ctx->file;
-    if (!t || !f)
-        return 0;
-    struct file *uf = UNTRUSTED(struct file, f);
-    struct inode *ino = uf->f_inode;
-    if (!ino)
-        return 0;
-    struct tasks_file_rec r;
-    __builtin_memset(&r, 0, sizeof(r));
-    struct task_struct *ut = UNTRUSTED(struct task_struct, t);
-    r.tid = (__u32)ut->pid;
-    r.tgid = (__u32)ut->tgid;
-    r.fd = ctx->fd;
-    r.flags = uf->f_flags;
-    r.fmode = uf->f_mode;
-    r.mode = ino->i_mode;
-    r.nlink = ino->__i_nlink;
-    r.rdev = ino->i_rdev;
-    r.ino = ino->i_ino;
-    r.size = (__u64)ino->i_size;
-    r.blocks = ino->i_blocks;
-    struct super_block *sb = ino->i_sb;
-    r.dev = sb ? sb->s_dev : 0;
-    bpf_seq_write(seq, &r, sizeof(r));
     return 0;
 }
 
