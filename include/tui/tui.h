@@ -30,10 +30,11 @@ struct tui_opts {
 /* Can curses drive the terminal TERM names? false with the reason in why. */
 bool term_usable(char *why, size_t n);
 
-/* Begins setting the terminal up (curses' screens: some 200 fresh pages for a 200x50
- * terminal, 5 ms here) on a thread of its own, so that it runs beside the first sample;
- * tui_run waits for it. Nothing when there is no terminal curses can drive: tui_run
- * says so. Call it once, before the pipeline is opened. */
+/* Begins setting the terminal up (the check of the terminal's type, terminfo read;
+ * curses' screens: some 200 fresh pages for a 200x50 terminal) on a thread of its own,
+ * so that it runs beside the first sample; tui_run waits for it. Nothing set up when
+ * there is no terminal curses can drive: tui_run says so. Call it once, before the
+ * pipeline is opened. */
 void tui_prepare(void);
 
 /* Gives the normal screen back after tui_prepare, for lines on stderr (a note, an error

@@ -750,10 +750,16 @@ static void term_setup(void)
     term.ready = true;
 }
 
+/* The check first (initscr exits the process on a terminal it cannot drive), here too:
+ * its terminfo read is off the main thread's way to the first sample. */
+static bool term_check(char *msg, size_t n);
+
 static void *term_thread(void *arg)
 {
     (void)arg;
-    term_setup();
+    char msg[256];
+    if (term_check(msg, sizeof(msg)))
+        term_setup();
     return NULL;
 }
 
@@ -781,9 +787,9 @@ static bool term_check(char *msg, size_t n)
 
 void tui_prepare(void)
 {
-    char msg[256];
-    if (term.running || term.ready || !term_check(msg, sizeof(msg)))
-        return;                      /* tui_run says why */
+    if (term.running || term.ready)
+        return;
+    /* not ready when the thread's check failed: tui_run checks again and says why */
     term.running = pthread_create(&term.th, NULL, term_thread, NULL) == 0;
 }
 
