@@ -5,20 +5,26 @@
  * Runs COMMAND with stdout sent to OUTFILE (default /dev/null), reaps it with wait4()
  * and prints one line on stdout:
  *
- *   rc=R user_s=U sys_s=S maxrss_kb=M wall_s=W slab0_kb=A slabmax_kb=B
+ *   rc=R user_s=U sys_s=S maxrss_kb=M wall_s=W slab0_kb=A slabmax_kb=B bpfmaps_kb=C
  *
  * user/sys are the child's utime/stime (struct rusage, microseconds), maxrss its peak
  * resident set. While the child runs, /proc/meminfo's Slab is sampled every 20 ms:
  * slab0 is the value just before the start, slabmax the highest seen while it ran, so
  * slabmax - slab0 is the kernel memory the run pinned (plus whatever the rest of the
- * machine did meanwhile: run it on a quiet machine, several times). */
+ * machine did meanwhile: run it on a quiet machine, several times). bpfmaps is the
+ * highest sum, sampled every 100 ms, of the locked memory ("memlock" in the map's
+ * fdinfo: what the kernel charges for it) of the BPF maps created since the start: the
+ * maps a program with a BPF lens holds, which its resident set does not show (-1 where
+ * the maps cannot be listed: not root). */
 #include <errno.h>
+#include <linux/bpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +43,55 @@ static long slab_kb(void)
     buf[n] = '\0';
     const char *p = strstr(buf, "\nSlab:");
     return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+/* The BPF map after id (0: the first), or 0 when none; -1 when they cannot be listed. */
+static long map_next(__u32 id)
+{
+    union bpf_attr a;
+    memset(&a, 0, sizeof(a));
+    a.start_id = id;
+    if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_ID, &a, sizeof(a)) != 0)
+        return errno == ENOENT ? 0 : -1;
+    return (long)a.next_id;
+}
+
+/* The memlock of the maps whose id is above first (the run's), in kB; -1 when the maps
+ * cannot be listed. A map gone between two calls is skipped. */
+static long maps_kb(__u32 first)
+{
+    long total = 0;
+    for (long id = map_next(first); id > 0; id = map_next((__u32)id)) {
+        union bpf_attr a;
+        memset(&a, 0, sizeof(a));
+        a.map_id = (__u32)id;
+        int fd = (int)syscall(SYS_bpf, BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
+        if (fd < 0)
+            continue;
+        char path[64], buf[1024];
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        int in = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = in >= 0 ? read(in, buf, sizeof(buf) - 1) : -1;
+        if (in >= 0)
+            close(in);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "memlock:");
+        if (p)
+            total += strtol(p + 8, NULL, 10) / 1024;
+    }
+    return total;
+}
+
+/* The highest map id now: the maps a run creates have higher ones. */
+static long maps_last(void)
+{
+    long last = 0, id;
+    while ((id = map_next((__u32)last)) > 0)
+        last = id;
+    return id < 0 ? -1 : last;
 }
 
 static double mono(void)
@@ -82,6 +137,7 @@ int main(int argc, char **argv)
         slab0 = s;
     }
     long slabmax = slab0;
+    long first_map = maps_last(), bpfmaps = first_map < 0 ? -1 : 0;
     double t0 = mono();
     pid_t pid = fork();
     if (pid < 0) {
@@ -100,7 +156,7 @@ int main(int argc, char **argv)
     }
     int status = 0;
     struct rusage ru;
-    for (;;) {
+    for (unsigned tick = 0;; tick++) {
         pid_t r = wait4(pid, &status, WNOHANG, &ru);
         if (r == pid)
             break;
@@ -111,12 +167,17 @@ int main(int argc, char **argv)
         long s = slab_kb();
         if (s > slabmax)
             slabmax = s;
+        if (bpfmaps >= 0 && tick % 5 == 0) {
+            long m = maps_kb((__u32)first_map);
+            if (m > bpfmaps)
+                bpfmaps = m;
+        }
         struct timespec ts = { 0, 20000000L };
         nanosleep(&ts, NULL);
     }
     double wall = mono() - t0;
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    printf("rc=%d user_s=%.6f sys_s=%.6f maxrss_kb=%ld wall_s=%.3f slab0_kb=%ld slabmax_kb=%ld\n",
-           rc, tv_s(ru.ru_utime), tv_s(ru.ru_stime), ru.ru_maxrss, wall, slab0, slabmax);
+    printf("rc=%d user_s=%.6f sys_s=%.6f maxrss_kb=%ld wall_s=%.3f slab0_kb=%ld slabmax_kb=%ld bpfmaps_kb=%ld\n",
+           rc, tv_s(ru.ru_utime), tv_s(ru.ru_stime), ru.ru_maxrss, wall, slab0, slabmax, bpfmaps);
     return 0;
 }

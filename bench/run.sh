@@ -6,7 +6,8 @@
 # writers doing a little I/O) the programs run in turn, alternating, each for R refreshes
 # at the same interval, every column on, output to /dev/null; the CPU time (user + sys of
 # the child, from wait4) is divided by R, nothing subtracted. Also: a 1-refresh run of each
-# in every round (start-up plus two samples), peak RSS (ru_maxrss), the slab a run adds (/proc/meminfo
+# in every round (start-up plus two samples), peak RSS (ru_maxrss) alone and with the
+# locked memory of the BPF maps the run created (the lens's), the slab a run adds (/proc/meminfo
 # Slab: highest while it ran minus just before; "warm" after every program has read every
 # /proc entry once, "cold" right after dropping the dentry and inode caches), and
 # callgrind's instructions per refresh for iotriage at 1,000 processes.
@@ -94,6 +95,7 @@ print_table() {
             add(k SUBSEP "cpu", cpu / $4)
             refreshes = $4
             if ($9 > rss[k]) rss[k] = $9
+            if ($13 > maps[k]) maps[k] = $13
             # Slab: the smallest of the rounds, since the rest of the machine only adds.
             sl = ($12 - $11) / 1024
             if (!(k in slab) || sl < slab[k]) slab[k] = sl
@@ -104,10 +106,10 @@ print_table() {
         }
     }
     END {
-        hdr = "%-16s %6s %-15s %8s %7s %8s %7s %6s %6s %8s %7s %7s %7s %8s\n"
+        hdr = "%-16s %6s %-15s %8s %7s %8s %7s %6s %6s %6s %8s %7s %7s %7s %8s\n"
         printf hdr, "population", "tasks", "program", "CPU/ref", "us/task", "1-ref", "peakRSS",
-            "slab+", "slab+", "x", "x", "x", "steady", "x iotop-c"
-        printf hdr, "", "", "", "ms", "", "CPU ms", "MB", "warm", "cold", "iotop-c", "floor", "floor-k",
+            "+maps", "slab+", "slab+", "x", "x", "x", "steady", "x iotop-c"
+        printf hdr, "", "", "", "ms", "", "CPU ms", "MB", "MB", "warm", "cold", "iotop-c", "floor", "floor-k",
             "ms/ref", "steady"
         for (i = 1; i <= nsc; i++) {
             sc = order[i]
@@ -130,14 +132,15 @@ print_table() {
                     r2 = c["floor"] > 0 ? sprintf("%.2f", c[p] / c["floor"]) : "-"
                     r3 = c["floor-k"] > 0 ? sprintf("%.2f", c[p] / c["floor-k"]) : "-"
                 }
-                printf "%-16s %6d %-15s %8.2f %7.2f %8s %7.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
+                printf "%-16s %6d %-15s %8.2f %7.2f %8s %7.1f %6.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
                     c[p] * 1000, c[p] * 1e6 / tasks[sc], fmt(k SUBSEP "start", 1000, "%.2f"),
-                    rss[k] / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
+                    rss[k] / 1024, (rss[k] + maps[k]) / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
                     (p in st) ? sprintf("%.2f", st[p] * 1000) : "-", r4
             }
         }
         printf "\nCPU/ref: user + sys of a whole run (wait4) / its %d refreshes, median of the rounds.\n", refreshes
         print "1-ref: CPU of a whole run with one refresh (start-up and two samples), median of the rounds. peakRSS: ru_maxrss."
+        print "+maps: peakRSS plus the locked memory of the BPF maps the run created (their highest sum, measure.c)."
         printf "steady: (CPU of the %d-refresh run - 1-ref) / %d: one more refresh once running.\n", refreshes, refreshes - 1
         print "slab+: /proc/meminfo Slab, highest during a run minus just before it, MB; warm: the"
         print "smallest of the rounds; cold: a 1-refresh run right after drop_caches=2."
@@ -190,7 +193,7 @@ fi
 mkdir -p "$out" || die "cannot create $out"
 rm -f "$out"/callgrind.* "$out"/*.out
 raw="$out/runs.tsv"
-printf 'scenario\ttasks\tprogram\trefreshes\tkind\trc\tuser_s\tsys_s\tmaxrss_kb\twall_s\tslab0_kb\tslabmax_kb\n' >"$raw"
+printf 'scenario\ttasks\tprogram\trefreshes\tkind\trc\tuser_s\tsys_s\tmaxrss_kb\twall_s\tslab0_kb\tslabmax_kb\tbpfmaps_kb\n' >"$raw"
 
 # --- the machine's state, restored whatever happens ----------------------------------------
 da_before=$(cat /proc/sys/kernel/task_delayacct)
@@ -285,12 +288,12 @@ run_one() { # run_one SCENARIO TASKS PROGRAM MODE R DELAY KIND
     echo 1 >/proc/sys/kernel/task_delayacct
     # shellcheck disable=SC2046
     res=$("$BIN/measure" -o "$dest" -- $(cmdline "$prog" "$mode" "$r" "$delay")) || die "measure failed"
-    # rc= user_s= sys_s= maxrss_kb= wall_s= slab0_kb= slabmax_kb=
+    # rc= user_s= sys_s= maxrss_kb= wall_s= slab0_kb= slabmax_kb= bpfmaps_kb=
     # shellcheck disable=SC2001
     read -r -a f <<<"$(sed 's/[a-z0-9_]*=//g' <<<"$res")"
-    [ "${#f[@]}" = 7 ] || die "measure printed: $res"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$tasks" "$prog" "$r" "$kind" \
-        "${f[0]}" "${f[1]}" "${f[2]}" "${f[3]}" "${f[4]}" "${f[5]}" "${f[6]}" >>"$raw"
+    [ "${#f[@]}" = 8 ] || die "measure printed: $res"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$tasks" "$prog" "$r" "$kind" \
+        "${f[0]}" "${f[1]}" "${f[2]}" "${f[3]}" "${f[4]}" "${f[5]}" "${f[6]}" "${f[7]}" >>"$raw"
     [ "${f[0]}" = 0 ] || die "$prog ($sc, $kind) exited ${f[0]}"
     if [ "$smoke" = 1 ]; then check_output "$prog" "$dest" "$r"; fi
     return 0
