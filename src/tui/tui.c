@@ -920,6 +920,9 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
                 first_screen(t);
                 t->vw.proc_sel = t->vw.proc_top = 0;
                 next = clock_mono() + 0.5;
+                /* a new sampler, its lens deferred again: loaded after its first frame */
+                lens_due = 0;
+                lens_done = false;
             } else {
                 snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %.140s", err);
             }
