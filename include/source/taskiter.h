@@ -153,8 +153,10 @@ void taskiter_close(struct taskiter *ti);
  * only), in the kernel's order: ascending tid, then fd. A thread whose file table is its
  * leader's is not visited again (one with a table of its own is: tid != tgid). A process
  * with no open file has no record, nor does one the kernel's iterator did not visit.
- * The program is loaded at the first call (by the loader of the task iterator; not
- * before the first frame, whose sample does not ask for it). Returns 0, -ENOTSUP where
+ * The program is loaded at the first call (by the loader of the task iterator): the
+ * first frame's sample asks for it only where it scans many processes (threads mode, or
+ * 32 or more that ever moved a byte to or from a disk: fdmap.h, FDMAP_BULK_AFTER), since
+ * it leaves idle processes' scans to the next. Returns 0, -ENOTSUP where
  * the program did not load or attach (taskiter_has_files false from then on), or -errno
  * (what each was handed is then incomplete). taskiter_has_files: true until a load of
  * the program failed. */

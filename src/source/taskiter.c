@@ -625,7 +625,7 @@ static int files_load(struct taskiter *ti)
         for (int cast = ti->cast; cast >= 0; cast--) {
             struct files_lskel *s = cast ? bpfload_files_cast_open() : files_lskel__open();
             if (!s)
-                return -ENOMEM;
+                continue;
             int rc = cast ? bpfload_files_cast_load(s) : files_lskel__load(s);
             if (rc == 0) {
                 rc = bpf_link_create(s->progs.files_dump.prog_fd, 0, BPF_TRACE_ITER, NULL);

@@ -7,10 +7,10 @@
  *
  * An object of its own, apart from tasks.bpf.c's: the task iterator loads before the
  * first frame, and this one when a refresh first asks for every process's open files
- * (source/taskiter.c: taskiter_files), which the first frame's does not (it leaves idle
- * processes' scans to the second): its load (a loader program, its verification, the
- * CO-RE searches for its four types, the attach target's lookup) is no longer in the
- * first frame's way. Built by mk/bpf.mk like tasks.bpf.c, read through untrusted pointers
+ * (source/taskiter.c: taskiter_files), which the first frame's seldom does (it leaves
+ * idle processes' scans to the second; threads mode, or 32 processes that ever did disk
+ * I/O, do ask): its load (a loader program, its verification, the CO-RE searches for its
+ * four types, the attach target's lookup) is mostly out of the first frame's way. Built by mk/bpf.mk like tasks.bpf.c, read through untrusted pointers
  * where the kernel has bpf_rdonly_cast (kern_types.h: UNTRUSTED).
  */
 #include "bpf/kern_types.h"
