@@ -60,8 +60,8 @@ static long map_next(__u32 id)
  * cannot be listed. A map gone between two calls is skipped. */
 static long maps_kb(__u32 first)
 {
-    long total = 0;
-    for (long id = map_next(first); id > 0; id = map_next((__u32)id)) {
+    long total = 0, id;
+    for (id = map_next(first); id > 0; id = map_next((__u32)id)) {
         union bpf_attr a;
         memset(&a, 0, sizeof(a));
         a.map_id = (__u32)id;
@@ -82,7 +82,7 @@ static long maps_kb(__u32 first)
         if (p)
             total += strtol(p + 8, NULL, 10) / 1024;
     }
-    return total;
+    return id < 0 ? -1 : total;
 }
 
 /* The highest map id now: the maps a run creates have higher ones. */

@@ -95,7 +95,9 @@ print_table() {
             add(k SUBSEP "cpu", cpu / $4)
             refreshes = $4
             if ($9 > rss[k]) rss[k] = $9
-            if ($13 > maps[k]) maps[k] = $13
+            # -1: the maps could not be listed (measure.c): +maps unknown, not the RSS alone
+            if ($13 < 0) mapsunk[k] = 1
+            else if ($13 > maps[k]) maps[k] = $13
             # Slab: the smallest of the rounds, since the rest of the machine only adds.
             sl = ($12 - $11) / 1024
             if (!(k in slab) || sl < slab[k]) slab[k] = sl
@@ -132,9 +134,9 @@ print_table() {
                     r2 = c["floor"] > 0 ? sprintf("%.2f", c[p] / c["floor"]) : "-"
                     r3 = c["floor-k"] > 0 ? sprintf("%.2f", c[p] / c["floor-k"]) : "-"
                 }
-                printf "%-16s %6d %-15s %8.2f %7.2f %8s %7.1f %6.1f %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
+                printf "%-16s %6d %-15s %8.2f %7.2f %8s %7.1f %6s %6.1f %6s %8s %7s %7s %7s %8s\n", sc, tasks[sc], p,
                     c[p] * 1000, c[p] * 1e6 / tasks[sc], fmt(k SUBSEP "start", 1000, "%.2f"),
-                    rss[k] / 1024, (rss[k] + maps[k]) / 1024, slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
+                    rss[k] / 1024, (k in mapsunk) ? "-" : sprintf("%.1f", (rss[k] + maps[k]) / 1024), slab[k], fmt(k SUBSEP "cold", 1, "%.1f"), r1, r2, r3,
                     (p in st) ? sprintf("%.2f", st[p] * 1000) : "-", r4
             }
         }
