@@ -101,6 +101,9 @@ int  pipeline_preview(struct pipeline *p);
  * calls it): load what sampler_opts.defer_lens left for later. Nothing when done, not
  * live, or nothing deferred. */
 void pipeline_load_deferred(struct pipeline *p);
+/* Whether pipeline_load_deferred has something to load (live, the lens deferred: after
+ * pipeline_open, and again after pipeline_set_threads opens a new sampler). */
+bool pipeline_has_deferred(const struct pipeline *p);
 /* The error pipeline_step() just returned came from a sink (a write that failed), not
  * from a recorded sample that did not decode. */
 bool pipeline_sink_failed(const struct pipeline *p);

@@ -265,6 +265,8 @@ int  sampler_open(struct sampler **out, const struct sampler_opts *opts, char *e
 /* Load the lens deferred by sampler_opts.defer_lens, if it is still to be loaded; nothing
  * otherwise. */
 void sampler_load_lens(struct sampler *s);
+/* Whether sampler_load_lens has a lens still to load. */
+bool sampler_lens_deferred(const struct sampler *s);
 /* Take a snapshot now. Never fails as a whole: each source records its own error. */
 void sampler_take(struct sampler *s, struct snapshot *out);
 void sampler_close(struct sampler *s);

@@ -505,6 +505,11 @@ int pipeline_first(struct pipeline *p, char *err, size_t errlen)
     return rc < 0 ? rc : 1;
 }
 
+bool pipeline_has_deferred(const struct pipeline *p)
+{
+    return p->sampler && sampler_lens_deferred(p->sampler);
+}
+
 void pipeline_load_deferred(struct pipeline *p)
 {
     if (p->sampler)

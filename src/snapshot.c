@@ -86,6 +86,11 @@ static void sampler_load_lens_now(struct sampler *s)
         snprintf(s->lens_msg, sizeof(s->lens_msg), "off: %s", why);
 }
 
+bool sampler_lens_deferred(const struct sampler *s)
+{
+    return s->lens_deferred;
+}
+
 void sampler_load_lens(struct sampler *s)
 {
     if (!s->lens_deferred)

@@ -841,8 +841,7 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     else
         first_screen(t);
     double next = clock_mono() + (t->vw.delay_s < 1.0 ? t->vw.delay_s : 1.0);
-    double lens_due = 0;                 /* when the deferred lens loads; 0: not yet set */
-    bool lens_done = replaying(t);
+    double lens_due = 0;                 /* when the deferred lens loads; 0: none due */
     int status = 0;
     bool dirty = true;
     while (!tui_stop_signal) {
@@ -850,19 +849,20 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
             rows_build(&t->rows, cur_result(t), cur_verdicts(t), &t->vw);
             draw_screen(cur_result(t), cur_verdicts(t), &t->rows, &t->vw);
             dirty = false;
-            /* The first frame is written: the lens (main.c: defer_lens) a moment later. */
-            if (!lens_done && lens_due == 0)
+            /* A first frame is written (at start, or of the sampler P opened): its
+             * deferred lens (main.c: defer_lens) a moment later. */
+            if (lens_due == 0 && pipeline_has_deferred(t->p))
                 lens_due = clock_mono() + LENS_AFTER_FRAME_S;
         }
         double now = clock_mono();
-        if (!lens_done && lens_due > 0 && now >= lens_due) {
+        if (lens_due > 0 && now >= lens_due) {
             pipeline_load_deferred(t->p);
-            lens_done = true;
+            lens_due = 0;
             now = clock_mono();
         }
         /* Paused, nothing moves on by itself: sleep until a key (or a signal). */
         int wait_ms = t->vw.paused ? -1 : next > now ? (int)((next - now) * 1000.0) + 1 : 0;
-        if (!lens_done && lens_due > 0) {
+        if (lens_due > 0) {
             int lens_ms = lens_due > now ? (int)((lens_due - now) * 1000.0) + 1 : 0;
             if (wait_ms < 0 || lens_ms < wait_ms)
                 wait_ms = lens_ms;
@@ -920,9 +920,6 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
                 first_screen(t);
                 t->vw.proc_sel = t->vw.proc_top = 0;
                 next = clock_mono() + 0.5;
-                /* a new sampler, its lens deferred again: loaded after its first frame */
-                lens_due = 0;
-                lens_done = false;
             } else {
                 snprintf(t->vw.message, sizeof(t->vw.message), "cannot sample: %.140s", err);
             }
