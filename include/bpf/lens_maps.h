@@ -18,16 +18,18 @@
 #define LENS_ST_TOTAL   3       /* bio submitted -> completed */
 
 /* Map sizes: bounded, whatever the number of requests ever made. */
-#define LENS_MAX_TASKS  16384   /* threads with a wait recorded (LRU) */
-#define LENS_MAX_PROCS  8192    /* thread groups (LRU) */
-#define LENS_RQ_SETS_LOG 13     /* requests in flight: 2^13 sets of 2 ways (see lens_rq_set) */
+#define LENS_MAX_TASKS  16384   /* live threads that waited (allocated as they do) */
+#define LENS_MAX_PROCS  8192    /* thread groups (the same) */
+#define LENS_RQ_SETS_LOG 13     /* requests in flight: at most 2^13 sets of 2 ways (see
+                                 * lens_rq_set), fewer for the disks there are (lens.c) */
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
+#define LENS_RQ_SETS_MIN 1024   /* the fewest: 2,048 ways, 128 KB */
 #define LENS_MAX_DEVPRIO 256    /* (device, priority) slots, a power of two; fewer on many
                                  * CPUs (lens.c) */
 #define LENS_MAX_DEVS   256     /* device slots, a power of two */
-#define LENS_MAX_SUBMIT 8192    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
-#define LENS_MAX_DIRTY  16384   /* inodes with their last dirtier remembered (LRU) */
-#define LENS_MAX_WB     4096    /* (device, dirtier, cgroups) rows of writeback (LRU, per CPU) */
+#define LENS_MAX_SUBMIT 2048    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
+#define LENS_MAX_DIRTY  4096    /* inodes with their last dirtier remembered (LRU) */
+#define LENS_MAX_WB     1024    /* (device, dirtier, cgroups) rows of writeback (LRU, per CPU) */
 
 struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
     __u64 wait_ns;              /* time blocked with in_iowait set, finished waits */

@@ -142,9 +142,17 @@ void lens_close(struct lens *l);
 /* ---- Pure helpers (src/source/lens_calc.c) ---- */
 
 /* The entries of a map keyed by task (or process): twice the tasks the machine has, as a
- * power of two within [lo, hi] (both powers of two); tasks 0 (unknown): hi. The LRU
- * maps are preallocated at load, so their size is load time and locked memory. */
+ * power of two within [lo, hi] (both powers of two); tasks 0 (unknown): hi. An LRU
+ * map is preallocated at load, so its size is load time and locked memory; a hash map
+ * allocated entry by entry still makes its buckets whole. */
 uint32_t lens_entries_for(size_t tasks, uint32_t lo, uint32_t hi);
+
+/* The sets of the request cache (lens_maps.h: struct lens_rq_set, 2 ways each) for disks
+ * that hold `requests` at once in all (nr_requests times hardware queues, summed): a
+ * power of two, twice that many sets (four ways a request: few evictions while every
+ * request is in flight and timed), within [LENS_RQ_SETS_MIN, LENS_RQ_SETS]; requests 0
+ * (unknown): LENS_RQ_SETS. */
+uint32_t lens_rq_sets_for(size_t requests);
 
 /* The q-quantile (0 < q < 1) of a log2 histogram, in milliseconds, interpolated within
  * the bucket; NAN when it is empty. */

@@ -2,8 +2,10 @@
  * readings is in lens_calc.c. */
 #include "source/lens.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,6 +23,11 @@
 #include "iotriage.lskel.h"
 #include "source/bpfload.h"
 #include "util.h"
+
+/* The request cache is cleared (duty_reset) this many sets a call: 32 KB of zeros kept,
+ * not the whole cache's megabyte. */
+#define LENS_RQ_CLEAR 256
+_Static_assert(LENS_RQ_SETS_MIN % LENS_RQ_CLEAR == 0, "the cache clears in whole blocks");
 
 /* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
 #define LENS_DEVPRIO_BYTES (8u << 20)
@@ -89,8 +97,9 @@ struct lens {
     __u64 *marks, *t0;
     __u32 *issue_seen;
     int rqs_fd;
-    void *rqs_zero;                  /* zeros for every set of the request cache, and their */
-    __u32 *rqs_keys;                 /* keys, for clearing it in one call */
+    __u32 rq_sets;                   /* the request cache's sets (lens_rq_sets_for) */
+    void *rqs_zero;                  /* zeros for LENS_RQ_CLEAR sets of the request cache, */
+    __u32 *rqs_keys;                 /* and their keys, for clearing it a block a call */
     pthread_t duty_thread;
     bool duty_started;
     pthread_mutex_t mu;
@@ -124,17 +133,58 @@ static size_t lens_percpu_size(size_t vsz, int ncpus)
 
 /* What lens_open sizes before the load, from the number of CPUs and of tasks. */
 struct lens_sizes {
-    __u32 devprio, submits, wbs, tids, tgids;
+    __u32 devprio, submits, wbs, tids, tgids, rq_sets;
 };
+
+/* The requests the machine's request-based disks (those with a blk-mq mq/ directory and
+ * a size) can hold at once: nr_requests times hardware queues, summed; 0 when none could
+ * be read. A disk added later finds the cache's floor (LENS_RQ_SETS_MIN sets). */
+static size_t disk_requests(void)
+{
+    int sfd = open("/sys/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0)
+        return 0;
+    DIR *d = fdopendir(sfd);
+    if (!d) {
+        close(sfd);
+        return 0;
+    }
+    size_t sum = 0;
+    char path[NAME_MAX + 32];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/size", e->d_name);
+        if (read_long_at(sfd, path) <= 0)
+            continue;
+        snprintf(path, sizeof path, "%s/queue/nr_requests", e->d_name);
+        long nr = read_long_at(sfd, path);
+        snprintf(path, sizeof path, "%s/mq", e->d_name);
+        int mfd = openat(sfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *m = mfd >= 0 ? fdopendir(mfd) : NULL;
+        if (!m) {
+            if (mfd >= 0)
+                close(mfd);
+            continue;                /* bio-based (device mapper, zram): no requests */
+        }
+        long hw = 0;
+        for (struct dirent *q; (q = readdir(m));)
+            hw += q->d_name[0] != '.';
+        closedir(m);
+        if (nr > 0 && hw > 0)
+            sum += (size_t)nr * (size_t)hw;
+    }
+    closedir(d);
+    return sum;
+}
 
 static void lens_sizes_of(int ncpus, struct lens_sizes *z)
 {
-    /* The maps keyed by thread, process and (process, device) are preallocated LRU
-     * hashes: creating them is most of the lens's load on a small machine (about a fifth
-     * of a one-refresh run at 1,000 processes, docs/performance.md). They are sized to
-     * twice the tasks there are, within their bounds; a machine that grows past that
-     * evicts the least recently used (the tasks long gone first), and a full map makes
-     * an absent task's wait unknown, never 0. */
+    /* The maps keyed by thread and process hold the live tasks that waited, allocated
+     * as they do (preallocated LRU maps before 6.1, lens_wait_maps_lru: creating those
+     * was most of the lens's load on a small machine, docs/performance.md). They are
+     * sized to twice the tasks there are, within their bounds (their hash buckets are
+     * made whole); a full map makes an absent task's wait unknown, never 0. */
     long now = read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg");
     size_t tasks = now > 0 ? (size_t)now : 0;    /* 0: unknown, the largest sizes */
     z->tids = lens_entries_for(tasks, 4096, LENS_MAX_TASKS);
@@ -152,10 +202,11 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
      * dirtier: per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
     size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), ncpus);
     z->submits = (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT);
-    __u32 by_tasks = lens_entries_for(tasks, 2048, LENS_MAX_SUBMIT);
+    __u32 by_tasks = lens_entries_for(tasks, 1024, LENS_MAX_SUBMIT);
     if (z->submits > by_tasks)
         z->submits = by_tasks;
     z->wbs = (__u32)(sub < LENS_MAX_WB ? (sub < 256 ? 256 : sub) : LENS_MAX_WB);
+    z->rq_sets = lens_rq_sets_for(disk_requests());
 }
 
 static int map_of_fd(int fd, struct lens_map *m)
@@ -240,6 +291,8 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
         return -ENOMEM;
     s->maps.devprio.max_entries = z->devprio;
     s->rodata->devprio_mask = z->devprio - 1;
+    s->maps.rqs.max_entries = z->rq_sets;
+    s->rodata->rq_set_mask = z->rq_sets - 1;
     s->maps.waits_tid.max_entries = z->tids;
     s->maps.waits_tgid.max_entries = z->tgids;
     s->rodata->lens_submits = true;
@@ -283,6 +336,20 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
     return 0;
 }
 
+/* Whether the wait maps must be preallocated LRU maps: kernels before 6.1, whose hash
+ * maps allocate a new entry with kmalloc, which may wake kswapd and take a run queue's
+ * lock inside sched_switch, where one is held (6.1 takes entries from the BPF allocator's
+ * per-CPU caches, refilled outside). The light skeleton cannot change a map's type: on
+ * those kernels lens_open uses libbpf's. */
+static bool lens_wait_maps_lru(void)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+        return true;
+    return major < 6 || (major == 6 && minor < 1);
+}
+
 /* libbpf's normal skeleton: libbpf parses the kernel's BTF here (older kernels). */
 static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, size_t errlen)
 {
@@ -296,8 +363,17 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
     } else {
         bpf_map__set_max_entries(skel->maps.devprio, z->devprio);
         skel->rodata->devprio_mask = z->devprio - 1;
+        bpf_map__set_max_entries(skel->maps.rqs, z->rq_sets);
+        skel->rodata->rq_set_mask = z->rq_sets - 1;
         bpf_map__set_max_entries(skel->maps.waits_tid, z->tids);
         bpf_map__set_max_entries(skel->maps.waits_tgid, z->tgids);
+        if (lens_wait_maps_lru()) {
+            struct bpf_map *w[] = { skel->maps.waits_tid, skel->maps.waits_tgid };
+            for (size_t i = 0; i < 2; i++) {
+                bpf_map__set_type(w[i], BPF_MAP_TYPE_LRU_HASH);
+                bpf_map__set_map_flags(w[i], 0);
+            }
+        }
         /* One LRU hash lookup per bio, per CPU (docs/performance.md). */
         skel->rodata->lens_submits = true;
         bpf_map__set_max_entries(skel->maps.submits, z->submits);
@@ -430,10 +506,14 @@ static void duty_reset(struct lens *l)
     memset(l->marks, 0, sizeof(((struct iotriage_bpf__bss *)0)->lens_marks));
     *l->issue_seen = 0;
     *l->t0 = 0;
-    __u32 n = LENS_RQ_SETS;
-    if (bpf_map_update_batch(l->rqs_fd, l->rqs_keys, l->rqs_zero, &n, NULL) < 0) {
-        for (__u32 k = 0; k < LENS_RQ_SETS; k++)   /* kernels without batch operations */
-            bpf_map_update_elem(l->rqs_fd, &k, l->rqs_zero, BPF_ANY);
+    for (__u32 at = 0; at < l->rq_sets; at += LENS_RQ_CLEAR) {
+        for (__u32 k = 0; k < LENS_RQ_CLEAR; k++)
+            l->rqs_keys[k] = at + k;
+        __u32 n = LENS_RQ_CLEAR;
+        if (bpf_map_update_batch(l->rqs_fd, l->rqs_keys, l->rqs_zero, &n, NULL) < 0) {
+            for (__u32 k = at; k < at + LENS_RQ_CLEAR; k++) /* kernels without batch ops */
+                bpf_map_update_elem(l->rqs_fd, &k, l->rqs_zero, BPF_ANY);
+        }
     }
 }
 
@@ -583,12 +663,10 @@ static void duty_start(struct lens *l)
     for (int i = 0; i < RQP_N; i++)
         if (!l->rqp[i].link_fd && !l->rqp[i].prog)
             return;                  /* a program not found: it could not be detached */
-    l->rqs_zero = calloc(LENS_RQ_SETS, sizeof(struct lens_rq_set));
-    l->rqs_keys = malloc(LENS_RQ_SETS * sizeof(*l->rqs_keys));
+    l->rqs_zero = calloc(LENS_RQ_CLEAR, sizeof(struct lens_rq_set));
+    l->rqs_keys = malloc(LENS_RQ_CLEAR * sizeof(*l->rqs_keys));
     if (!l->rqs_zero || !l->rqs_keys)
         return;
-    for (__u32 k = 0; k < LENS_RQ_SETS; k++)
-        l->rqs_keys[k] = k;
     l->duty_started = pthread_create(&l->duty_thread, NULL, duty_main, l) == 0;
 }
 
@@ -618,9 +696,13 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     }
     struct lens_sizes z;
     lens_sizes_of(l->ncpus, &z);
+    l->rq_sets = z.rq_sets;
     enum bpfload_loader how = bpfload_choice();
     rc = -ENOEXEC;
-    if (how != BPFLOAD_LIBBPF) {
+    if (how != BPFLOAD_LIBBPF && lens_wait_maps_lru()) {
+        if (how == BPFLOAD_LIGHT)
+            snprintf(err, errlen, "BPF light load failed: kernel before 6.1");
+    } else if (how != BPFLOAD_LIBBPF) {
         rc = open_light(l, &z, true);
         if (rc < 0)
             rc = open_light(l, &z, false);
@@ -708,8 +790,38 @@ int lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst)
     return 0;
 }
 
-/* Every entry of a map into l->keys/l->vals; returns the count or -errno. One batch
- * call per map when the kernel has them (5.6+), else key by key. */
+/* Room in l->keys/l->vals for at least `want` entries of ksz/vsz bytes (doubling, from
+ * 256 entries, within max): the buffers follow the most entries a map has held, not the
+ * most it could hold. Returns the entries there is room for, or 0 when out of memory. */
+static size_t dump_room(struct lens *l, size_t want, size_t max, size_t ksz, size_t vsz)
+{
+    size_t room = l->keys_sz / ksz < l->vals_sz / vsz ? l->keys_sz / ksz : l->vals_sz / vsz;
+    if (room >= want)
+        return room;
+    size_t n = room > 256 ? room : 256;
+    while (n < want)
+        n *= 2;
+    if (n > max)
+        n = max;
+    if (l->keys_sz < ksz * n) {
+        void *p = realloc(l->keys, ksz * n);
+        if (!p)
+            return 0;
+        l->keys = p;
+        l->keys_sz = ksz * n;
+    }
+    if (l->vals_sz < vsz * n) {
+        void *p = realloc(l->vals, vsz * n);
+        if (!p)
+            return 0;
+        l->vals = p;
+        l->vals_sz = vsz * n;
+    }
+    return n;
+}
+
+/* Every entry of a map into l->keys/l->vals; returns the count or -errno. Batch calls
+ * when the kernel has them (5.6+), else key by key. */
 static long dump_map(struct lens *l, const struct lens_map *map)
 {
     int fd = map->fd;
@@ -717,27 +829,21 @@ static long dump_map(struct lens *l, const struct lens_map *map)
     if (map->type == BPF_MAP_TYPE_PERCPU_HASH || map->type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
         vsz = lens_percpu_size(vsz, l->ncpus);
     size_t max = map->max_entries;
-    if (l->keys_sz < ksz * max) {
-        void *p = realloc(l->keys, ksz * max);
-        if (!p)
-            return -ENOMEM;
-        l->keys = p;
-        l->keys_sz = ksz * max;
-    }
-    if (l->vals_sz < vsz * max) {
-        void *p = realloc(l->vals, vsz * max);
-        if (!p)
-            return -ENOMEM;
-        l->vals = p;
-        l->vals_sz = vsz * max;
-    }
+    size_t room = dump_room(l, 1, max, ksz, vsz);
+    if (!room)
+        return -ENOMEM;
     size_t got = 0;
     uint64_t in_tok = 0, out_tok = 0;
     bool first = true;
     for (;;) {
-        __u32 count = (__u32)(max - got);
-        if (count == 0)
-            break;
+        if (got == room) {
+            if (room >= max)
+                break;
+            room = dump_room(l, room + 1, max, ksz, vsz);
+            if (!room)
+                return -ENOMEM;
+        }
+        __u32 count = (__u32)(room - got);
         int rc = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
                                       (char *)l->keys + got * ksz, (char *)l->vals + got * vsz,
                                       &count, NULL);
@@ -750,6 +856,13 @@ static long dump_map(struct lens *l, const struct lens_map *map)
         }
         if (e == ENOENT)
             return (long)got;
+        if (e == ENOSPC && count == 0 && room < max) {
+            /* a hash bucket holds more entries than the room left: more room, again */
+            room = dump_room(l, room + 1, max, ksz, vsz);
+            if (!room)
+                return -ENOMEM;
+            continue;
+        }
         if (first && got == 0 && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP))
             break;                   /* no batch ops: key by key below */
         return -e;
@@ -762,6 +875,8 @@ static long dump_map(struct lens *l, const struct lens_map *map)
         return -EINVAL;
     void *pk = NULL;
     while (got < max && bpf_map_get_next_key(fd, pk, key) == 0) {
+        if (got == room && !(room = dump_room(l, room + 1, max, ksz, vsz)))
+            return -ENOMEM;
         if (bpf_map_lookup_elem(fd, key, (char *)l->vals + got * vsz) == 0) {
             memcpy((char *)l->keys + got * ksz, key, ksz);
             got++;

@@ -20,6 +20,16 @@ uint32_t lens_entries_for(size_t tasks, uint32_t lo, uint32_t hi)
     return n;
 }
 
+uint32_t lens_rq_sets_for(size_t requests)
+{
+    if (requests == 0 || requests >= LENS_RQ_SETS / 2)
+        return LENS_RQ_SETS;
+    uint32_t n = LENS_RQ_SETS_MIN;
+    while (n < 2 * requests)
+        n *= 2;
+    return n;
+}
+
 /* Bucket k holds [lo, hi) microseconds: [0, 1) for k = 0, [2^(k-1), 2^k) after. */
 static void bucket_bounds(size_t k, double *lo, double *hi)
 {

@@ -75,6 +75,15 @@ static void test_entries_for(void **state)
     assert_int_equal(lens_entries_for(8191, 2048, 8192), 8192);
     assert_int_equal(lens_entries_for(10100, 4096, 16384), 16384);
     assert_int_equal(lens_entries_for((size_t)1 << 40, 4096, 16384), 16384);
+    /* the request cache: twice the requests in sets, within its floor and LENS_RQ_SETS */
+    assert_int_equal(lens_rq_sets_for(0), LENS_RQ_SETS);
+    assert_int_equal(lens_rq_sets_for(1), LENS_RQ_SETS_MIN);
+    assert_int_equal(lens_rq_sets_for(256), LENS_RQ_SETS_MIN);
+    assert_int_equal(lens_rq_sets_for(512), LENS_RQ_SETS_MIN);
+    assert_int_equal(lens_rq_sets_for(513), 2 * LENS_RQ_SETS_MIN);
+    assert_int_equal(lens_rq_sets_for(3000), 8192);
+    assert_int_equal(lens_rq_sets_for(LENS_RQ_SETS / 2), LENS_RQ_SETS);
+    assert_int_equal(lens_rq_sets_for((size_t)1 << 40), LENS_RQ_SETS);
 }
 
 static void test_quantiles(void **state)

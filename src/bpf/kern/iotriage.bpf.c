@@ -160,20 +160,30 @@ struct bio___old {
 char LICENSE[] SEC("license") = "GPL";
 
 /* ---- Maps (sizes in lens_maps.h). ---- */
+/* The wait maps hold the live tasks that ever waited on I/O (lens_exit deletes a task's
+ * entry), not every task: allocated entry by entry, so their memory follows the tasks
+ * that wait, not the tasks there are. (An entry made in the scheduler's context: safe
+ * from 6.1 on, where the kernel takes it from its BPF allocator's per-CPU cache; on an
+ * older kernel lens.c makes them preallocated LRU maps, and the light loader, which
+ * cannot change a map's type, is not used.) */
 struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __uint(max_entries, LENS_MAX_TASKS);
     __type(key, __u32);
     __type(value, struct lens_wait);
 } waits_tid SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __uint(max_entries, LENS_MAX_PROCS);
     __type(key, __u32);
     __type(value, struct lens_wait);
 } waits_tgid SEC(".maps");
 
+/* The request cache: max_entries set at load for the machine's disks, rq_set_mask to it
+ * minus one (lens.c). */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, LENS_RQ_SETS);
@@ -200,6 +210,9 @@ struct {
     __type(value, struct lens_dp_val);
 } devprio SEC(".maps");
 const volatile __u32 devprio_mask = LENS_MAX_DEVPRIO - 1;
+/* The request cache's sets, set at load to a power of two for the machine's disks
+ * (lens.c), minus one. */
+const volatile __u32 rq_set_mask = LENS_RQ_SETS - 1;
 /* The devprio slots claimed on some CPU, for the reader. */
 __u64 lens_dp_used[LENS_MAX_DEVPRIO / 64] = {};
 
@@ -662,7 +675,7 @@ static __always_inline void mark_clear(struct request *rq, __u32 sl)
 static __always_inline __u32 rq_set_index(__u64 key)
 {
     /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
-    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG));
+    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG)) & rq_set_mask;
 }
 
 static __always_inline struct lens_rq *rq_at(int i)
