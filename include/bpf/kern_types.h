@@ -37,6 +37,7 @@ enum bpf_map_type {
 #define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 
 /* include/linux/sched.h */
+#define PF_EXITING   0x00000004     /* in do_exit, from exit_signals on */
 #define PF_WQ_WORKER 0x00000020     /* a workqueue worker */
 #define PF_KTHREAD   0x00200000     /* a kernel thread */
 

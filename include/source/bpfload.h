@@ -15,7 +15,8 @@
  * skeleton, which does that work here and loads on older kernels. bpfload_choice says
  * which to try, from IOTRIAGE_BPF_LOADER: "libbpf" (the normal skeleton only), "light"
  * (the light one only: its failure is the reason), anything else or unset: the light
- * one, then the normal one when the kernel refuses it. */
+ * one, then the normal one when the kernel refuses it. (The lens tries its light
+ * skeleton from 6.1 on only: source/lens.c, lens_wait_maps_lru.) */
 #ifndef IOTRIAGE_SOURCE_BPFLOAD_H
 #define IOTRIAGE_SOURCE_BPFLOAD_H
 

@@ -110,7 +110,8 @@ struct lens_reading {
     size_t   ntids;
     struct lens_wait_row *tgids;     /* sorted by id */
     size_t   ntgids;
-    bool     tids_full, tgids_full;  /* an LRU map was full: absent tasks may be evicted */
+    bool     tids_full, tgids_full;  /* a wait map was (nearly) full: an absent task may
+                                      * have found no room (or, LRU, been evicted) */
     struct lens_devprio *dp;
     size_t   ndp;
     struct lens_devstat *devs;

@@ -84,7 +84,7 @@ struct lens {
     double since;
     bool dirty_on;               /* a page-dirtying tracepoint is attached */
     int ncpus;                   /* possible CPUs: the copies of a per-CPU map's value */
-    /* Scratch for batch lookups, sized for each map's max_entries once. */
+    /* Scratch for batch lookups, grown with the most entries a map held (dump_room). */
     void  *keys, *vals;
     size_t keys_sz, vals_sz;
     /* The depth moments of each (device, priority) pair of the last read, for summing
@@ -129,6 +129,20 @@ static uint64_t mono_ns(void)
 static size_t lens_percpu_size(size_t vsz, int ncpus)
 {
     return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
+}
+
+/* Whether the wait maps must be preallocated LRU maps: kernels before 6.1, whose hash
+ * maps allocate a new entry with kmalloc, which may wake kswapd and take a run queue's
+ * lock inside sched_switch, where one is held (6.1 takes entries from the BPF allocator's
+ * per-CPU caches, refilled outside). The light skeleton cannot change a map's type: on
+ * those kernels lens_open uses libbpf's. */
+static bool lens_wait_maps_lru(void)
+{
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+        return true;
+    return major < 6 || (major == 6 && minor < 1);
 }
 
 /* What lens_open sizes before the load, from the number of CPUs and of tasks. */
@@ -181,14 +195,17 @@ static size_t disk_requests(void)
 static void lens_sizes_of(int ncpus, struct lens_sizes *z)
 {
     /* The maps keyed by thread and process hold the live tasks that waited, allocated
-     * as they do (preallocated LRU maps before 6.1, lens_wait_maps_lru: creating those
-     * was most of the lens's load on a small machine, docs/performance.md). They are
-     * sized to twice the tasks there are, within their bounds (their hash buckets are
-     * made whole); a full map makes an absent task's wait unknown, never 0. */
+     * as they do: their bound costs only its hash buckets (16 bytes an entry), so it is
+     * the largest, room for a machine that grows. Before 6.1 they are preallocated LRU
+     * maps (lens_wait_maps_lru), whose creation was most of the lens's load on a small
+     * machine (docs/performance.md): sized to twice the tasks there are, within their
+     * bounds, the least recently used evicted past that. A full map makes an absent
+     * task's wait unknown, never 0. */
     long now = read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg");
     size_t tasks = now > 0 ? (size_t)now : 0;    /* 0: unknown, the largest sizes */
-    z->tids = lens_entries_for(tasks, 4096, LENS_MAX_TASKS);
-    z->tgids = lens_entries_for(tasks, 2048, LENS_MAX_PROCS);
+    bool lru = lens_wait_maps_lru();
+    z->tids = lru ? lens_entries_for(tasks, 4096, LENS_MAX_TASKS) : LENS_MAX_TASKS;
+    z->tgids = lru ? lens_entries_for(tasks, 2048, LENS_MAX_PROCS) : LENS_MAX_PROCS;
     /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU. Keep it
      * within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the completions it could
      * not hold in lens_dropped. */
@@ -292,7 +309,7 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
     s->maps.devprio.max_entries = z->devprio;
     s->rodata->devprio_mask = z->devprio - 1;
     s->maps.rqs.max_entries = z->rq_sets;
-    s->rodata->rq_set_mask = z->rq_sets - 1;
+    s->rodata->rq_set_shift = 64 - (__u32)__builtin_ctz(z->rq_sets);
     s->maps.waits_tid.max_entries = z->tids;
     s->maps.waits_tgid.max_entries = z->tgids;
     s->rodata->lens_submits = true;
@@ -336,20 +353,6 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
     return 0;
 }
 
-/* Whether the wait maps must be preallocated LRU maps: kernels before 6.1, whose hash
- * maps allocate a new entry with kmalloc, which may wake kswapd and take a run queue's
- * lock inside sched_switch, where one is held (6.1 takes entries from the BPF allocator's
- * per-CPU caches, refilled outside). The light skeleton cannot change a map's type: on
- * those kernels lens_open uses libbpf's. */
-static bool lens_wait_maps_lru(void)
-{
-    struct utsname u;
-    int major = 0, minor = 0;
-    if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-        return true;
-    return major < 6 || (major == 6 && minor < 1);
-}
-
 /* libbpf's normal skeleton: libbpf parses the kernel's BTF here (older kernels). */
 static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, size_t errlen)
 {
@@ -364,7 +367,7 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
         bpf_map__set_max_entries(skel->maps.devprio, z->devprio);
         skel->rodata->devprio_mask = z->devprio - 1;
         bpf_map__set_max_entries(skel->maps.rqs, z->rq_sets);
-        skel->rodata->rq_set_mask = z->rq_sets - 1;
+        skel->rodata->rq_set_shift = 64 - (__u32)__builtin_ctz(z->rq_sets);
         bpf_map__set_max_entries(skel->maps.waits_tid, z->tids);
         bpf_map__set_max_entries(skel->maps.waits_tgid, z->tgids);
         if (lens_wait_maps_lru()) {
@@ -790,6 +793,8 @@ int lens_reading_copy(const struct lens_reading *src, struct lens_reading *dst)
     return 0;
 }
 
+#define DUMP_SLACK 64
+
 /* Room in l->keys/l->vals for at least `want` entries of ksz/vsz bytes (doubling, from
  * 256 entries, within max): the buffers follow the most entries a map has held, not the
  * most it could hold. Returns the entries there is room for, or 0 when out of memory. */
@@ -828,7 +833,9 @@ static long dump_map(struct lens *l, const struct lens_map *map)
     size_t ksz = map->key_size, vsz = map->value_size;
     if (map->type == BPF_MAP_TYPE_PERCPU_HASH || map->type == BPF_MAP_TYPE_LRU_PERCPU_HASH)
         vsz = lens_percpu_size(vsz, l->ncpus);
-    size_t max = map->max_entries;
+    /* A hash map without preallocation checks its count, then raises it, without a
+     * lock: racing updates may leave it a few entries over max_entries for a while. */
+    size_t max = (size_t)map->max_entries + DUMP_SLACK;
     size_t room = dump_room(l, 1, max, ksz, vsz);
     if (!room)
         return -ENOMEM;

@@ -2,6 +2,8 @@
  *   taskhelper threads N SECONDS   N threads in all (main included), all asleep
  *   taskhelper dread FILE SECONDS  synchronous 4 KiB O_DIRECT reads of FILE in a loop
  *   taskhelper dreadt N FILE SECONDS  the same in N threads of one process
+ *   taskhelper dreadt-noleader N FILE SECONDS  the same, the main thread gone after 1 s
+ *       (pthread_exit: the group lives on in its N threads, its leader a zombie)
  *   taskhelper ptyclose SECONDS PROG [ARG...]  run PROG on a new pseudo-terminal that is
  *       not its controlling terminal (so no SIGHUP comes), close the terminal after
  *       SECONDS, then wait up to 5 s: prints "exit STATUS cpu SECONDS", or "hung" (and
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <stdio.h>
@@ -86,16 +89,22 @@ static void *dread_thread(void *p)
     return (void *)(long)do_dread(a->path, a->secs);
 }
 
-/* N threads in one process, each a synchronous direct reader. */
-static int do_dreadt(int n, const char *path, double secs)
+/* N threads in one process, each a synchronous direct reader; with noleader the main
+ * thread leaves after a second (the process then ends with its last thread, status 0). */
+static int do_dreadt(int n, const char *path, double secs, bool noleader)
 {
     pthread_t t[64];
-    struct dread_arg a = { path, secs };
+    static struct dread_arg a;          /* static: read after main may have left */
+    a = (struct dread_arg){ path, secs };
     if (n < 1 || n > 64)
         return 2;
     for (int i = 0; i < n; i++)
         if (pthread_create(&t[i], NULL, dread_thread, &a) != 0)
             return 1;
+    if (noleader) {
+        nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+        pthread_exit(NULL);
+    }
     long bad = 0;
     for (int i = 0; i < n; i++) {
         void *r;
@@ -159,11 +168,13 @@ int main(int argc, char **argv)
     if (argc >= 4 && strcmp(argv[1], "ptyclose") == 0)
         return do_ptyclose(atof(argv[2]), argv + 3);
     if (argc == 5 && strcmp(argv[1], "dreadt") == 0)
-        return do_dreadt(atoi(argv[2]), argv[3], atof(argv[4]));
+        return do_dreadt(atoi(argv[2]), argv[3], atof(argv[4]), false);
+    if (argc == 5 && strcmp(argv[1], "dreadt-noleader") == 0)
+        return do_dreadt(atoi(argv[2]), argv[3], atof(argv[4]), true);
     if (argc == 4 && strcmp(argv[1], "threads") == 0)
         return do_threads(atoi(argv[2]), atof(argv[3]));
     if (argc == 4 && strcmp(argv[1], "dread") == 0)
         return do_dread(argv[2], atof(argv[3]));
-    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt N FILE SECONDS | ptyclose SECONDS PROG [ARG...]\n");
+    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt[-noleader] N FILE SECONDS | ptyclose SECONDS PROG [ARG...]\n");
     return 2;
 }

@@ -11,8 +11,8 @@
 #  - no program, link or map of the lens outlives iotriage, after a normal exit and
 #    after SIGKILL (the ids are read from the process's own fdinfo while it runs);
 #  - the first two, and the SIGKILL check, with each loader (IOTRIAGE_BPF_LOADER: the
-#    light skeleton where the kernel has in-kernel CO-RE, 5.17+, and libbpf's), the JSON
-#    saying which loaded the lens.
+#    light skeleton from 6.1 on, where the kernel has in-kernel CO-RE and the lens's
+#    wait maps may allocate, and libbpf's), the JSON saying which loaded the lens.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -105,13 +105,14 @@ run_watched() {
 # jq on the first sample (the first full interval).
 first() { head -n 1 "$TMP/s.json" | jq -r --arg d "$LAB_NAME" --argjson db "$DBW" --argjson bk "$BKW" "$1"; }
 
-# The loaders to run with: the light skeleton needs in-kernel CO-RE (5.17).
+# The loaders to run with: the lens's light skeleton needs in-kernel CO-RE (5.17) and
+# wait maps that allocate in the scheduler's context (6.1: lens.c, lens_wait_maps_lru).
 LOADERS=libbpf
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
-if [ "$kmaj" -gt 5 ] || { [ "$kmaj" = 5 ] && [ "${kmin%%[!0-9]*}" -ge 17 ]; }; then
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 1 ]; }; then
     LOADERS="light libbpf"
 else
-    echo "note: kernel $(uname -r) before 5.17: the light loader is not tried"
+    echo "note: kernel $(uname -r) before 6.1: the lens's light loader is not tried"
 fi
 
 # ---- none: saturated, suffer and cause from the first interval ----

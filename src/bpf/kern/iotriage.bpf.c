@@ -42,11 +42,18 @@
  * tp_btf arguments are typed kernel pointers: fields are read with plain loads (the
  * verifier follows the types; a fault reads 0), not bpf_probe_read_kernel calls, which
  * cost a helper call each. Only the old kernels' flavours below use BPF_CORE_READ. */
+struct signal_struct {
+    struct {
+        int counter;
+    } live;                     /* atomic_t: the group's threads not yet in do_exit's end */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
     unsigned int flags;
     unsigned int in_iowait : 1;
     int pid;
     int tgid;
+    struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 struct blk_mq_ops;
@@ -182,8 +189,8 @@ struct {
     __type(value, struct lens_wait);
 } waits_tgid SEC(".maps");
 
-/* The request cache: max_entries set at load for the machine's disks, rq_set_mask to it
- * minus one (lens.c). */
+/* The request cache: max_entries set at load for the machine's disks, a power of two,
+ * rq_set_shift to 64 minus its log2 (lens.c). */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, LENS_RQ_SETS);
@@ -210,9 +217,9 @@ struct {
     __type(value, struct lens_dp_val);
 } devprio SEC(".maps");
 const volatile __u32 devprio_mask = LENS_MAX_DEVPRIO - 1;
-/* The request cache's sets, set at load to a power of two for the machine's disks
- * (lens.c), minus one. */
-const volatile __u32 rq_set_mask = LENS_RQ_SETS - 1;
+/* The request cache's sets as a shift: a key's set is the top 64 - rq_set_shift bits of
+ * its hash (set at load for the machine's disks, lens.c). */
+const volatile __u32 rq_set_shift = 64 - LENS_RQ_SETS_LOG;
 /* The devprio slots claimed on some CPU, for the reader. */
 __u64 lens_dp_used[LENS_MAX_DEVPRIO / 64] = {};
 
@@ -295,6 +302,11 @@ int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_st
         w->start_ns = now;
         return 0;
     }
+    /* No new entry for an exiting task: lens_exit may have deleted its entry already
+     * (do_exit closes its files after the tracepoint, and a close may wait on I/O), and
+     * one made again would stay for good in a map that does not evict. */
+    if (prev->flags & PF_EXITING)
+        return 0;
     struct lens_wait n = { .start_ns = now, .tgid = prev->tgid };
     bpf_map_update_elem(&waits_tid, &tid, &n, BPF_NOEXIST);
     return 0;
@@ -327,8 +339,11 @@ int BPF_PROG(lens_wakeup, struct task_struct *task)
         __sync_fetch_and_add(&g->waits, 1);
         return 0;
     }
-    /* The group's first finished wait. Two threads may race here: the loser's update
-     * fails (NOEXIST) and it adds to the winner's entry. */
+    /* The group's first finished wait (none for an exiting thread, as in lens_switch).
+     * Two threads may race here: the loser's update fails (NOEXIST) and it adds to the
+     * winner's entry. */
+    if (task->flags & PF_EXITING)
+        return 0;
     struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid };
     if (bpf_map_update_elem(&waits_tgid, &tgid, &n, BPF_NOEXIST) == 0)
         return 0;
@@ -345,9 +360,11 @@ int BPF_PROG(lens_exit, struct task_struct *p)
 {
     __u32 tid = p->pid, tgid = p->tgid;
     bpf_map_delete_elem(&waits_tid, &tid);
-    /* The group's entry goes with its leader (a leader that exits before its threads
-     * takes the group's figure with it: the reader then shows the process as unknown). */
-    if (tid == tgid)
+    /* The group's entry goes with its last thread: do_exit counts signal->live down
+     * before this tracepoint, so it reads 0 in the last one (a leader that exits first
+     * leaves the group's figure to its threads). */
+    struct signal_struct *sig = p->signal;
+    if (!sig || sig->live.counter == 0)
         bpf_map_delete_elem(&waits_tgid, &tgid);
     return 0;
 }
@@ -675,7 +692,8 @@ static __always_inline void mark_clear(struct request *rq, __u32 sl)
 static __always_inline __u32 rq_set_index(__u64 key)
 {
     /* Fibonacci hashing: the top bits of key times 2^64 / golden ratio. */
-    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> (64 - LENS_RQ_SETS_LOG)) & rq_set_mask;
+    __u32 shift = rq_set_shift & 63;
+    return (__u32)((key * 0x9E3779B97F4A7C15ULL) >> shift) & (LENS_RQ_SETS - 1);
 }
 
 static __always_inline struct lens_rq *rq_at(int i)
