@@ -2,7 +2,6 @@
  * readings is in lens_calc.c. */
 #include "source/lens.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -148,6 +147,7 @@ static bool lens_wait_maps_lru(void)
 /* What lens_open sizes before the load, from the number of CPUs and of tasks. */
 struct lens_sizes {
     __u32 devprio, submits, wbs, tids, tgids, rq_sets;
+    bool wait_lru;                   /* lens_wait_maps_lru: LRU wait maps, libbpf's loader */
 };
 
 /* The requests the machine's request-based disks (those with a blk-mq mq/ directory and
@@ -158,37 +158,26 @@ static size_t disk_requests(void)
     int sfd = open("/sys/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sfd < 0)
         return 0;
-    DIR *d = fdopendir(sfd);
-    if (!d) {
-        close(sfd);
-        return 0;
-    }
+    struct dir_reader r;
+    dir_reader_init(&r, sfd);
     size_t sum = 0;
     char path[NAME_MAX + 32];
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/size", e->d_name);
+    for (const char *name; (name = dir_reader_next(&r));) {
+        snprintf(path, sizeof path, "%s/size", name);
         if (read_long_at(sfd, path) <= 0)
             continue;
-        snprintf(path, sizeof path, "%s/queue/nr_requests", e->d_name);
+        snprintf(path, sizeof path, "%s/queue/nr_requests", name);
         long nr = read_long_at(sfd, path);
-        snprintf(path, sizeof path, "%s/mq", e->d_name);
+        snprintf(path, sizeof path, "%s/mq", name);
         int mfd = openat(sfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *m = mfd >= 0 ? fdopendir(mfd) : NULL;
-        if (!m) {
-            if (mfd >= 0)
-                close(mfd);
+        if (mfd < 0)
             continue;                /* bio-based (device mapper, zram): no requests */
-        }
-        long hw = 0;
-        for (struct dirent *q; (q = readdir(m));)
-            hw += q->d_name[0] != '.';
-        closedir(m);
+        int hw = dir_count_fd(mfd);
+        close(mfd);
         if (nr > 0 && hw > 0)
             sum += (size_t)nr * (size_t)hw;
     }
-    closedir(d);
+    close(sfd);
     return sum;
 }
 
@@ -203,9 +192,9 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
      * task's wait unknown, never 0. */
     long now = read_loadavg_tasks_at(AT_FDCWD, "/proc/loadavg");
     size_t tasks = now > 0 ? (size_t)now : 0;    /* 0: unknown, the largest sizes */
-    bool lru = lens_wait_maps_lru();
-    z->tids = lru ? lens_entries_for(tasks, 4096, LENS_MAX_TASKS) : LENS_MAX_TASKS;
-    z->tgids = lru ? lens_entries_for(tasks, 2048, LENS_MAX_PROCS) : LENS_MAX_PROCS;
+    z->wait_lru = lens_wait_maps_lru();
+    z->tids = z->wait_lru ? lens_entries_for(tasks, 4096, LENS_MAX_TASKS) : LENS_MAX_TASKS;
+    z->tgids = z->wait_lru ? lens_entries_for(tasks, 2048, LENS_MAX_PROCS) : LENS_MAX_PROCS;
     /* The per-CPU devprio map is preallocated: about 1.1 KB a pair on each CPU. Keep it
      * within LENS_DEVPRIO_BYTES on many CPUs; a full map counts the completions it could
      * not hold in lens_dropped. */
@@ -370,7 +359,7 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
         skel->rodata->rq_set_shift = 64 - (__u32)__builtin_ctz(z->rq_sets);
         bpf_map__set_max_entries(skel->maps.waits_tid, z->tids);
         bpf_map__set_max_entries(skel->maps.waits_tgid, z->tgids);
-        if (lens_wait_maps_lru()) {
+        if (z->wait_lru) {
             struct bpf_map *w[] = { skel->maps.waits_tid, skel->maps.waits_tgid };
             for (size_t i = 0; i < 2; i++) {
                 bpf_map__set_type(w[i], BPF_MAP_TYPE_LRU_HASH);
@@ -702,7 +691,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
     l->rq_sets = z.rq_sets;
     enum bpfload_loader how = bpfload_choice();
     rc = -ENOEXEC;
-    if (how != BPFLOAD_LIBBPF && lens_wait_maps_lru()) {
+    if (how != BPFLOAD_LIBBPF && z.wait_lru) {
         if (how == BPFLOAD_LIGHT)
             snprintf(err, errlen, "BPF light load failed: kernel before 6.1");
     } else if (how != BPFLOAD_LIBBPF) {
