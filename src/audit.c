@@ -1135,7 +1135,15 @@ int audit_run(const struct audit_opts *o)
     struct snapshot snap;
     sampler_take(sm, &snap);
     struct unit_list ul;
-    if (units_scan(root_fd, &ul, err, sizeof(err)) < 0) {
+    /* A machine (or image) without systemd has no unit directory: its processes and
+     * cgroups are still audited, and the output says why no unit is. */
+    char units_err[256] = "";
+    int us = units_scan(root_fd, &ul, err, sizeof(err));
+    if (us == -ENOENT) {
+        snprintf(units_err, sizeof(units_err), "%s", err);
+        us = 0;
+    }
+    if (us < 0) {
         fprintf(stderr, "iotriage audit: %s\n", err);
         snapshot_free(&snap);
         sampler_close(sm);
@@ -1194,10 +1202,15 @@ int audit_run(const struct audit_opts *o)
     if (!o->json && nproc == 0)
         printf("  none%s\n", o->no_processes ? " (not examined)" : "");
 
-    if (o->json)
-        printf("],\"units\":[");
-    else
+    if (o->json) {
+        printf("],\"units_error\":");
+        json_str(units_err[0] ? units_err : NULL);
+        printf(",\"units\":[");
+    } else {
         printf("\nUnit files setting IOSchedulingClass=, IOSchedulingPriority=, Nice= or CPUSchedulingPolicy=:\n");
+        if (units_err[0])
+            printf("  not examined: %s\n", units_err);
+    }
     unsigned nunits = 0;
     for (size_t i = 0; i < ul.nunits; i++) {
         const struct unit_entry *u = &ul.units[i];
@@ -1242,7 +1255,7 @@ int audit_run(const struct audit_opts *o)
         }
         nunits++;
     }
-    if (!o->json && nunits == 0)
+    if (!o->json && nunits == 0 && !units_err[0])
         printf("  none\n");
     if (o->json)
         putchar(']');

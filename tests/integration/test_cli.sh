@@ -110,3 +110,14 @@ jqf '.devices == [] and .psi.io == null and .psi.cpu == null and .psi.memory == 
 jqf 'any(.notes[]; .source == "diskstats") and ([.notes[] | select(.source == "psi")] | length == 3)' "$TMP/e.json" >/dev/null
 "$IOT" -b -n 1 -d 0.1 -p 1 --proc-root "$TMP/emptyroot" | grep -q 'io *unavailable' || fail "text does not say PSI unavailable"
 ok "unreadable sources reported: $(jq -c '[.notes[].text]' "$TMP/e.json")"
+
+# A machine or image without systemd (no unit directory) is still audited: its
+# processes and cgroups, with the reason no unit was examined (it refused with exit 2).
+mkdir -p "$TMP/nosystemd"
+"$IOT" audit --json --root "$TMP/nosystemd" >"$TMP/a.json"
+rc=$?
+case $rc in 0|1|3) ;; *) fail "audit of a root without systemd: exit $rc" ;; esac
+jqf '(.units_error | test("no systemd unit directory")) and .units == [] and (.processes | type == "array")' "$TMP/a.json" >/dev/null
+"$IOT" audit --root "$TMP/nosystemd" | grep -q 'not examined: no systemd unit directory' ||
+    fail "audit's text does not say why no unit was examined"
+ok "audit without systemd: exit $rc, units_error given, processes audited"
