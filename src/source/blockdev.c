@@ -143,9 +143,12 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
     if (rs >= 0) {
         int n = blockdev_parse_scheduler(buf, out->scheduler, out->schedulers);
         out->nsched = n > 0 ? (unsigned)n : 0;
-        /* "none" alone without brackets (kernels before 5.x style) means none is active. */
+        /* "none" alone without brackets is what a queue that is not blk-mq shows (dm, md
+         * on 6.1: block/elevator.c, elv_iosched_show() prints it when !queue_is_mq(q)); a
+         * blk-mq queue always brackets the active choice, "[none]" included. Such a
+         * device offers no scheduler: it is bio-based (6.18 hides the file instead). */
         if (out->scheduler[0] == '\0' && out->nsched == 1 && strcmp(out->schedulers[0], "none") == 0)
-            str_copy(out->scheduler, "none", sizeof(out->scheduler));
+            out->nsched = 0;
     }
     out->nr_requests = read_long_at(qfd, "nr_requests");
     if (out->nr_requests < 0) {
