@@ -31,7 +31,9 @@
  *   there reads up to the cut.
  * - Reopening an hour that a crash left with a torn last frame: the torn bytes are cut off
  *   (ftruncate) before appending, but only when no complete frame follows them (nothing
- *   readable is ever removed).
+ *   readable is ever removed): the file is cut at the end of its last frame that decodes
+ *   with a good checksum, found by walking it as the reader does. A torn frame in the
+ *   middle stays; the reader reports it and goes on after it.
  * - Full disk: a write that fails with ENOSPC or EDQUOT is undone (the file is truncated
  *   back to its last whole frame), the frame is kept in memory, and the writer is paused:
  *   that call returns -ENOSPC or -EDQUOT (report it once). While paused, store_append()

@@ -150,6 +150,113 @@ bool store_name_parse(const char *name, double *hour)
     return true;
 }
 
+/* ---- frames ------------------------------------------------------------------------ */
+
+static const unsigned char zmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+static bool is_skippable(const unsigned char *p)
+{
+    uint32_t m = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return (m & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
+}
+
+/* What frame_check found at a frame start. */
+struct frame_info {
+    size_t n;                    /* its compressed length (when it has one) */
+    size_t dlen;                 /* its decoded length, in the buffer */
+    bool skip;                   /* a whole skippable frame: nothing to decode */
+    bool unsure;                 /* whole by its block headers but not decoded here: over
+                                  * STORE_FRAME_MAX, or no memory for it */
+    char why[160];
+};
+
+/* Check the frame at p (left bytes to the end of the file) by decoding it whole into *buf
+ * (grown up to STORE_FRAME_MAX) and checking its checksum. Returns NULL when it decoded,
+ * else what is wrong with it. Its length from the block headers alone is not enough: the
+ * headers of a frame cut short by a crash go on into whatever follows it (the next
+ * frame), and can "end" anywhere in there.
+ *
+ * One-shot decoding straight into buf: no window buffer to allocate (the frame header's
+ * window size is the writer's word, or an attacker's). The decoded size is not in our
+ * frames' headers: buf grows and the frame is decoded again when it was too small (rare:
+ * the buffer keeps its size). */
+static const char *frame_check(ZSTD_DCtx *dctx, const unsigned char *p, size_t left,
+                               char **buf, size_t *cap, struct frame_info *fi)
+{
+    memset(fi, 0, sizeof(*fi));
+    if (left >= 8 && is_skippable(p)) {
+        uint64_t sz = (uint64_t)p[4] | (uint64_t)p[5] << 8 | (uint64_t)p[6] << 16 |
+                      (uint64_t)p[7] << 24;
+        if (sz > left - 8)
+            return "skippable frame cut short";
+        fi->n = 8 + (size_t)sz;
+        fi->skip = true;
+        return NULL;
+    }
+    if (left < 4 || memcmp(p, zmagic, 4) != 0)
+        return "not a zstd frame";
+    size_t n = zs.findFrameCompressedSize(p, left);
+    if (zs.isError(n))
+        return zs.getErrorCode(n) == ZSTD_error_srcSize_wrong ? "frame cut short"
+                                                               : zs.getErrorName(n);
+    fi->n = n;
+    if (!*cap) {
+        *cap = 1u << 20;
+        *buf = xmalloc(*cap);
+    }
+    for (;;) {
+        size_t ret = zs.decompressDCtx(dctx, *buf, *cap, p, n);
+        if (!zs.isError(ret)) {
+            fi->dlen = ret;
+            return NULL;
+        }
+        ZSTD_ErrorCode code = zs.getErrorCode(ret);
+        if (code == ZSTD_error_dstSize_tooSmall && *cap < STORE_FRAME_MAX) {
+            *cap *= 2;
+            *buf = xrealloc(*buf, *cap);
+            continue;
+        }
+        if (code == ZSTD_error_dstSize_tooSmall) {
+            fi->unsure = true;
+            snprintf(fi->why, sizeof(fi->why), "frame decodes to more than %u bytes",
+                     STORE_FRAME_MAX);
+            return fi->why;
+        }
+        if (code == ZSTD_error_memory_allocation)
+            fi->unsure = true;
+        if (code == ZSTD_error_checksum_wrong)
+            return "checksum mismatch (frame corrupted)";
+        return zs.getErrorName(ret);
+    }
+}
+
+/* Where what a reader can read of the file b ends: the end of its last frame that
+ * decodes whole, 0 when none does. The walk goes over the frames as the reader does:
+ * after a frame that does not decode, on from the next frame magic (a false one fails its
+ * own decoding), so that a torn frame in the middle of the file is stepped over, never
+ * taken for its end. A frame too big to check here counts as readable. */
+static size_t readable_end(ZSTD_DCtx *dctx, const unsigned char *b, size_t len)
+{
+    char *dbuf = NULL;
+    size_t dcap = 0, off = 0, end = 0;
+    while (off < len) {
+        struct frame_info fi;
+        const char *what = frame_check(dctx, b + off, len - off, &dbuf, &dcap, &fi);
+        if (!what || fi.unsure) {
+            off += fi.n;
+            end = off;
+            continue;
+        }
+        const unsigned char *m = len - off > 1 ? memmem(b + off + 1, len - off - 1, zmagic, 4)
+                                               : NULL;
+        if (!m)
+            break;
+        off = (size_t)(m - b);
+    }
+    free(dbuf);
+    return end;
+}
+
 /* ---- writer ------------------------------------------------------------------------ */
 
 struct store_writer {
@@ -248,8 +355,11 @@ static int write_frame(struct store_writer *w, double wall, char *err, size_t er
 }
 
 /* A crash (or a full disk whose ftruncate failed) can leave the last frame cut short.
- * Cut it off before appending, but only when nothing after it could be a frame: bytes
- * the reader might still decode are never removed. */
+ * Cut it off before appending, but only when nothing after it could be read: the file is
+ * cut at the end of its last frame that decodes whole, so a torn frame followed by whole
+ * ones (a crash, then a restart that appended) stays, and the reader steps over it.
+ * Checking a frame means decoding it: an hour of samples is a few MB of lines, decoded
+ * once per restart. */
 static void trim_torn_tail(struct store_writer *w)
 {
     struct stat st;
@@ -269,18 +379,12 @@ static void trim_torn_tail(struct store_writer *w)
         got += (size_t)k;
     }
     w->size = len;
-    if (got == len) {
-        size_t off = 0;
-        while (off < len) {
-            size_t n = zs.findFrameCompressedSize(b + off, len - off);
-            if (zs.isError(n))
-                break;
-            off += n;
-        }
-        static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-        if (off < len && !memmem(b + off + 1, len - off - 1, magic, 4) &&
-            ftruncate(w->fd, (off_t)off) == 0)
-            w->size = off;
+    ZSTD_DCtx *dctx = got == len ? zs.createDCtx() : NULL;
+    if (dctx) {
+        size_t end = readable_end(dctx, b, len);
+        if (end < len && ftruncate(w->fd, (off_t)end) == 0)
+            w->size = end;
+        zs.freeDCtx(dctx);
     }
     free(b);
 }
@@ -638,8 +742,6 @@ int store_retain(struct store_writer *w, double wall, char *err, size_t errlen)
 
 /* ---- reader ------------------------------------------------------------------------ */
 
-static const unsigned char zmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-
 struct store_reader {
     char **files;
     double *hours;               /* per file: its hour from the name, or NAN */
@@ -673,12 +775,6 @@ static void unload(struct store_reader *r)
     r->lines = NULL;
     r->llen = r->loff = 0;
     r->foff = 0;
-}
-
-static bool is_skippable(const unsigned char *p)
-{
-    uint32_t m = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return (m & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
 static int read_all(const char *path, unsigned char **out, size_t *len, char *err, size_t errlen)
@@ -778,70 +874,22 @@ static int decode_frame(struct store_reader *r, char *err, size_t errlen)
     }
     size_t off = r->foff, left = r->flen - off;
     const unsigned char *p = r->fbuf + off;
-    const char *what = NULL;
-    char why[160];
-    if (left >= 8 && is_skippable(p)) {
-        uint64_t sz = (uint64_t)p[4] | (uint64_t)p[5] << 8 | (uint64_t)p[6] << 16 |
-                      (uint64_t)p[7] << 24;
-        if (sz <= left - 8) {
-            r->foff += 8 + (size_t)sz;
-            return 0;
-        }
-        what = "skippable frame cut short";
-    } else if (left < 4 || memcmp(p, zmagic, 4) != 0) {
-        what = "not a zstd frame";
-    }
-    size_t n = 0;
-    if (!what) {
-        n = zs.findFrameCompressedSize(p, left);
-        if (zs.isError(n))
-            what = zs.getErrorCode(n) == ZSTD_error_srcSize_wrong ? "frame cut short"
-                                                                    : zs.getErrorName(n);
-    }
-    size_t dlen = 0;
-    if (!what) {
-        /* One-shot decoding straight into dbuf: no window buffer to allocate (the frame
-         * header's window size is the writer's word, or an attacker's), and the checksum
-         * is checked at the end. The decoded size is not in our frames' headers: grow
-         * dbuf and decode again when it was too small (rare: dbuf keeps its size). */
-        if (!r->dcap) {
-            r->dcap = 1u << 20;
-            r->dbuf = xmalloc(r->dcap);
-        }
-        for (;;) {
-            size_t ret = zs.decompressDCtx(r->dctx, r->dbuf, r->dcap, p, n);
-            if (!zs.isError(ret)) {
-                dlen = ret;
-                break;
-            }
-            ZSTD_ErrorCode code = zs.getErrorCode(ret);
-            if (code == ZSTD_error_dstSize_tooSmall && r->dcap < STORE_FRAME_MAX) {
-                r->dcap *= 2;
-                r->dbuf = xrealloc(r->dbuf, r->dcap);
-                continue;
-            }
-            if (code == ZSTD_error_dstSize_tooSmall) {
-                snprintf(why, sizeof(why), "frame decodes to more than %u bytes",
-                         STORE_FRAME_MAX);
-                what = why;
-            } else if (code == ZSTD_error_checksum_wrong) {
-                what = "checksum mismatch (frame corrupted)";
-            } else {
-                what = zs.getErrorName(ret);
-            }
-            break;
-        }
-    }
+    struct frame_info fi;
+    const char *what = frame_check(r->dctx, p, left, &r->dbuf, &r->dcap, &fi);
     if (what) {
         /* Resynchronise on the next frame magic; a false match fails its own decode. */
         const unsigned char *m = left > 1 ? memmem(p + 1, left - 1, zmagic, 4) : NULL;
         r->foff = m ? (size_t)(m - r->fbuf) : r->flen;
         return damage(r, off, what, err, errlen);
     }
-    r->foff = off + n;
+    if (fi.skip) {
+        r->foff += fi.n;
+        return 0;
+    }
+    r->foff = off + fi.n;
     r->frame_off = off;
     r->lines = r->dbuf;
-    r->llen = dlen;
+    r->llen = fi.dlen;
     r->loff = 0;
     return 1;
 }

@@ -520,6 +520,79 @@ static void test_truncated(void **state)
     assert_true(g.ts[1] == 2.0);
 }
 
+/* Write bytes to name, replacing it. */
+static void put_file(const char *name, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path_in(name), "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A torn frame with whole frames after it (a crash, then a restart that appended): a new
+ * restart must keep what follows it. The torn frame's block headers go on into the next
+ * frame and may "end" inside it; the trim must not take that for the file's end. Every
+ * cut of the middle frame is tried, with and without a torn frame at the very end too
+ * (which alone is cut off). */
+static void test_torn_middle(void **state)
+{
+    (void)state;
+    const char *name = "2026-12-01T01.iotr.zst";
+    struct store_writer *w = writer(NULL);
+    put(w, T0 + 3600, 1.0, 2, 2, 0);          /* frame A: samples 0, 1 */
+    put(w, T0 + 3602, 1.0, 2, 2, 10);         /* frame B: 10, 11 */
+    put(w, T0 + 3604, 1.0, 6, 6, 20);         /* frame C: 20..25, longer than B */
+    close_writer(w);
+    static struct got g;
+    read_path(path_in(name), &g);
+    assert_int_equal(g.n, 10);
+    size_t la = (size_t)g.offs[2], lb = (size_t)(g.offs[4] - g.offs[2]);
+    size_t all = (size_t)size_of(path_in(name)), lc = all - la - lb;
+    unsigned char *orig = malloc(all), *buf = malloc(all + lb);
+    FILE *f = fopen(path_in(name), "r");
+    assert_int_equal(fread(orig, 1, all, f), all);
+    fclose(f);
+    static const int want[] = { 0, 1, 20, 21, 22, 23, 24, 25, 90 };
+    int lost = 0;
+    for (int tail = 0; tail < 2; tail++) {
+        for (size_t k = 1; k < lb; k++) {
+            /* A, then B cut after k bytes, then C (then B cut again: a torn tail). */
+            memcpy(buf, orig, la + k);
+            memcpy(buf + la + k, orig + la + lb, lc);
+            size_t n = la + k + lc;
+            if (tail) {
+                memcpy(buf + n, orig + la, k);
+                n += k;
+            }
+            put_file(name, buf, n);
+            w = writer(NULL);
+            put(w, T0 + 3700, 1.0, 1, 0, 90);
+            close_writer(w);
+            read_path(path_in(name), &g);
+            bool whole = g.n == 9 && g.damages == 1;
+            for (int i = 0; whole && i < 9; i++)
+                whole = g.ids[i] == want[i];
+            if (!whole) {
+                if (lost++ < 3)
+                    print_message("tail %d, B cut at %zu of %zu: %d samples, %d damages (%s)\n",
+                                  tail, k, lb, g.n, g.damages, g.damage[0]);
+                continue;
+            }
+            char at[64];
+            snprintf(at, sizeof(at), "damaged at byte %zu: ", la);
+            assert_non_null(strstr(g.damage[0], at));
+            /* The torn middle stays on disk; a torn tail is cut off. */
+            assert_true((size_t)size_of(path_in(name)) > la + k + lc);
+            if (tail)
+                assert_true((size_t)size_of(path_in(name)) < n + lc);
+        }
+    }
+    free(orig);
+    free(buf);
+    if (lost)
+        fail_msg("%d of %zu cuts of a middle frame lost samples after a restart", lost, 2 * (lb - 1));
+}
+
 static void test_corrupt_middle(void **state)
 {
     (void)state;
@@ -793,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seek, setup, teardown),
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_middle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
