@@ -129,8 +129,10 @@ int  pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t er
  * to sample i (sinks are not called: moving about a recording is not a new frame).
  * pipeline_seek() returns 0, or -errno with err (the frame stays the last good one). */
 size_t pipeline_replay_count(const struct pipeline *p);
-/* The first damage met reading a recorder's files, or NULL. */
-const char *pipeline_replay_damage(const struct pipeline *p);
+/* The damages met reading a recorder's files (record/replay.h replay_damages), and
+ * each one's text (NULL past the end). */
+size_t pipeline_replay_damages(const struct pipeline *p);
+const char *pipeline_replay_damage(const struct pipeline *p, size_t i);
 size_t pipeline_replay_pos(const struct pipeline *p);
 int    pipeline_seek(struct pipeline *p, size_t i, char *err, size_t errlen);
 

@@ -242,6 +242,15 @@ static int run_batch(const struct args *a, struct pipeline *p)
     return status;
 }
 
+/* Every damage the recorder's reader met in a replay's files, one line each. */
+static void print_damages(const struct pipeline *p)
+{
+    size_t n = pipeline_replay_damages(p);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n",
+                pipeline_replay_damage(p, i));
+}
+
 static int main_audit(int argc, char **argv)
 {
     enum { OPT_ROOT = 256, OPT_UNITS_ONLY, OPT_PROC_ROOT, OPT_SYS_ROOT };
@@ -420,12 +429,13 @@ int main(int argc, char **argv)
             (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
         }
     }
-    if (pipeline_state_note(p) || pipeline_replay_damage(p))
+    if (pipeline_state_note(p) || (a.batch && pipeline_replay_damages(p)))
         tui_pause();
     if (pipeline_state_note(p))
         fprintf(stderr, "iotriage: %s\n", pipeline_state_note(p));
-    if (pipeline_replay_damage(p))
-        fprintf(stderr, "iotriage: %s (read up to the damage and on after it)\n", pipeline_replay_damage(p));
+    /* Printed samples: the damages first, on stderr, and exit status 1 after the rest. */
+    if (a.batch)
+        print_damages(p);
     FILE *record = NULL;
     struct stream_sink rec = { .name = a.record, .format = STREAM_JSON, .only_active = a.only_active };
     if (a.record) {
@@ -451,6 +461,11 @@ int main(int argc, char **argv)
         };
         rc = tui_run(p, &to);
     }
+    /* The screen's terminal is its own again: what it could not show of the files. */
+    if (!a.batch)
+        print_damages(p);
+    else if (pipeline_replay_damages(p) && rc == 0)
+        rc = 1;
     pipeline_close(p);
     if (record && fclose(record) != 0 && rc == 0) {
         fprintf(stderr, "iotriage: writing %s: %s\n", a.record, strerror(errno));

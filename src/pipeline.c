@@ -607,9 +607,14 @@ size_t pipeline_replay_count(const struct pipeline *p)
     return p->rp ? replay_count(p->rp) : 0;
 }
 
-const char *pipeline_replay_damage(const struct pipeline *p)
+size_t pipeline_replay_damages(const struct pipeline *p)
 {
-    return p->rp ? replay_damage(p->rp) : NULL;
+    return p->rp ? replay_damages(p->rp) : 0;
+}
+
+const char *pipeline_replay_damage(const struct pipeline *p, size_t i)
+{
+    return p->rp ? replay_damage(p->rp, i) : NULL;
 }
 
 size_t pipeline_replay_pos(const struct pipeline *p)

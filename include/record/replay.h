@@ -80,13 +80,16 @@ int    replay_open(struct replay **out, const char *path, char *err, size_t errl
  * way: record/store.h), the samples of [from, to] (NAN: no bound), taken into memory as
  * one plain recording; at (NAN: none) picks the sample replay_start() names, the first at
  * or after it (the last when none is). A damaged file is read up to the damage and on from
- * the next frame; replay_damage() tells the first damage. Returns 0, or -errno with err:
+ * the next frame; replay_damages() counts the damages met (every file and frame, those
+ * the seek to from met too; past 100, the last one counts the rest) and replay_damage()
+ * tells each, "FILE: damaged at byte N: what". Returns 0, or -errno with err:
  * -ENOENT when the window holds no sample, -EFBIG over REPLAY_FILE_MAX. Line numbers in
  * messages count the window's samples. */
 int    replay_open_window(struct replay **out, const char *path, double from, double to, double at,
                           char *err, size_t errlen);
 size_t replay_start(const struct replay *r);
-const char *replay_damage(const struct replay *r);
+size_t replay_damages(const struct replay *r);
+const char *replay_damage(const struct replay *r, size_t i);
 /* Samples (non-blank lines) in the file. */
 size_t replay_count(const struct replay *r);
 /* The 1-based line of sample i, or 0 when there is no such sample. */

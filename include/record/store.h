@@ -69,7 +69,9 @@
  *   `ts` is at or after wall: it starts at the file of wall's hour (by name; a single file
  *   from its start) and scans lines, reading only the `ts` near the start of each line.
  *   Samples without a readable `ts` are skipped by the scan. A damage seen while scanning is
- *   not lost: the next store_next() returns it first (the first one; store_stats counts).
+ *   not lost: the next store_next() calls return them first, one a call, in order (the
+ *   first 64 with their text, then one that counts the rest), also when the seek found no
+ *   sample (-ENOENT): then store_next() returns the damages, then 0.
  * - A store_line points into the reader's buffers: valid until the next call on r. Its
  *   pos brings the reader back to it (store_goto): a frame is decoded again, nothing is
  *   indexed ahead, so stepping back costs one frame's decoding at most.

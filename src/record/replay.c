@@ -44,8 +44,13 @@ struct replay {
     size_t n;
     bool last_cut;                   /* the file does not end with a newline */
     size_t start;                    /* the sample to show first (replay_open_window's at) */
-    char *damage;                    /* the first damage the recorder's reader met, or NULL */
+    char **damages;                  /* what the recorder's reader met, in order */
+    size_t ndamages;
 };
+
+/* Damages named one by one; past that, one line counts the rest (a hostile file can
+ * hold a false frame magic every few bytes). */
+#define REPLAY_DAMAGES_MAX 100
 
 /* ---- open: read and index -------------------------------------------------------------- */
 
@@ -152,6 +157,12 @@ int replay_open(struct replay **out, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+static void add_damage(struct replay *r, const char *what)
+{
+    r->damages = xreallocarray(r->damages, r->ndamages + 1, sizeof(*r->damages));
+    r->damages[r->ndamages++] = xstrdup(what);
+}
+
 /* A recorder's directory or file (record/store.h), or a plain file read through the same
  * reader: the samples of [from, to] one after the other in memory, as a plain recording
  * would have them. */
@@ -166,9 +177,10 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
     struct replay *r = xcalloc(1, sizeof(*r));
     size_t cap = 0;
     bool at_found = false;
-    size_t nlines = 0;
-    if (isfinite(from) && store_seek(sr, from) < 0)
-        goto indexed;                /* nothing at or after from */
+    size_t nlines = 0, more = 0;
+    /* Nothing at or after from: the loop meets only the damages the seek met, then the end. */
+    if (isfinite(from))
+        (void)store_seek(sr, from);
     for (;;) {
         struct store_line l;
         char why[512] = "";
@@ -176,8 +188,10 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
         if (n == 0)
             break;
         if (n < 0) {
-            if (!r->damage)
-                r->damage = xstrdup(why[0] ? why : strerror(-n));
+            if (r->ndamages < REPLAY_DAMAGES_MAX)
+                add_damage(r, why[0] ? why : strerror(-n));
+            else
+                more++;
             continue;                /* read up to the damage, then on */
         }
         if (isfinite(to) && !isnan(l.ts) && l.ts > to)
@@ -202,16 +216,21 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
         }
         nlines++;
     }
-indexed:
+    if (more) {
+        char line[96];
+        snprintf(line, sizeof(line), "%zu more damages (not listed)", more);
+        add_damage(r, line);
+    }
     store_close_reader(sr);
     index_lines(r);
     if (isfinite(at) && !at_found && r->n)
         r->start = r->n - 1;         /* after the last sample: show the last */
     if (r->n == 0) {
-        err_set(err, errlen, "%s: no samples%s%s", path, isfinite(from) || isfinite(to) ? " in that window" : "",
-                r->damage ? " (and a damage: see above)" : "");
-        if (r->damage && errlen > 0)
-            err_set(err, errlen, "%s: no samples in that window; %s", path, r->damage);
+        err_set(err, errlen, "%s: no samples%s", path, isfinite(from) || isfinite(to) ? " in that window" : "");
+        if (r->ndamages && errlen > 0)
+            err_set(err, errlen, "%s: no samples%s; %s%s", path,
+                    isfinite(from) || isfinite(to) ? " in that window" : "", r->damages[0],
+                    r->ndamages > 1 ? " (and more damages)" : "");
         replay_close(r);
         return -ENOENT;
     }
@@ -225,9 +244,14 @@ size_t replay_start(const struct replay *r)
     return r ? r->start : 0;
 }
 
-const char *replay_damage(const struct replay *r)
+size_t replay_damages(const struct replay *r)
 {
-    return r ? r->damage : NULL;
+    return r ? r->ndamages : 0;
+}
+
+const char *replay_damage(const struct replay *r, size_t i)
+{
+    return r && i < r->ndamages ? r->damages[i] : NULL;
 }
 
 size_t replay_count(const struct replay *r)
@@ -247,7 +271,9 @@ void replay_close(struct replay *r)
     free(r->path);
     free(r->buf);
     free(r->lines);
-    free(r->damage);
+    for (size_t i = 0; i < r->ndamages; i++)
+        free(r->damages[i]);
+    free(r->damages);
     free(r);
 }
 

@@ -761,10 +761,54 @@ struct store_reader {
     ZSTD_DCtx *dctx;
     bool have_line;              /* store_seek found this one: returned next */
     struct store_line line;
-    int pend_rc;                 /* a damage found by store_seek, returned first */
-    char pend_err[512];
+    /* Damages store_seek met, returned first, in order: the first STORE_PEND_MAX with
+     * their text, then one line that counts the rest. */
+    struct pend { int rc; char *msg; } *pend;
+    size_t npend, pend_next;
+    size_t pend_more;
     struct store_stats st;
 };
+
+#define STORE_PEND_MAX 64
+
+static void pend_clear(struct store_reader *r)
+{
+    for (size_t i = 0; i < r->npend; i++)
+        free(r->pend[i].msg);
+    free(r->pend);
+    r->pend = NULL;
+    r->npend = r->pend_next = r->pend_more = 0;
+}
+
+static void pend_add(struct store_reader *r, int rc, const char *msg)
+{
+    if (r->npend == STORE_PEND_MAX) {
+        r->pend_more++;
+        return;
+    }
+    if (!r->pend)
+        r->pend = xcalloc(STORE_PEND_MAX, sizeof(*r->pend));
+    r->pend[r->npend++] = (struct pend){ rc, xstrdup(msg) };
+}
+
+/* The next damage store_seek kept, if any: its return code, with its text in err. */
+static int pend_take(struct store_reader *r, char *err, size_t errlen)
+{
+    if (r->pend_next < r->npend) {
+        struct pend *d = &r->pend[r->pend_next++];
+        err_set(err, errlen, "%s", d->msg);
+        return d->rc;
+    }
+    if (r->pend_more) {
+        err_set(err, errlen, "%zu more damages met before the sample sought (not listed)",
+                r->pend_more);
+        pend_clear(r);
+        return -EBADMSG;
+    }
+    if (r->pend)
+        pend_clear(r);
+    return 0;
+}
 
 static void unload(struct store_reader *r)
 {
@@ -970,12 +1014,9 @@ static int next_raw(struct store_reader *r, struct store_line *l, char *err, siz
 
 int store_next(struct store_reader *r, struct store_line *l, char *err, size_t errlen)
 {
-    if (r->pend_rc) {
-        int rc = r->pend_rc;
-        r->pend_rc = 0;
-        err_set(err, errlen, "%s", r->pend_err);
-        return rc;
-    }
+    int prc = pend_take(r, err, errlen);
+    if (prc < 0)
+        return prc;
     if (r->have_line) {
         r->have_line = false;
         *l = r->line;
@@ -987,7 +1028,7 @@ int store_next(struct store_reader *r, struct store_line *l, char *err, size_t e
 int store_seek(struct store_reader *r, double wall)
 {
     r->have_line = false;
-    r->pend_rc = 0;
+    pend_clear(r);
     size_t start = 0;
     for (size_t i = 0; i < r->nfiles; i++)
         if (!isnan(r->hours[i]) && r->hours[i] <= wall)
@@ -1001,10 +1042,7 @@ int store_seek(struct store_reader *r, double wall)
         if (rc == 0)
             return -ENOENT;
         if (rc < 0) {
-            if (!r->pend_rc) {
-                r->pend_rc = rc;
-                str_copy(r->pend_err, err, sizeof(r->pend_err));
-            }
+            pend_add(r, rc, err);
             continue;
         }
         if (!isnan(l.ts) && l.ts >= wall) {
@@ -1018,7 +1056,7 @@ int store_seek(struct store_reader *r, double wall)
 int store_goto(struct store_reader *r, const struct store_pos *pos, char *err, size_t errlen)
 {
     r->have_line = false;
-    r->pend_rc = 0;
+    pend_clear(r);
     if (pos->file >= r->nfiles) {
         err_set(err, errlen, "no file %zu in the recording", pos->file);
         return -ERANGE;
@@ -1147,6 +1185,7 @@ void store_close_reader(struct store_reader *r)
     if (!r)
         return;
     unload(r);
+    pend_clear(r);
     for (size_t i = 0; i < r->nfiles; i++)
         free(r->files[i]);
     free(r->files);

@@ -665,6 +665,56 @@ static void test_corrupt_middle(void **state)
     assert_true(g.damages >= 1);
 }
 
+/* Every damage a seek steps over is returned after it, in order, before the sample. */
+static void test_seek_damages(void **state)
+{
+    (void)state;
+    uint64_t offs[4];
+    three_hours(offs);
+    int fd = open(path_in("2026-12-01T01.iotr.zst"), O_RDWR);
+    assert_true(fd >= 0);
+    for (int k = 1; k <= 2; k++) {           /* frames 2 and 3 of 4: a flipped byte each */
+        off_t at = (off_t)(offs[k] + (offs[k + 1] - offs[k]) / 2);
+        unsigned char b;
+        assert_int_equal(pread(fd, &b, 1, at), 1);
+        b ^= 0x5a;
+        assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    }
+    close(fd);
+    struct store_reader *r;
+    char err[512] = "";
+    assert_int_equal(store_open_reader(&r, tmpdir, err, sizeof(err)), 0);
+    assert_int_equal(store_seek(r, T0 + 3600 + 35), 0);    /* in frame 4 */
+    for (int k = 1; k <= 2; k++) {
+        struct store_line l;
+        err[0] = '\0';
+        assert_int_equal(store_next(r, &l, err, sizeof(err)), -EBADMSG);
+        char want[96];
+        snprintf(want, sizeof(want), "T01.iotr.zst: damaged at byte %llu: ", (unsigned long long)offs[k]);
+        if (!strstr(err, want))
+            fail_msg("damage %d: \"%s\", want \"%s\"", k, err, want);
+    }
+    struct store_line l;
+    assert_int_equal(store_next(r, &l, err, sizeof(err)), 1);
+    assert_int_equal(n_of(l.text, l.len), 35);
+    /* A seek past the end: the damages it met, then the end. It starts in hour 03: a
+     * flipped byte in its second frame. */
+    static struct got g;
+    read_path(path_in("2026-12-01T03.iotr.zst"), &g);
+    fd = open(path_in("2026-12-01T03.iotr.zst"), O_RDWR);
+    off_t at = (off_t)(g.offs[10] + (g.offs[20] - g.offs[10]) / 2);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, at), 1);
+    b ^= 0x5a;
+    assert_int_equal(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+    assert_int_equal(store_seek(r, T0 + 1e6), -ENOENT);
+    assert_int_equal(store_next(r, &l, err, sizeof(err)), -EBADMSG);
+    assert_non_null(strstr(err, "T03.iotr.zst: damaged at byte "));
+    assert_int_equal(store_next(r, &l, err, sizeof(err)), 0);
+    store_close_reader(r);
+}
+
 /* ---- retention --------------------------------------------------------------------- */
 
 static void make_foreign(void)
@@ -868,6 +918,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_middle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seek_damages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlink_refused, setup, teardown),
