@@ -53,6 +53,10 @@ struct frame {
     const bool *unlisted;
     size_t nunlisted;
     bool replayed;                   /* from a recording, not the machine */
+    /* Replay with a moment asked (--at): that moment, and whether nothing was recorded at
+     * or after it (the first frame is then the last sample before it). */
+    bool has_at, at_missed;
+    double at;
 };
 
 /* A consumer of every frame. */

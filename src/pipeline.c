@@ -57,6 +57,7 @@ struct pipeline {
     struct replay_frame rf;
     bool have_rf;
     bool started;                    /* the first decodable sample was handed out */
+    double at;                       /* replay: the moment asked (--at), or NAN */
     size_t pos;
 
     struct frame frame;
@@ -362,6 +363,7 @@ int pipeline_open(struct pipeline **out, const struct pipeline_opts *o, char *er
             free(p);
             return rc;
         }
+        p->at = at;
         /* The first sample that decodes; a recording of which none does is refused here,
          * with the first sample's error. */
         char first[256] = "";
@@ -455,6 +457,7 @@ static void frame_from_replay(struct pipeline *p)
     p->frame = (struct frame){
         .snap = &p->rf.snap, .res = &p->rf.res, .ver = &p->rf.ver, .host = p->rf.host,
         .unlisted = p->rf.unlisted, .nunlisted = p->rf.nunlisted, .replayed = true,
+        .has_at = !isnan(p->at), .at = p->at, .at_missed = replay_at_missed(p->rp),
     };
     p->have_frame = true;
 }

@@ -88,6 +88,9 @@ int    replay_open(struct replay **out, const char *path, char *err, size_t errl
 int    replay_open_window(struct replay **out, const char *path, double from, double to, double at,
                           char *err, size_t errlen);
 size_t replay_start(const struct replay *r);
+/* at was given and the window holds no sample at or after it: replay_start() is the last
+ * sample before it. */
+bool   replay_at_missed(const struct replay *r);
 size_t replay_damages(const struct replay *r);
 const char *replay_damage(const struct replay *r, size_t i);
 /* Samples (non-blank lines) in the file. */

@@ -28,6 +28,10 @@ struct sample_opts {
     const char *hostname;
     bool only_active;       /* -o: only tasks that moved bytes or waited on I/O */
     bool utf8;              /* the terminal/locale takes UTF-8 (text output only) */
+    /* A replay's moment asked (--at): the sample says how far it is from it (JSON "at",
+     * the text's "At:" line). at_missed: nothing was recorded at or after it. */
+    bool has_at, at_missed;
+    double at;
 };
 
 int sample_write(FILE *f, const struct result *r, const struct verdicts *v,

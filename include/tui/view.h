@@ -124,6 +124,10 @@ struct view {
     /* replay: position, count and speed; replay_total 0 when live */
     size_t replay_pos, replay_total;
     double replay_speed;
+    /* replay --at: the moment asked, and whether nothing came at or after it (the header
+     * says how far the frame shown is from it) */
+    bool replay_has_at, replay_at_missed;
+    double replay_at;
     struct spark *sparks;
     size_t nsparks;
     struct dialog dlg;

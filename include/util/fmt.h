@@ -21,6 +21,9 @@ void fmt_signed_rate(char *buf, size_t n, double bps);
 /* Bytes as "12.3G", binary units like df -h (a size, not a rate). */
 void fmt_size(char *buf, size_t n, double v);
 
+/* A span of seconds (s >= 0), rounded to the second: "52s", "3m10s", "2h05m". */
+void fmt_span(char *buf, size_t n, double s);
+
 /* One short human reason for an -errno from a source ("permission denied", "exited"). */
 const char *source_err_text(int err);
 

@@ -17,6 +17,7 @@ int stream_sink_emit(void *ctx, const struct frame *f, char *err, size_t errlen)
      * only_active gives the recorded line again. */
     struct sample_opts o = {
         .hostname = f->host, .only_active = s->only_active || f->nunlisted > 0, .utf8 = s->utf8,
+        .has_at = f->has_at, .at_missed = f->at_missed, .at = f->at,
     };
     off_t start = ftello(s->f);
     errno = 0;                       /* so that a failed write's reason is the one given */

@@ -21,6 +21,21 @@ static void num(FILE *f, int width, int prec, double v)
         fprintf(f, " %*.*f", width, prec, v);
 }
 
+/* How far the sample is from the moment asked with --at: "--at now" on a recording that
+ * stopped finds its last sample, minutes old, which must not pass for the moment asked. */
+static void at_line(FILE *f, double wall, const struct sample_opts *o)
+{
+    char asked[64], span[32];
+    time_t t = (time_t)o->at;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(asked, sizeof(asked), "%Y-%m-%d %H:%M:%S", &tm);
+    double d = wall - o->at;
+    fmt_span(span, sizeof(span), fabs(d));
+    fprintf(f, "At: %s %s the moment asked (%s)%s\n", span, d < 0 ? "before" : "after", asked,
+            o->at_missed ? ": the last sample before it (none after it in the window)" : "");
+}
+
 static void header(FILE *f, const struct result *r, const struct sample_opts *o)
 {
     const struct snapshot *c = r->cur;
@@ -31,6 +46,8 @@ static void header(FILE *f, const struct result *r, const struct sample_opts *o)
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     fprintf(f, "iotriage - %s  %s  interval %.2fs  %zu %s\n", o->hostname ? o->hostname : "?", when,
             r->interval_s, c->ntasks, c->threads ? "threads" : "processes");
+    if (o->has_at)
+        at_line(f, c->wall, o);
     if (c->taskstats_err)
         fprintf(f, "Delays: unavailable: %s\n", c->taskstats_msg);
     else if (c->delayacct == DA_OFF)

@@ -44,6 +44,7 @@ struct replay {
     size_t n;
     bool last_cut;                   /* the file does not end with a newline */
     size_t start;                    /* the sample to show first (replay_open_window's at) */
+    bool at_missed;                  /* at was given and no sample is at or after it */
     char **damages;                  /* what the recorder's reader met, in order */
     size_t ndamages;
 };
@@ -223,8 +224,10 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
     }
     store_close_reader(sr);
     index_lines(r);
-    if (isfinite(at) && !at_found && r->n)
+    if (isfinite(at) && !at_found && r->n) {
         r->start = r->n - 1;         /* after the last sample: show the last */
+        r->at_missed = true;
+    }
     if (r->n == 0) {
         err_set(err, errlen, "%s: no samples%s", path, isfinite(from) || isfinite(to) ? " in that window" : "");
         if (r->ndamages && errlen > 0)
@@ -242,6 +245,11 @@ int replay_open_window(struct replay **out, const char *path, double from, doubl
 size_t replay_start(const struct replay *r)
 {
     return r ? r->start : 0;
+}
+
+bool replay_at_missed(const struct replay *r)
+{
+    return r && r->at_missed;
 }
 
 size_t replay_damages(const struct replay *r)

@@ -730,6 +730,15 @@ int sample_write(FILE *f, const struct result *r, const struct verdicts *v,
     jw_open(&w, NULL, '{');
     jw_int(&w, "version", IOTRIAGE_JSON_VERSION);
     jw_num(&w, "ts", c->wall);
+    if (o->has_at) {
+        /* How far this sample is from the moment asked: --at now may find the last
+         * sample minutes before it, which must not pass for "now". */
+        jw_open(&w, "at", '{');
+        jw_num(&w, "asked", o->at);
+        jw_num(&w, "offset_s", c->wall - o->at);
+        jw_bool(&w, "missed", o->at_missed);
+        jw_close(&w, '}');
+    }
     jw_num(&w, "interval_s", r->interval_s > 0 ? r->interval_s : (double)NAN);
     jw_str(&w, "host", o->hostname);
     jw_bool(&w, "threads", c->threads);

@@ -185,6 +185,18 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     }
     if (!r)
         return;
+    if (vw->replay_has_at) {
+        /* How far this frame is from the moment asked: "--at now" on a recording that
+         * stopped shows its last sample, which must not pass for now. */
+        char span[32];
+        double d = r->cur->wall - vw->replay_at;
+        fmt_span(span, sizeof(span), fabs(d));
+        if (vw->replay_at_missed && d < 0)
+            attrset(color(vw, C_WARN, A_BOLD));
+        x += putf(0, x, w - x, "%s%s %s --at%s", vw->paused ? " " : "  ", span, d < 0 ? "before" : "after",
+                  vw->replay_at_missed && d < 0 ? " (none after)" : "");
+        attrset(A_NORMAL);
+    }
     const struct snapshot *c = r->cur;
     const char *da;
     if (c->taskstats_err == -EPERM || c->taskstats_err == -EACCES)
@@ -555,18 +567,6 @@ static void lat_count(char *buf, size_t n, double c)
         snprintf(buf, n, "%.0fM", c / 1e6);
 }
 
-/* A span of seconds: "52s", "3m10s", "2h05m". */
-static void lat_span(char *buf, size_t n, double s)
-{
-    long v = num_lround(s);
-    if (v < 120)
-        snprintf(buf, n, "%lds", v);
-    else if (v < 7200)
-        snprintf(buf, n, "%ldm%02lds", v / 60, v % 60);
-    else
-        snprintf(buf, n, "%ldh%02ldm", v / 3600, v / 60 % 60);
-}
-
 static const struct prio_latency *lat_row(const struct dev_rates *d, unsigned prio)
 {
     for (size_t i = 0; d && i < d->nlat; i++)
@@ -675,7 +675,7 @@ static void lat_time_axis(int y, int w, int left, const struct lat_ring *ring, u
     unsigned first = ring->n - ncols;
     unsigned c0 = lat_col(ring, first), cn = lat_col(ring, ring->n - 1);
     char span[24], txt[64];
-    lat_span(span, sizeof(span), ring->t[cn] - (ring->t[c0] - ring->itv[c0]));
+    fmt_span(span, sizeof(span), ring->t[cn] - (ring->t[c0] - ring->itv[c0]));
     snprintf(txt, sizeof(txt), "-%s .. now", span);
     putf(y, 0, left, "%*s", left, txt);
     move(y, x0);
@@ -756,7 +756,7 @@ static void draw_latency(const struct result *r, struct view *vw, int h, int w)
     char head[256], span[24] = "-";
     if (ncols > 0) {
         unsigned c0 = lat_col(ring, ring->n - ncols), cn = lat_col(ring, ring->n - 1);
-        lat_span(span, sizeof(span), ring->t[cn] - (ring->t[c0] - ring->itv[c0]));
+        fmt_span(span, sizeof(span), ring->t[cn] - (ring->t[c0] - ring->itv[c0]));
     }
     char what[32];
     snprintf(what, sizeof(what), "%s, last interval", pr->name);

@@ -828,6 +828,12 @@ int tui_run(struct pipeline *p, const struct tui_opts *o)
     if (replaying(t)) {
         t->vw.replay_total = pipeline_replay_count(p);
         t->vw.replay_speed = 1.0;
+        const struct frame *f0 = pipeline_frame(p);
+        if (f0 && f0->has_at) {
+            t->vw.replay_has_at = true;
+            t->vw.replay_at = f0->at;
+            t->vw.replay_at_missed = f0->at_missed;
+        }
     }
 
     if (!term.ready)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/num.h"
+
 size_t fmt_fixed(char *buf, size_t n, double v, int prec)
 {
     static const double scale[] = { 1, 10, 100, 1000 };
@@ -119,4 +121,15 @@ void fmt_size(char *buf, size_t n, double v)
         snprintf(buf, n, "%.0fB", v);
     else
         snprintf(buf, n, "%.*f%c", v < 10 ? 1 : 0, v, unit[u]);
+}
+
+void fmt_span(char *buf, size_t n, double s)
+{
+    long v = num_lround(s);
+    if (v < 120)
+        snprintf(buf, n, "%lds", v);
+    else if (v < 7200)
+        snprintf(buf, n, "%ldm%02lds", v / 60, v % 60);
+    else
+        snprintf(buf, n, "%ldh%02ldm", v / 3600, v / 60 % 60);
 }

@@ -6,8 +6,14 @@
 #   directory (with and without --from/--to, and a --from past the damage, which only the
 #   seek meets) and of one file: every good sample printed, every damaged file and frame
 #   named on stderr (two torn frames in one file: both), exit status 1 after the printing.
+#   --at: the sample shown says how far it is from the moment asked (-b's "At:" line,
+#   --json's "at", the screen's header), and says so when nothing came at or after it:
+#   `--at now` on a recording that stopped minutes ago shows its last sample.
 . "$(dirname "$0")/lib.sh"
 need zstd
+need tmux
+SOCK=iotriage-replaystore-$$
+. "$(dirname "$0")/lib_tmux.sh"
 export TZ=UTC
 FIX=$ROOT/tests/fixtures/replay/rec.jsonl
 mapfile -t LINES <"$FIX"
@@ -115,3 +121,40 @@ frame "$G" $((H3 + 120)) 1
 [ ! -s "$TMP/good.err" ] || fail "undamaged: stderr $(cat "$TMP/good.err")"
 [ "$(wc -l <"$TMP/good.out")" = 2 ] || fail "undamaged: $(wc -l <"$TMP/good.out") samples"
 ok "an undamaged recording: exit 0, silent"
+
+# ---- --at: how far the sample shown is from the moment asked ----------------------------
+# A moment inside the recording: the first sample at or after it, 20 s later.
+"$IOT" --json --replay "$G" --at "@$((H3 + 100))" -n 1 >"$TMP/at.json" || fail "--at inside: exit $?"
+jqf --argjson a $((H3 + 100)) '.at.asked == $a and .at.offset_s == 20 and .at.missed == false' "$TMP/at.json" >/dev/null
+"$IOT" -b --replay "$G" --at "@$((H3 + 100))" -n 1 >"$TMP/at.txt" || fail "-b --at inside: exit $?"
+grep -qx 'At: 20s after the moment asked (2026-12-01 03:01:40)' "$TMP/at.txt" ||
+    { head -n 3 "$TMP/at.txt" >&2; fail "-b --at inside: no At: line"; }
+ok "--at inside: $(grep '^At:' "$TMP/at.txt")"
+# Without --at: neither.
+"$IOT" --json --replay "$G" --from "@$H3" -n 1 | jqf 'has("at") | not' >/dev/null
+"$IOT" -b --replay "$G" --from "@$H3" -n 1 | grep -q '^At:' && fail "an At: line without --at"
+ok "without --at: no \"at\", no At: line"
+
+# --at now on a recording whose last sample is 11 minutes old: that sample, and how old.
+L=$TMP/stopped
+now=$(date +%s)
+frame "$L" $((now - 900)) 0
+frame "$L" $((now - 660)) 1
+"$IOT" --json --replay "$L" --at now >"$TMP/now.json" || fail "--at now: exit $?"
+[ "$(wc -l <"$TMP/now.json")" = 1 ] || fail "--at now: $(wc -l <"$TMP/now.json") samples, expected the last one"
+jqf --argjson n "$now" '.ts == ($n - 660) and .at.missed == true and .at.offset_s <= -660
+                        and .at.offset_s > -720 and .at.asked >= $n' "$TMP/now.json" >/dev/null
+"$IOT" -b --replay "$L" --at now >"$TMP/now.txt" || fail "-b --at now: exit $?"
+grep -Eq '^At: 1[12]m[0-9]{2}s before the moment asked \(.*\): the last sample before it \(none after it in the window\)$' \
+    "$TMP/now.txt" || { head -n 3 "$TMP/now.txt" >&2; fail "-b --at now: the At: line does not say how old"; }
+ok "--at now, 11 minutes after the last sample: $(grep '^At:' "$TMP/now.txt")"
+
+# The screen's header says it too.
+T new-session -d -s ui -x 140 -y 30 "$IOT --replay $L --at now; echo EXITED \$?; sleep 60"
+wait_for '^iotriage - .*REPLAY 2/2 x1  1[12]m[0-9]{2}s before --at \(none after\)'
+T send-keys -t ui p Left
+wait_for '^iotriage - .*REPLAY 1/2 x1 PAUSED  1[56]m[0-9]{2}s before --at \(none after\)'
+hdr=$(screen | grep -Eo 'REPLAY [^ ]+ x1.*--at( \(none after\))?' | head -n 1)
+T send-keys -t ui q
+wait_for '^EXITED 0'
+ok "screen: $hdr"
