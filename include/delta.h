@@ -28,6 +28,11 @@
 enum delay_source { DELAY_SRC_UNKNOWN, DELAY_SRC_TASKSTATS, DELAY_SRC_BPF, DELAY_SRC_SAMPLED };
 /* "taskstats" "bpf" "sampled", NULL unknown */
 const char *delay_source_name(enum delay_source s);
+struct result;
+/* Which sources give this interval's io_delay_pct: bit (1 << DELAY_SRC_x) for each source
+ * some task's figure comes from, and the lens's bit whenever the lens is on and taskstats
+ * gives nothing (the lens then speaks for every task). For the outputs' headers. */
+unsigned delay_sources(const struct result *r);
 
 /* Which rule decided dev_rates.saturated. */
 enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS };

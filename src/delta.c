@@ -45,6 +45,20 @@ const char *delay_source_name(enum delay_source s)
     }
 }
 
+unsigned delay_sources(const struct result *r)
+{
+    unsigned m = 0;
+    for (size_t i = 0; i < r->ntasks; i++)
+        if (r->tasks[i].delay_valid)
+            m |= 1u << r->tasks[i].io_delay_source;
+    const struct snapshot *c = r->cur;
+    /* Taskstats gives nothing: every task's figure is the lens's, those that did not wait
+     * too (none listed, or none waited yet, is no reason to call delays unavailable). */
+    if (c && c->lens_on && (c->taskstats_err || c->delayacct != DA_ON))
+        m |= 1u << DELAY_SRC_BPF;
+    return m;
+}
+
 const char *sat_source_name(enum sat_source s)
 {
     switch (s) {

@@ -1,5 +1,6 @@
 /* out/text.c: one sample as human text, like `top -b` with iostat's device columns. */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,42 @@ static void num(FILE *f, int width, int prec, double v)
         fprintf(f, " %*s", width, "-");
     else
         fprintf(f, " %*.*f", width, prec, v);
+}
+
+/* Where IODLY% comes from, when not from taskstats: "the BPF lens", "sampled thread
+ * states (marked ~)", or both; NULL when from taskstats alone (or nowhere). */
+static const char *other_delay_sources(unsigned m)
+{
+    bool lens = m & (1u << DELAY_SRC_BPF), sampled = m & (1u << DELAY_SRC_SAMPLED);
+    return lens && sampled ? "the BPF lens and sampled thread states (marked ~)"
+           : lens          ? "the BPF lens"
+           : sampled       ? "sampled thread states (marked ~)"
+                           : NULL;
+}
+
+/* The Delays line: which source gives IODLY%, and what is unavailable and why. Without
+ * taskstats the lens (or the sampled estimate) still gives IODLY%; swap-in delay (SWAP%)
+ * only taskstats gives. */
+static void delays_line(FILE *f, const struct result *r)
+{
+    const struct snapshot *c = r->cur;
+    const char *why = c->taskstats_err ? c->taskstats_msg
+                      : c->delayacct == DA_OFF
+                          ? "delay accounting is off (sysctl kernel.task_delayacct=1 turns it on; "
+                            "only tasks started after that carry data)"
+                      : c->delayacct == DA_UNKNOWN
+                          ? "kernel without delay accounting (no kernel.task_delayacct)"
+                          : NULL;
+    const char *other = other_delay_sources(delay_sources(r));
+    if (why && other)
+        fprintf(f, "Delays: IODLY%% from %s; swap-in delay (SWAP%%) unavailable: %s\n", other, why);
+    else if (why)
+        fprintf(f, "Delays: unavailable: %s\n", why);
+    else if (other)
+        fprintf(f, "Delays: on (taskstats); IODLY%% of the tasks it has no figures for from %s, "
+                   "their SWAP%% '-'\n", other);
+    else if (c->delayacct_since_ticks < 0)
+        fprintf(f, "Delays: on (tasks started before it was switched on show '-')\n");
 }
 
 /* How far the sample is from the moment asked with --at: "--at now" on a recording that
@@ -48,15 +85,7 @@ static void header(FILE *f, const struct result *r, const struct sample_opts *o)
             r->interval_s, c->ntasks, c->threads ? "threads" : "processes");
     if (o->has_at)
         at_line(f, c->wall, o);
-    if (c->taskstats_err)
-        fprintf(f, "Delays: unavailable: %s\n", c->taskstats_msg);
-    else if (c->delayacct == DA_OFF)
-        fprintf(f, "Delays: unavailable: delay accounting is off (sysctl kernel.task_delayacct=1 turns it on; "
-                   "only tasks started after that carry data)\n");
-    else if (c->delayacct == DA_UNKNOWN)
-        fprintf(f, "Delays: unavailable: kernel without delay accounting (no kernel.task_delayacct)\n");
-    else if (c->delayacct_since_ticks < 0)
-        fprintf(f, "Delays: on (tasks started before it was switched on show '-')\n");
+    delays_line(f, r);
     /* What procfs or sysfs could not say (snapshot.h): hidden processes, a restricted
      * /proc, devices sysfs does not describe. */
     const char *notes[] = { c->proc_note, c->hidden_note, c->sys_note };

@@ -206,11 +206,21 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     else if (c->taskstats_err)
         da = "delays: taskstats unavailable";
     else if (c->delayacct == DA_OFF)
-        da = vw->read_only ? "delays off: sysctl kernel.task_delayacct=1" : "delays off: A turns on";
+        da = vw->replay_total ? "delays off"     /* of the recording: nothing to turn on */
+             : vw->read_only ? "delays off: sysctl kernel.task_delayacct=1" : "delays off: A turns on";
     else if (c->delayacct == DA_UNKNOWN)
         da = "delays: not in this kernel";
     else
         da = "delays on";
+    /* Where IODLY% comes from when taskstats does not give it all: the lens, the sampled
+     * estimate. Without taskstats, swap-in delay (SWAP%) is nobody's. */
+    unsigned m = delay_sources(r);
+    bool ts = !c->taskstats_err && c->delayacct == DA_ON;
+    bool lens = m & (1u << DELAY_SRC_BPF), smp = m & (1u << DELAY_SRC_SAMPLED);
+    char src[64] = "";
+    if (lens || smp)
+        snprintf(src, sizeof(src), "IODLY by %s%s%s%s%s  ", ts ? "taskstats+" : "", lens ? "lens" : "",
+                 lens && smp ? "+" : "", smp ? "sampled~" : "", ts ? "" : ", no swap-in");
     x += putf(0, x, w - x, "  %zu %s  ", c->ntasks, c->threads ? "threads" : "procs");
     if (vw->read_only) {
         attrset(A_BOLD);
@@ -244,6 +254,7 @@ static void draw_header(const struct result *r, struct view *vw, int w)
     if (c->sys_note[0])
         x += putf(0, x, w - x, "sysfs unreadable  ");
     attrset(A_NORMAL);
+    x += putf(0, x, w - x, "%s", src);
     if (c->delayacct != DA_ON || c->taskstats_err)
         attrset(color(vw, C_WARN, A_BOLD));
     putf(0, x, w - x, "%s", da);

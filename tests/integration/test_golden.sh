@@ -40,3 +40,25 @@ ok "$n outputs of 6 recordings as expected; every recording written again byte f
 sed '1s/"interval_s":0.3[0-9]*/"interval_s":9.999/' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/changed.jsonl"
 LC_ALL=C.UTF-8 "$IOT" -b --replay "$TMP/changed.jsonl" | cmp -s - "$gold/rec.txt" && fail "a changed recording printed the golden text"
 ok "a changed recording gives another text"
+
+# The Delays line names the source of IODLY% and what is unavailable: never "unavailable"
+# while the column carries the lens's figures (issue 36). The sources come from the
+# recording: lens.on and each process's io_delay_source.
+fx=$ROOT/tests/fixtures/replay
+delays() { LC_ALL=C.UTF-8 "$IOT" -b --replay "$1" | grep '^Delays' | sort -u; }
+want='Delays: IODLY% from the BPF lens; swap-in delay (SWAP%) unavailable: delay accounting is off'
+got=$(delays "$fx/rec-lens.jsonl")
+[ "$(wc -l <<<"$got")" = 1 ] && [[ $got == "$want"* ]] || fail "rec-lens: Delays line: $got"
+jq -c '.delayacct = false | .processes |= map(if .io_delay_source then .io_delay_source = "sampled" else . end)' \
+    "$fx/rec.jsonl" >"$TMP/sampled.jsonl"
+got=$(delays "$TMP/sampled.jsonl")
+[[ $got == 'Delays: IODLY% from sampled thread states (marked ~); swap-in delay (SWAP%) unavailable: '* ]] ||
+    fail "sampled estimates: Delays line: $got"
+jq -c '.processes |= map(if .io_delay_source then .io_delay_source = "bpf" else . end)' \
+    "$fx/rec.jsonl" >"$TMP/mixed.jsonl"
+got=$(delays "$TMP/mixed.jsonl")
+[[ $got == "Delays: on (taskstats); IODLY% of the tasks it has no figures for from the BPF lens, their SWAP% '-'" ]] ||
+    fail "taskstats and the lens: Delays line: $got"
+got=$(delays "$fx/rec.jsonl")
+[[ $got == "Delays: on (tasks started before it was switched on show '-')" ]] || fail "taskstats: Delays line: $got"
+ok "the Delays line names the source: lens, sampled, taskstats + lens, taskstats"

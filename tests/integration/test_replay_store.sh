@@ -9,6 +9,7 @@
 #   --at: the sample shown says how far it is from the moment asked (-b's "At:" line,
 #   --json's "at", the screen's header), and says so when nothing came at or after it:
 #   `--at now` on a recording that stopped minutes ago shows its last sample.
+#   The header of a replay whose IODLY% is the BPF lens's names that source.
 . "$(dirname "$0")/lib.sh"
 need zstd
 need tmux
@@ -158,3 +159,16 @@ hdr=$(screen | grep -Eo 'REPLAY [^ ]+ x1.*--at( \(none after\))?' | head -n 1)
 T send-keys -t ui q
 wait_for '^EXITED 0'
 ok "screen: $hdr"
+
+# The header of a replay names the source of IODLY% (the lens, delay accounting off when
+# recorded), says swap-in delay is nobody's, and offers no A: a recording's kernel is not
+# this one.
+T kill-server 2>/dev/null
+SOCK=$SOCK-lens
+T new-session -d -s ui -x 160 -y 30 "$IOT --replay $ROOT/tests/fixtures/replay/rec-lens.jsonl; echo EXITED \$?; sleep 60"
+wait_for '^iotriage - .*REPLAY [0-9]/3 .* procs  IODLY by lens, no swap-in  delays off *$'
+screen | grep -q 'A turns on' && fail "a replay's header offers A"
+hdr=$(screen | grep -Eo 'procs  IODLY by lens, no swap-in  delays off' | head -n 1)
+T send-keys -t ui q
+wait_for '^EXITED 0'
+ok "replay header: ... $hdr"

@@ -172,7 +172,7 @@ ok "threads: delays null (or sampled) with the note"
 
 # 4. Text (-b): the reason on every sample's header, '-' in the delay columns.
 absent "$IOT" -b -n 2 -d 0.5 -p "$rd" --no-bpf >"$TMP/abs.txt" 2>&1 || fail "-b run failed: $(tail -n 3 "$TMP/abs.txt")"
-n=$(grep -c '^Delays: unavailable: taskstats: family TASKSTATS not found' "$TMP/abs.txt")
+n=$(grep -Ec '^Delays: (unavailable|IODLY% from sampled thread states \(marked ~\); swap-in delay \(SWAP%\) unavailable): taskstats: family TASKSTATS not found' "$TMP/abs.txt")
 [ "$n" = 2 ] || { cat "$TMP/abs.txt"; fail "text: the reason on $n of 2 samples"; }
 row=$(awk -v p="$rd" '$1 == p' "$TMP/abs.txt" | tail -n 1)
 [ -n "$row" ] || { cat "$TMP/abs.txt"; fail "text: no row for the reader"; }
