@@ -13,7 +13,8 @@
  *       connection (which bounds the request header).
  *   --textfile PATH     for node_exporter's textfile collector: written to
  *       PATH.tmp.PID in the same directory, fsync'd and renamed over PATH, so the
- *       collector never reads half a file. PATH must end in .prom (the collector reads
+ *       collector never reads half a file. That file is made anew (O_EXCL): a name
+ *       already taken is left alone and another tried. PATH must end in .prom (the collector reads
  *       nothing else).
  * With neither, it listens on EXPORT_DEFAULT_LISTEN (loopback only): a non-loopback
  * address is only ever used when given. Nothing in the exporter changes the machine.

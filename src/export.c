@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -308,9 +309,13 @@ static struct MHD_Daemon *http_start(const struct export_opts *o, struct pages *
 
 /* ---- The textfile ------------------------------------------------------------------------ */
 
+#define TMP_TRIES 8
+
 struct textfile {
-    const char *path;
-    char *tmp;                       /* PATH.tmp.PID: never ends in .prom, never read */
+    const char *path;                /* as given, for messages */
+    char *name;                      /* its last component, in dirfd */
+    char *tmp;                       /* NAME.tmp.PID[.RANDOM]: never ends in .prom, never read */
+    size_t tmpcap;
     int dirfd;
 };
 
@@ -339,10 +344,40 @@ static int textfile_open(struct textfile *t, const char *path, char *err, size_t
     }
     free(dir);
     t->path = path;
-    size_t cap = n + 32;
-    t->tmp = xmalloc(cap);
-    snprintf(t->tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    slash = strrchr(path, '/');
+    t->name = xstrdup(slash ? slash + 1 : path);
+    t->tmpcap = strlen(t->name) + 48;
+    t->tmp = xmalloc(t->tmpcap);
     return 0;
+}
+
+static unsigned tmp_suffix(void)
+{
+    unsigned v;
+    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+        return v;
+    return (unsigned)(clock_mono() * 1e9);
+}
+
+/* A temporary file made here and now (O_EXCL), in the textfile's directory: a name
+ * already there, a file or a link anyone may have planted in a shared directory, is
+ * never opened, truncated or removed; another name is tried. Returns the fd or -errno. */
+static int textfile_create(struct textfile *t)
+{
+    for (int i = 0; i < TMP_TRIES; i++) {
+        if (i == 0)
+            snprintf(t->tmp, t->tmpcap, "%s.tmp.%ld", t->name, (long)getpid());
+        else
+            snprintf(t->tmp, t->tmpcap, "%s.tmp.%ld.%08x", t->name, (long)getpid(),
+                     tmp_suffix());
+        int fd = openat(t->dirfd, t->tmp,
+                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -363,18 +398,18 @@ static int write_all(int fd, const char *p, size_t n)
  * after a crash. The directory is fsync'd so the rename itself survives one. */
 static int textfile_write(struct textfile *t, const char *text, size_t len)
 {
-    int fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = textfile_create(t);
     if (fd < 0)
-        return -errno;
+        return fd;
     int rc = write_all(fd, text, len);
     if (rc == 0 && fsync(fd) < 0)
         rc = -errno;
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
-    if (rc == 0 && rename(t->tmp, t->path) < 0)
+    if (rc == 0 && renameat(t->dirfd, t->tmp, t->dirfd, t->name) < 0)
         rc = -errno;
     if (rc < 0) {
-        unlink(t->tmp);
+        unlinkat(t->dirfd, t->tmp, 0);   /* the file made above, nothing else */
         return rc;
     }
     fsync(t->dirfd);
@@ -383,12 +418,11 @@ static int textfile_write(struct textfile *t, const char *text, size_t len)
 
 static void textfile_close(struct textfile *t)
 {
-    if (t->dirfd >= 0) {
-        unlink(t->tmp);
+    if (t->dirfd >= 0)
         close(t->dirfd);
-    }
+    free(t->name);
     free(t->tmp);
-    t->tmp = NULL;
+    t->name = t->tmp = NULL;
     t->dirfd = -1;
 }
 
