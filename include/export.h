@@ -8,7 +8,9 @@
  *       a scrape takes a reference to the current page and never waits for a refresh in
  *       progress, and a refresh never waits for a slow client (the client holds the old
  *       page until it is done). Read-only: GET or HEAD of /metrics (and of / for a link);
- *       404 for any other path, 405 for any other method. Bounded: connections in all
+ *       404 for any other path (one holding a NUL, "%00" or raw, too), 405 for any other
+ *       method (and a target that is no path: "OPTIONS *", CONNECT); a request with a
+ *       body is answered from its header, the body never read. Bounded: connections in all
  *       and per client address, a timeout for idle or slow clients, a memory limit per
  *       connection (which bounds the request header).
  *   --textfile PATH     for node_exporter's textfile collector: written to

@@ -54,6 +54,7 @@ static struct {
     __typeof__(MHD_queue_response) *queue_response;
     __typeof__(MHD_destroy_response) *destroy_response;
     __typeof__(MHD_lookup_connection_value) *lookup_value;
+    __typeof__(MHD_http_unescape) *http_unescape;
 } mhd;
 
 static int mhd_load(char *err, size_t errlen)
@@ -68,6 +69,7 @@ static int mhd_load(char *err, size_t errlen)
         { "MHD_queue_response", offsetof(__typeof__(mhd), queue_response) },
         { "MHD_destroy_response", offsetof(__typeof__(mhd), destroy_response) },
         { "MHD_lookup_connection_value", offsetof(__typeof__(mhd), lookup_value) },
+        { "MHD_http_unescape", offsetof(__typeof__(mhd), http_unescape) },
     };
     int rc = 0;
     if (!mhd.lib)
@@ -175,30 +177,91 @@ static enum MHD_Result reply_page(struct MHD_Connection *c, struct pages *ps)
     return ret;
 }
 
+/* A request target that held a NUL must not pass for the path before it: decoded, or
+ * as a C string, "/metrics%00.txt" and "/metrics<NUL>.txt" both read "/metrics".
+ *
+ * "%00" is left as it came: percent-decoding is libmicrohttpd's own otherwise. No path
+ * served here has a '%', so such a target is a 404. (This also decodes the query's
+ * arguments, which nothing here reads.) */
+static size_t http_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls, (void)c;
+    if (strstr(s, "%00"))
+        return strlen(s);
+    return mhd.http_unescape(s);
+}
+
+/* A raw NUL byte: libmicrohttpd 0.9 lets it through (1.0 refuses the request itself). The
+ * URI logger sees the target as received, where it stays, in the buffer of the request
+ * line, followed by one blank and the version (in 1.0 as in 0.9): the logger keeps where
+ * the target's C string ends, as the request's context, and the handler compares that
+ * with where the version begins. Anything but blanks between the two went past a NUL. */
+#define TARGET_SPAN_MAX (1u << 20)
+
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls, (void)c;
+    return uri ? (void *)(uintptr_t)(uri + strlen(uri)) : NULL;
+}
+
+static bool target_cut(const char *url, const char *version, const void *raw_end)
+{
+    uintptr_t u = (uintptr_t)url, v = (uintptr_t)version, e = (uintptr_t)raw_end;
+    if (!raw_end || e < u || v <= e + 1 || v - u > TARGET_SPAN_MAX)
+        return false;                /* not that layout: nothing to say */
+    for (const char *p = (const char *)raw_end + 1; p < version; p++)
+        if (*p != ' ' && *p != '\t')
+            return true;
+    return false;
+}
+
+/* Whether more than the header is to come: a body (a Content-Length other than 0, or
+ * Transfer-Encoding) or a client waiting for "100 Continue" to send one. */
+static bool request_has_more(struct MHD_Connection *c)
+{
+    const char *len = mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return (len && len[strspn(len, "0")] != '\0') ||
+           mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+           mhd.lookup_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+}
+
+static int header_seen;              /* *con_cls once the header has been judged */
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
-    (void)version, (void)upload_data, (void)upload_data_size;
-    bool metrics = strcmp(url, "/metrics") == 0, index = strcmp(url, "/") == 0;
-    if (!metrics && !index)
+    (void)upload_data, (void)upload_data_size;
+    /* MHD calls once when the header is in and again when the (empty) body is: answering
+     * on the second call lets it keep the connection alive for the next scrape. Only a
+     * request judged fine on the first call gets a second one. */
+    if (*con_cls == &header_seen) {
+        if (strcmp(url, "/") == 0)
+            return reply_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, NULL);
+        return reply_page(c, cls);
+    }
+    bool cut = target_cut(url, version, *con_cls);
+    bool metrics = !cut && strcmp(url, "/metrics") == 0, index = !cut && strcmp(url, "/") == 0;
+    /* Nothing can be triggered over HTTP: GET and HEAD only. A target that is no path
+     * ("OPTIONS *", "CONNECT host:port") is judged by its method alone. */
+    bool readonly = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+                    strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    if (!metrics && !index && (url[0] == '/' || readonly))
         return reply_static(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
                             "not found: this exporter serves /metrics only\n", NULL);
-    /* Nothing can be triggered over HTTP: GET and HEAD only, answered at once (a body
-     * sent with another method is never read). */
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+    if (!readonly)
         return reply_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
                             "method not allowed: GET or HEAD only\n", "GET, HEAD");
-    /* MHD calls once when the header is in and again when the (empty) body is: answering
-     * on the second call lets it keep the connection alive for the next scrape. */
-    static int header_seen;
-    if (*con_cls == NULL) {
-        *con_cls = &header_seen;
-        return MHD_YES;
+    /* A body is never read, nor asked for: answered now, from the header alone (MHD
+     * then closes the connection, the body unread). Queued later, once MHD is reading
+     * the body, the answer would be refused and the client left with nothing. */
+    if (request_has_more(c)) {
+        if (index)
+            return reply_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, NULL);
+        return reply_page(c, cls);
     }
-    if (index)
-        return reply_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html, NULL);
-    return reply_page(c, cls);
+    *con_cls = &header_seen;
+    return MHD_YES;
 }
 
 /* MHD's complaints about clients (a header too large, a connection cut) arrive once per
@@ -281,6 +344,8 @@ static struct MHD_Daemon *http_start(const struct export_opts *o, struct pages *
     struct MHD_Daemon *d = mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, ps,
         MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,   /* first, or MHD logs before it */
+        MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, http_unescape, NULL,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_CONNECTION_LIMIT, o->conn_limit ? o->conn_limit : CONN_LIMIT_DEFAULT,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit ? o->per_ip_limit : PER_IP_LIMIT_DEFAULT,

@@ -12,6 +12,11 @@ and prints one line of `key=value` counts for the test to check:
       status line the server answered, or `closed`
   flood HOST PORT N SECONDS             N connections at once, held open: counts how many
       the server closed
+  raw HOST PORT REQUEST...              each REQUEST (Python escapes: \\r, \\n, \\x00) sent
+      whole on one connection, the next once the answer to the previous one is read:
+      one line per request, `status=CODE body=complete|short|none allow=... interim=...`
+      (status=none: the connection closed, or 5 s passed, before a final status line;
+      body=short: fewer bytes than its Content-Length; interim: 1xx codes before it)
 """
 import resource
 import select
@@ -130,6 +135,50 @@ def flood(host, port, n, seconds):
         s.close()
 
 
+def read_response(s, buf, head):
+    """One response from s (buf: bytes already read): (fields, rest of buf)."""
+    interim = []
+    while True:
+        while b"\r\n\r\n" not in buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                return {"status": "none", "body": "none", "interim": interim}, b""
+            buf += chunk
+        header, buf = buf.split(b"\r\n\r\n", 1)
+        lines = header.decode("latin-1").split("\r\n")
+        code = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "?"
+        fields = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+        if code.startswith("1"):
+            interim.append(code)
+            continue
+        want = 0 if head else int(fields.get("content-length", "0"))
+        while len(buf) < want:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        body = "complete" if len(buf) >= want else "short"
+        return {"status": code, "body": body, "allow": fields.get("allow", ""),
+                "interim": interim}, buf[want:]
+
+
+def raw(host, port, requests):
+    s = connect(host, port)
+    buf = b""
+    for r in requests:
+        req = r.encode("latin-1").decode("unicode_escape").encode("latin-1")
+        try:
+            s.sendall(req)
+            res, buf = read_response(s, buf, req.startswith(b"HEAD "))
+        except OSError:            # a reset, or the 5 s timeout
+            res = {"status": "none", "body": "none", "interim": []}
+        print(f"status={res['status']} body={res['body']} allow=\"{res.get('allow', '')}\" "
+              f"interim={','.join(res['interim']) or '-'}")
+        if res["status"] == "none":
+            break
+    s.close()
+
+
 def main():
     mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     loopback_only(host)
@@ -140,6 +189,8 @@ def main():
         bigheader(host, port, int(sys.argv[4]))
     elif mode == "flood":
         flood(host, port, int(sys.argv[4]), float(sys.argv[5]))
+    elif mode == "raw":
+        raw(host, port, sys.argv[4:])
     else:
         sys.exit("http_abuse: unknown mode " + mode)
 
