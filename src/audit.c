@@ -119,14 +119,17 @@ static int dev_name(int sys_fd, dev_t dev, char *out, size_t n)
     return 0;
 }
 
-/* The devices under a path (relative to root_fd), through stacking. Returns how many. */
+/* The devices under an absolute path of the audited root, through stacking. The path is
+ * resolved inside root_fd as systemd would inside that image (an absolute symlink starts
+ * again at the root, ".." stops there): never on the host's own disks. Returns how many,
+ * or -errno. */
 static int devices_of_path(int root_fd, int sys_fd, const char *path, struct audited *a, const char *from)
 {
     struct stat st;
-    while (*path == '/')
-        path++;
-    if (fstatat(root_fd, *path ? path : ".", &st, 0) < 0)
-        return -errno;
+    char rel[PATH_MAX];
+    int r = units_resolve_in_root(root_fd, path, rel, &st);
+    if (r < 0)
+        return r;
     dev_t devs[FDMAP_MAX_DEVS];
     bool trunc = false;
     int n = fdmap_resolve(sys_fd, S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, devs, FDMAP_MAX_DEVS, &trunc);
@@ -147,8 +150,9 @@ static void audit_unit(int root_fd, int sys_fd, const struct unit_entry *u, stru
         n += devices_of_path(root_fd, sys_fd, u->s.workdir, a, "WorkingDirectory") > 0;
     if (u->s.exec && u->s.exec[0] == '/')
         n += devices_of_path(root_fd, sys_fd, u->s.exec, a, "ExecStart") > 0;
-    if (n == 0 && devices_of_path(root_fd, sys_fd, "/", a, "root filesystem") < 0)
-        a->err = -errno;
+    int r = n ? 0 : devices_of_path(root_fd, sys_fd, "/", a, "root filesystem");
+    if (r < 0)
+        a->err = r;
 }
 
 /* prio: the task's effective priority, io.prio.class applied (then bfq, which reads the

@@ -11,8 +11,10 @@
 #ifndef IOTRIAGE_SOURCE_UNITPATH_H
 #define IOTRIAGE_SOURCE_UNITPATH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "source/unitfile.h"
 
@@ -81,5 +83,14 @@ struct unit_list {
  * (with a reason in err). *out is always initialised: free it with units_list_free. */
 int  units_scan(int root_fd, struct unit_list *out, char *err, size_t errlen);
 void units_list_free(struct unit_list *l);
+
+/* Resolve an absolute path (a unit's ExecStart= or WorkingDirectory=) inside root_fd, as
+ * systemd would inside that image, with the scan's own resolver: every symlink followed,
+ * an absolute target starting again at root_fd, ".." never climbing above it, at most 40
+ * links. Nothing on the host outside root_fd is ever looked at. Leaves in rel the path
+ * relative to root_fd ("" for the root itself) and in *st the stat of what it names, never
+ * a symlink. Returns 0, or -errno: -EINVAL for a relative path, -ELOOP for too many links,
+ * -ENAMETOOLONG, or what fstatat or readlinkat said of a component (-ENOENT...). */
+int  units_resolve_in_root(int root_fd, const char *path, char rel[PATH_MAX], struct stat *st);
 
 #endif

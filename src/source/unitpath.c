@@ -188,8 +188,10 @@ static char *splice_link(int root, const char *rel, const char *rest, bool *abso
  * starting again at root and ".." stopping there, the rule of openat2(RESOLVE_IN_ROOT),
  * done by hand because valgrind and kernels before 5.6 lack that call. At most SYMLINK_MAX
  * links. Leaves the path relative to root in out ("" for the root itself) and its lstat in
- * *st. Returns 0, -errno, or 1 when the path leads to the root's /dev/null. */
-static int resolve_in_root(int root, const char *path, char out[PATH_MAX], struct stat *st)
+ * *st. Returns 0, -errno, or, when masks is set, 1 as soon as the path reaches the root's
+ * /dev/null. */
+static int resolve_in_root(int root, const char *path, char out[PATH_MAX], struct stat *st,
+                           bool masks)
 {
     char *todo = xstrdup(path);
     const char *p = todo;
@@ -225,7 +227,7 @@ static int resolve_in_root(int root, const char *path, char out[PATH_MAX], struc
         dn += n;
         out[dn] = '\0';
         p += n;
-        if (strcmp(out, "dev/null") == 0) {
+        if (masks && strcmp(out, "dev/null") == 0) {
             r = 1;                  /* a mask, whether or not the root has a /dev */
             break;
         }
@@ -260,7 +262,7 @@ static int open_in_root(int root, const char *path, bool dir)
 {
     char rel[PATH_MAX];
     struct stat st;
-    int r = resolve_in_root(root, path, rel, &st);
+    int r = resolve_in_root(root, path, rel, &st, true);
     if (r == 1)
         return -ENODEV;
     if (r < 0)
@@ -838,6 +840,13 @@ static void parse_unit(struct scan *sc, struct canon *c)
 }
 
 /* ---- the scan ------------------------------------------------------------------------- */
+
+int units_resolve_in_root(int root_fd, const char *path, char rel[PATH_MAX], struct stat *st)
+{
+    if (path[0] != '/')
+        return -EINVAL;
+    return resolve_in_root(root_fd, path, rel, st, false);
+}
 
 static void scan_free(struct scan *sc)
 {

@@ -5,7 +5,9 @@
 #  - a unit file named with an OSC sequence and a bidi override never reaches the
 #    terminal raw;
 #  - labels that cannot be judged (no device known) give exit 3, not 0;
-#  - a unit systemd refuses to load is reported with the setting at fault.
+#  - a unit systemd refuses to load is reported with the setting at fault;
+#  - the paths units name are resolved inside the root: symlinks and ".." never lead
+#    to the host's own files (a made-up /sys tells the two devices apart).
 . "$(dirname "$0")/lib.sh"
 
 U=$TMP/root/etc/systemd/system
@@ -89,3 +91,51 @@ rm "$U/n.service"
 run_audit >/dev/null; rc=$?
 [ "$rc" = 0 ] || fail "no labels: exit $rc, expected 0"
 ok "no labels: exit 0"
+
+# ---- 5. paths resolved inside the root, never on the host ---------------------------
+# Units whose paths leave the root when resolved from the host: an absolute symlink
+# (usr/bin/abs -> /proc/version), ".." in ExecStart=, a directory symlink climbing out
+# with ".." (srv -> ../../../../../../../../proc) and an absolute one (data -> /proc) in
+# WorkingDirectory=. systemd, inside that image, ends each at a file or directory of the
+# root's own (proc/version, proc/sys), on the root's disk; from the host they end in the
+# host's /proc, another device. A made-up /sys names the root's device "imgdisk" (bfq:
+# the idle class honoured) and the host /proc's "hostdisk" (none: ignored).
+R=$TMP/root
+mkdir -p "$R/proc/sys" "$R/usr/bin"
+echo "the image's own file" >"$R/proc/version"
+ln -s /proc/version "$R/usr/bin/abs"
+ln -s ../../../../../../../../proc "$R/srv"
+ln -s /proc "$R/data"
+unit() { printf '[Service]\nIOSchedulingClass=idle\n%s\n' "$2" >"$U/$1.service"; }
+unit abs 'ExecStart=/usr/bin/abs'
+unit up 'ExecStart=/../../../../../../../../proc/version'
+unit climb $'WorkingDirectory=/srv/sys\nExecStart=/bin/true'
+unit absdir $'WorkingDirectory=/data/sys\nExecStart=/bin/true'
+S=$TMP/sys2
+fake_disk() {  # fake_disk NAME MAJ:MIN SCHEDULER-LINE
+    mkdir -p "$S/devices/virtual/block/$1/queue" "$S/dev/block" "$S/class/block"
+    echo "$2" >"$S/devices/virtual/block/$1/dev"
+    echo "$3" >"$S/devices/virtual/block/$1/queue/scheduler"
+    ln -sfn "../../devices/virtual/block/$1" "$S/dev/block/$2"
+    ln -sfn "../../devices/virtual/block/$1" "$S/class/block/$1"
+}
+img=$(stat -c '%Hd:%Ld' "$R")
+host=$(stat -c '%Hd:%Ld' /proc/version)
+[ "$img" != "$host" ] || skip "the test root and /proc on one device ($img)"
+[ "$host" = "$(stat -c '%Hd:%Ld' /proc/sys)" ] || skip "/proc/sys on a device of its own"
+fake_disk imgdisk "$img" '[bfq] none'
+fake_disk hostdisk "$host" '[none] bfq'
+run_audit --sys-root "$S" --json >"$TMP/r5.json"; rc=$?
+jq -c '.units[] | {unit, devices: [.devices[] | [.device, .from, .verdict]]}' "$TMP/r5.json" >"$TMP/r5.txt"
+grep -q hostdisk "$TMP/r5.txt" && fail "a unit judged on the host's disk: $(cat "$TMP/r5.txt")"
+want() { # want UNIT FROM
+    jqf --arg u "$1.service" --arg f "$2" '[.units[] | select(.unit == $u)] | length == 1 and
+        (.[0].devices | length == 1 and .[0].device == "imgdisk" and .[0].from == $f
+         and .[0].verdict == "honoured")' "$TMP/r5.json" >/dev/null
+}
+want abs ExecStart
+want up ExecStart
+want climb WorkingDirectory
+want absdir WorkingDirectory
+[ "$rc" = 0 ] || fail "every label on the image's bfq disk: exit $rc, expected 0: $(cat "$TMP/r5.txt")"
+ok "an absolute symlink, '..' and symlinked directories: resolved inside the root, judged on its disk"

@@ -1013,6 +1013,70 @@ static void test_scan_limits_and_problems(void **state)
     units_list_free(&l);
 }
 
+/* units_resolve_in_root, as the audit uses it for ExecStart= and WorkingDirectory=: every
+ * path stays inside the root, as systemd would see it inside that image. The host's own
+ * files (/etc/passwd, /usr/bin) are never reached through the root's links. */
+static void test_resolve_in_root(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/iotriage-resolve-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char path[512];
+    static const char *const dirs[] = { "usr", "usr/bin", "srv" };
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        assert_int_equal(mkdir(path, 0755), 0);
+    }
+    snprintf(path, sizeof(path), "%s/usr/bin/tool", root);
+    write_file(path, "#!/bin/sh\n", 0);
+    static const char *const links[][2] = {
+        { "bin", "/usr/bin" },                          /* absolute: restarts at the root */
+        { "srv/up", "../../../../../../../../usr/bin" }, /* climbs: stops at the root */
+        { "srv/passwd", "/etc/passwd" },                /* the host has it, the root not */
+        { "srv/self", "self" },                         /* a loop */
+        { "srv/tool", "/bin/tool" },                    /* through the link above */
+    };
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, links[i][0]);
+        assert_int_equal(symlink(links[i][1], path), 0);
+    }
+    int fd = open(root, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    struct stat tool, rootst, st;
+    assert_int_equal(fstatat(fd, "usr/bin/tool", &tool, AT_SYMLINK_NOFOLLOW), 0);
+    assert_int_equal(fstat(fd, &rootst), 0);
+    char rel[PATH_MAX];
+    static const char *const to_tool[] = {
+        "/bin/tool", "/srv/up/tool", "/srv/tool", "/../../../usr/bin/tool",
+        "/usr/./bin//../bin/tool", "/srv/up/../../usr/bin/tool",
+    };
+    for (size_t i = 0; i < sizeof(to_tool) / sizeof(to_tool[0]); i++) {
+        memset(&st, 0, sizeof(st));
+        assert_int_equal(units_resolve_in_root(fd, to_tool[i], rel, &st), 0);
+        assert_string_equal(rel, "usr/bin/tool");
+        assert_true(st.st_dev == tool.st_dev && st.st_ino == tool.st_ino);
+    }
+    assert_int_equal(units_resolve_in_root(fd, "/", rel, &st), 0);
+    assert_string_equal(rel, "");
+    assert_true(st.st_ino == rootst.st_ino);
+    assert_int_equal(units_resolve_in_root(fd, "/../..", rel, &st), 0);
+    assert_string_equal(rel, "");
+    assert_int_equal(units_resolve_in_root(fd, "/bin", rel, &st), 0);
+    assert_string_equal(rel, "usr/bin");
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(units_resolve_in_root(fd, "/srv/passwd", rel, &st), -ENOENT);
+    assert_int_equal(units_resolve_in_root(fd, "/etc/passwd", rel, &st), -ENOENT);
+    assert_int_equal(units_resolve_in_root(fd, "/srv/self", rel, &st), -ELOOP);
+    assert_int_equal(units_resolve_in_root(fd, "/usr/bin/tool/x", rel, &st), -ENOTDIR);
+    /* Not a mask here: the root has no /dev. */
+    assert_int_equal(units_resolve_in_root(fd, "/dev/null", rel, &st), -ENOENT);
+    assert_int_equal(units_resolve_in_root(fd, "usr/bin/tool", rel, &st), -EINVAL);
+    close(fd);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* This machine's own unit files: the scan must finish quickly and list only units that do
  * set a scheduling key. What it found is printed for the record. */
 static void test_scan_this_machine(void **state)
@@ -1078,6 +1142,7 @@ int main(void)
         cmocka_unit_test(test_scan_fixture_root),
         cmocka_unit_test(test_scan_fixture_split_lib),
         cmocka_unit_test(test_scan_limits_and_problems),
+        cmocka_unit_test(test_resolve_in_root),
         cmocka_unit_test(test_scan_this_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
