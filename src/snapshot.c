@@ -546,6 +546,7 @@ static uint64_t io_sig(const struct task_sample *t)
  * them could not be read. An open-addressing table on tgid. */
 struct group_sig {
     pid_t tgid;
+    pid_t live_tid;                  /* its leader's row's task_sample.live_tid */
     bool known;
     uint64_t sig;
 };
@@ -569,6 +570,8 @@ static void group_sigs(const struct snapshot *out, struct group_sig **tab, size_
             g[h].known = false;
         else
             g[h].sig += io_sig(t);
+        if (t->live_tid)
+            g[h].live_tid = t->live_tid;
     }
     *tab = g;
     *nslots = n;
@@ -719,13 +722,15 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
         }
         bool known = t->io_err == 0;
         uint64_t sig = known ? io_sig(t) : 0;
+        pid_t live = t->live_tid;    /* the leader exited: a live thread's open files */
         if (groups) {
             const struct group_sig *g = group_find(groups, ngroups, t->tgid);
             known = g->known;
             sig = g->sig;
+            live = g->live_tid;
         }
         struct fd_devs fd;
-        fdmap_get_io(s->fdmap, t->tgid, process_start(out, t), out->mono, known, sig, &fd);
+        fdmap_get_io(s->fdmap, t->tgid, live, process_start(out, t), out->mono, known, sig, &fd);
         td->err = fd.err;
         td->truncated = fd.truncated;
         td->buffered_writer = fd.buffered_writer;

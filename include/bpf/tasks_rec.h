@@ -54,7 +54,8 @@
 #define TASKS_REC_CMD_TITLE 0x10u   /* ... read as setproctitle's: up to the first NUL */
 #define TASKS_REC_CMD_STALE 0x20u   /* the command line moved but is not sent: ask /proc */
 #define TASKS_REC_NO_MM     0x40u   /* no memory (a kernel thread, a zombie, an exited
-                                     * leader): /proc/PID/cmdline reads empty */
+                                     * leader): /proc/PID/cmdline reads empty (the
+                                     * reader asks a live thread's: taskiter.h live_tid) */
 #define TASKS_REC_CMD_LATER 0x80u   /* not sent in this run, asked to leave idle leaders'
                                      * for the next (tasks.bpf.c cmd_idle_later) */
 #define TASKS_REC_CMD_KEPT  0x100u  /* sent (or found stale) in this TASKS_CMD_RESEND_NS

@@ -14,9 +14,11 @@
  *                    offers a choice (a bracketed entry, "[none]" included); bio-based
  *                    devices (zram, most dm) only pass through to what they stack on.
  *
+ * A thread group whose leader has exited (its /proc/PID/fd reads empty) is read through
+ * a live thread of it, /proc/PID/task/TID/fd (the caller names it: fdmap_get_io).
+ *
  * What it cannot see: I/O through memory mappings without an open fd (executables,
- * libraries, mmap after close), files of a thread group whose leader has exited (its fd
- * directory reads empty), and anything below a filesystem with an anonymous st_dev:
+ * libraries, mmap after close), and anything below a filesystem with an anonymous st_dev:
  * btrfs (one per subvolume), overlayfs (containers), ZFS, FUSE over a block device
  * (fuseblk) all hide the disk they are on.
  *
@@ -146,8 +148,11 @@ void fdmap_get(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, doub
 /* The same, with what the caller knows of the process's I/O: io_known, and io_sig, any
  * value that changes whenever one of its I/O counters does (a hash of /proc/PID/io). A
  * process due for its rescan whose io_sig equals the one at its last scan is not rescanned
- * until idle_rescan_s after that scan. fdmap_get is this with io_known false. */
-void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
+ * until idle_rescan_s after that scan. tid: 0 (or tgid), the process's own table; else a
+ * live thread of it whose table is read instead, for a process whose leader has exited
+ * (procs.h: task_sample.live_tid). The answer is the process's (cached by tgid).
+ * fdmap_get is this with tid 0 and io_known false. */
+void fdmap_get_io(struct fdmap *m, pid_t tgid, pid_t tid, unsigned long long start_ticks, double now,
                   bool io_known, uint64_t io_sig, struct fd_devs *out);
 
 /* Room for procs processes (capped at the table's maximum), made at once while the table
@@ -169,8 +174,10 @@ void fdmap_reserve(struct fdmap *m, size_t procs);
  * refresh). */
 typedef int (*fdmap_bulk_fn)(void *ctx, struct fdmap *m);
 void fdmap_set_bulk(struct fdmap *m, fdmap_bulk_fn fn, void *ctx, unsigned after);
-/* For fn: records in the iterator's order (ascending tgid, then fd; a thread with a file
- * table of its own, tid != tgid, is left out as /proc/PID/fd leaves it). */
+/* For fn: records in the iterator's order (ascending tid, then fd). A thread's records
+ * (tid != tgid: a table of its own, or a live thread of a group whose leader exited, whose
+ * table is NULL) are kept by its tid: a process's scan reads its leader's, or the thread's
+ * fdmap_get_io names. */
 void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n);
 
 /* A refresh begins: the bulk source's records of the last one are forgotten. */

@@ -75,6 +75,15 @@ struct task_sample {
     bool     cmdline_pending;    /* not read yet: the next procs_read has it (a first
                                   * frame's, procs_defer_idle_cmdlines) */
     bool     delay_valid;        /* delay: a taskstats reply arrived and passed the checks */
+    pid_t    live_tid;           /* 0, or when the process's leader has exited (a zombie,
+                                  * e.g. after pthread_exit in main) while other threads
+                                  * live: the live thread of lowest tid. Its
+                                  * /proc/TGID/task/TID stands for the leader's /proc/PID
+                                  * (the zombie's reads no command line and no open
+                                  * files): the command line, the open files (fdmap) and,
+                                  * in process mode, the I/O priority, nice and policy
+                                  * are that thread's. In threads mode the leader's row
+                                  * carries it. */
     struct task_io io;
     struct task_delay delay;     /* filled by the snapshot from taskstats */
 };

@@ -72,6 +72,13 @@ struct taskiter_task {
     uint32_t comm_off;               /* the name, NUL-terminated, in the acc's text
                                       * (taskiter_comm): most are far shorter than
                                       * TASKS_COMM_LEN, and a task array is 10,000 long */
+    pid_t    live_tid;               /* a leader that exited (a zombie) while threads of
+                                      * its group live: the live one of lowest tid, else 0
+                                      * (procs.h: task_sample.live_tid). In process mode its
+                                      * record gives the process's ioprio_raw, nice and
+                                      * policy; the command line the zombie's record says
+                                      * is empty becomes TASKITER_CMD_NONE (read from that
+                                      * thread's /proc/TGID/task/TID) */
 };
 
 /* Pure: the letter /proc/PID/stat shows for a task's state word and exit state
@@ -95,7 +102,8 @@ unsigned long long taskiter_ticks(uint64_t ns, long clk_tck);
  * Use: taskiter_acc_begin, taskiter_acc_feed for the bytes of each read, taskiter_acc_end:
  * then tasks[0, n) are sorted by id and valid until the next begin. A process's command
  * line comes with its leader's record (cmd, cmd_off, cmd_len: taskiter_cmdline); in
- * threads mode only the leader's task carries it. The arrays are reused across runs;
+ * threads mode only the leader's task carries it. A leader that exited before its
+ * threads gets live_tid (above). The arrays are reused across runs;
  * taskiter_acc_free releases them. */
 struct taskiter_acc {
     bool threads;
@@ -109,6 +117,8 @@ struct taskiter_acc {
     size_t ntext, text_cap;
     pid_t  want_tgid;                /* > 0: every record must be this process's (a link
                                       * bound to it): another one is -ENOTSUP */
+    bool   gone_leader;              /* threads mode: a leader that exited while threads
+                                      * of its group live was seen (taskiter_acc_end) */
 };
 void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck);
 /* Room for `tasks` tasks and `text` bytes of names and command lines, made at once: a

@@ -414,7 +414,10 @@ struct proc_entry {
  * all reach no block device and none is deleted (pipes, sockets, /dev/null) keeps one
  * entry with fd -1: it was visited, there is nothing to scan. */
 struct bulk_file {
-    uint32_t tgid;
+    uint32_t task;                  /* the task whose file table it is in: a leader's
+                                     * tgid, or a thread's own tid (a thread with a table
+                                     * of its own, or a live thread of a group whose
+                                     * leader exited) */
     int32_t  fd;                    /* -1: the visited marker */
     uint32_t dev;                   /* the kernel's dev_t its I/O reaches: a block device
                                      * file's own number, else its filesystem's */
@@ -451,7 +454,7 @@ struct fdmap {
      * scanned bulk_after processes from /proc; valid until fdmap_begin_refresh. */
     fdmap_bulk_fn bulk;
     void *bulk_ctx;
-    struct bulk_file *recs;         /* what matters of the records, by tgid then fd */
+    struct bulk_file *recs;         /* what matters of the records, by task then fd */
     size_t nrecs, recs_cap;
     struct tasks_file_rec *bdel;    /* the deleted files among them, whole */
     size_t nbdel, bdel_cap;
@@ -641,10 +644,21 @@ static void entry_load(const struct proc_entry *e, struct fd_devs *out)
 struct scan {
     struct fdmap *m;
     pid_t tgid;
+    pid_t tid;                      /* 0, or the thread whose table is read (fdmap_get_io) */
     double now;
     int fdinfo_fd;                  /* /proc/PID/fdinfo, opened on first need */
     struct fd_devs *out;
 };
+
+/* The directory `name` (fd, fdinfo) of process tgid below /proc, or of its thread tid
+ * (0: the process's). */
+static void task_dir(char *path, size_t room, pid_t tgid, pid_t tid, const char *name)
+{
+    if (tid)
+        snprintf(path, room, "%d/task/%d/%s", (int)tgid, (int)tid, name);
+    else
+        snprintf(path, room, "%d/%s", (int)tgid, name);
+}
 
 /* Writes through the page cache: open for writing, and not O_DIRECT. procfs gives each
  * /proc/PID/fd link the permission bits of the open file's mode (w when open for
@@ -657,8 +671,8 @@ static bool fd_writes_buffered(struct scan *s, int fd_dir, const char *name)
     if (fstatat(fd_dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !(st.st_mode & S_IWUSR))
         return false;
     if (s->fdinfo_fd < 0) {
-        char path[32];
-        snprintf(path, sizeof(path), "%d/fdinfo", (int)s->tgid);
+        char path[48];
+        task_dir(path, sizeof(path), s->tgid, s->tid, "fdinfo");
         s->fdinfo_fd = openat(s->m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->fdinfo_fd < 0)
             return false;
@@ -768,8 +782,8 @@ static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, con
 static int cmp_bulk(const void *a, const void *b)
 {
     const struct bulk_file *x = a, *y = b;
-    if (x->tgid != y->tgid)
-        return x->tgid < y->tgid ? -1 : 1;
+    if (x->task != y->task)
+        return x->task < y->task ? -1 : 1;
     return x->fd < y->fd ? -1 : x->fd > y->fd;
 }
 
@@ -777,13 +791,11 @@ void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct tasks_file_rec *r = &v[i];
-        if (r->tid != r->tgid)
-            continue;                /* a thread's own table: /proc/PID/fd shows the leader's */
         mode_t type = (mode_t)(r->mode & S_IFMT);
         uint32_t dev = type == S_IFBLK ? r->rdev : r->dev;
         bool reaches = (type == S_IFREG || type == S_IFDIR || type == S_IFBLK) && (dev >> 20) != 0;
         bool deleted = type == S_IFREG && r->nlink == 0;
-        bool first = m->nrecs == 0 || m->recs[m->nrecs - 1].tgid != r->tgid;
+        bool first = m->nrecs == 0 || m->recs[m->nrecs - 1].task != r->tid;
         if (!reaches && !deleted && !first)
             continue;                /* nothing to scan, and the process is already marked */
         if (m->nrecs == m->recs_cap) {
@@ -793,7 +805,7 @@ void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n)
         if (!first && m->recs[m->nrecs - 1].fd < 0)
             m->nrecs--;              /* the marker gives way to a file that counts */
         struct bulk_file *b = &m->recs[m->nrecs++];
-        *b = (struct bulk_file){ .tgid = r->tgid, .fd = -1 };
+        *b = (struct bulk_file){ .task = r->tid, .fd = -1 };
         if (!reaches && !deleted)
             continue;
         if (m->nrecs > 1 && cmp_bulk(&m->recs[m->nrecs - 2], b) > 0)
@@ -813,20 +825,20 @@ void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n)
     }
 }
 
-/* The entries of tgid among the bulk source's, or NULL: a binary search on the array,
- * sorted by tgid then fd. */
-static const struct bulk_file *recs_of(const struct fdmap *m, pid_t tgid, size_t *n)
+/* The entries of task among the bulk source's, or NULL: a binary search on the array,
+ * sorted by task then fd. */
+static const struct bulk_file *recs_of(const struct fdmap *m, pid_t task, size_t *n)
 {
     size_t lo = 0, hi = m->nrecs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->recs[mid].tgid < (uint32_t)tgid)
+        if (m->recs[mid].task < (uint32_t)task)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < m->nrecs && m->recs[end].tgid == (uint32_t)tgid)
+    while (end < m->nrecs && m->recs[end].task == (uint32_t)task)
         end++;
     *n = end - lo;
     return *n ? &m->recs[lo] : NULL;
@@ -852,7 +864,7 @@ static void facts_of_bulk(const struct fdmap *m, const struct bulk_file *b, stru
 
 /* A process's answer from the bulk source's records, when it has any for it: the same
  * per-file logic as the /proc scan, no system call. */
-static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
+static bool scan_from_recs(struct fdmap *m, pid_t tgid, pid_t tid, double now, struct fd_devs *out)
 {
     if (!m->bulk)
         return false;
@@ -869,7 +881,7 @@ static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_de
         m->stats.bulk_runs++;
     }
     size_t n;
-    const struct bulk_file *r = recs_of(m, tgid, &n);
+    const struct bulk_file *r = recs_of(m, tid ? tid : tgid, &n);
     if (!r)
         return false;                /* no open file, or not visited: /proc says */
     memset(out, 0, sizeof(*out));
@@ -877,7 +889,7 @@ static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_de
     m->stats.bulk_scans++;
     if (m->ndeleted)
         drop_deleted(m, tgid);
-    struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
+    struct scan s = { .m = m, .tgid = tgid, .tid = tid, .now = now, .fdinfo_fd = -1, .out = out };
     for (size_t i = 0; i < n; i++) {
         if (r[i].fd < 0)
             continue;
@@ -893,23 +905,23 @@ static bool scan_from_recs(struct fdmap *m, pid_t tgid, double now, struct fd_de
     return true;
 }
 
-static void scan_process(struct fdmap *m, pid_t tgid, double now, struct fd_devs *out)
+static void scan_process(struct fdmap *m, pid_t tgid, pid_t tid, double now, struct fd_devs *out)
 {
-    if (scan_from_recs(m, tgid, now, out))
+    if (scan_from_recs(m, tgid, tid, now, out))
         return;
     m->refresh_scans++;
     memset(out, 0, sizeof(*out));
     m->stats.scans++;
     if (m->ndeleted)
         drop_deleted(m, tgid);
-    char path[32];
-    snprintf(path, sizeof(path), "%d/fd", (int)tgid);
+    char path[48];
+    task_dir(path, sizeof(path), tgid, tid, "fd");
     int dfd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
         out->err = -errno;
         return;
     }
-    struct scan s = { .m = m, .tgid = tgid, .now = now, .fdinfo_fd = -1, .out = out };
+    struct scan s = { .m = m, .tgid = tgid, .tid = tid, .now = now, .fdinfo_fd = -1, .out = out };
     unsigned nfds = 0;
     int err = 0;
     struct dir_reader dr;
@@ -964,7 +976,7 @@ static double first_rescan_fraction(pid_t tgid)
     return 0.5 + 0.5 * (double)(h >> 16) / 65536.0;
 }
 
-void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
+void fdmap_get_io(struct fdmap *m, pid_t tgid, pid_t tid, unsigned long long start_ticks, double now,
                   bool io_known, uint64_t io_sig, struct fd_devs *out)
 {
     struct proc_entry *e = proc_find(m, tgid);
@@ -984,7 +996,7 @@ void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, d
             return;
         }
     }
-    scan_process(m, tgid, now, out);
+    scan_process(m, tgid, tid == tgid ? 0 : tid, now, out);
     if (!e && !(e = proc_insert(m, tgid))) {
         m->stats.uncached++;
         return;
@@ -1000,7 +1012,7 @@ void fdmap_get_io(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, d
 void fdmap_get(struct fdmap *m, pid_t tgid, unsigned long long start_ticks, double now,
                struct fd_devs *out)
 {
-    fdmap_get_io(m, tgid, start_ticks, now, false, 0, out);
+    fdmap_get_io(m, tgid, 0, start_ticks, now, false, 0, out);
 }
 
 void fdmap_set_idle_rescan(struct fdmap *m, double idle_rescan_s)

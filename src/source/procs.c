@@ -34,9 +34,10 @@
 
 /* A task's command line as last read, by (id, start), and the name it had then: a
  * different name means an exec, and a new command line. Both are references. */
-struct name_cache {                  /* 96 bytes: no padding */
+struct name_cache {                  /* 104 bytes: 4 of padding */
     pid_t id;
     pid_t tgid;
+    pid_t live_tid;                  /* task_sample.live_tid at the last full read */
     unsigned long long start;
     char *comm;
     char *cmdline;
@@ -359,13 +360,17 @@ static char *cmdline_intern(struct procs_src *src, char *cl, ssize_t len)
 }
 
 /* The command line of process tgid, as a new reference; the empty string when it has
- * none or cannot be read. */
-static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid)
+ * none or cannot be read. live_tid: its leader exited, thread live_tid's (the same
+ * memory) is read; 0: the leader's. */
+static char *read_cmdline(struct procs_src *src, int proc_fd, pid_t tgid, pid_t live_tid)
 {
     if (!src->cmdbuf)
         src->cmdbuf = xmalloc(CMDLINE_MAX);
-    char path[32];
-    snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);     /* rare: cached */
+    char path[48];
+    if (live_tid)                    /* rare: cached */
+        snprintf(path, sizeof(path), "%d/task/%d/cmdline", (int)tgid, (int)live_tid);
+    else
+        snprintf(path, sizeof(path), "%d/cmdline", (int)tgid);
     ssize_t len = read_file_at(proc_fd, path, src->cmdbuf, CMDLINE_MAX);
     return cmdline_intern(src, src->cmdbuf, len);
 }
@@ -489,7 +494,10 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
         e->cmd_pending = true;
         t->cmdline_pending = true;
     } else {
-        cmd = read_cmdline(src, rp->proc_fd, t->tgid);
+        /* a thread reads its own: the same memory, and there even when the leader
+         * has exited */
+        pid_t via = t->live_tid ? t->live_tid : t->id != t->tgid ? t->id : 0;
+        cmd = read_cmdline(src, rp->proc_fd, t->tgid, via);
         e->read_at = rp->now;
     }
     if (cmd) {                       /* after the new one is had: it may be the same text */
@@ -549,6 +557,51 @@ static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
     }
 }
 
+static pid_t pid_name(const char *s);
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A leader that exited while threads of its group live (its stat says Z or X, and more
+ * than one thread): the live thread of lowest tid, with its stat in *ps, or 0 (none, or
+ * not readable). One readdir of /proc/TGID/task and a stat read per thread tried. */
+static pid_t live_thread(int proc_fd, pid_t tgid, struct proc_stat *ps)
+{
+    char path[PATH_ROOM];
+    snprintf(path, sizeof(path), "%d/task", (int)tgid);
+    DIR *d = opendir_at(proc_fd, path);
+    if (!d)
+        return 0;
+    pid_t *tids = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t tid = pid_name(e->d_name);
+        if (tid <= 0 || tid == tgid)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            tids = xreallocarray(tids, cap, sizeof(tids[0]));
+        }
+        tids[n++] = tid;
+    }
+    closedir(d);
+    qsort(tids, n, sizeof(tids[0]), cmp_pid);
+    pid_t live = 0;
+    char buf[STAT_BUF];
+    for (size_t i = 0; i < n && !live; i++) {
+        snprintf(path, sizeof(path), "%d/task/%d/stat", (int)tgid, (int)tids[i]);
+        ssize_t r = read_once_at(proc_fd, path, buf, sizeof(buf));
+        if (r > 0 && procstat_parse(buf, (size_t)r, ps) == 0 && ps->state != 'Z' && ps->state != 'X')
+            live = tids[i];
+    }
+    free(tids);
+    return live;
+}
+
 /* One task, whose directory below /proc is path[0, len) ("PID" or "TGID/task/TID"; the
  * buffer has PATH_ROOM bytes). A task that exited meanwhile is left out. */
 static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t len)
@@ -578,13 +631,22 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     t->state = ps.state;
     t->nlwp = rp->src->threads ? 1 : ps.nlwp;
     t->kthread = (ps.flags & PF_KTHREAD) != 0;
+    pid_t prio_of = id;
+    struct proc_stat lps;
+    if (id == tgid && !t->kthread && (ps.state == 'Z' || ps.state == 'X') && ps.nlwp > 1 &&
+        (t->live_tid = live_thread(rp->proc_fd, tgid, &lps)) && !rp->src->threads) {
+        /* the process's priority is its live threads': the zombie has none */
+        t->nice = task_nice8(lps.nice);
+        t->policy = task_policy8(lps.policy);
+        prio_of = t->live_tid;
+    }
     names_of(rp, t, ps.comm, NULL, NULL);
     if (id < rp->last_id)
         rp->unsorted = true;
     rp->last_id = id;
     rp->n++;
     read_io(rp->proc_fd, path, len, t);
-    t->ioprio_raw = ioprio_read(id);
+    t->ioprio_raw = ioprio_read(prio_of);
 }
 
 /* A /proc entry that is a pid: digits only, no leading zero. */
@@ -864,7 +926,10 @@ static int policy_nice(pid_t id, int *policy, int *nice)
 static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache *old)
 {
     int nice = 0, policy = SCHED_OTHER;
-    if (policy_nice(id, &policy, &nice) < 0)
+    /* a leader that exited: its live thread's, as the full read took them (that thread
+     * gone, the full read finds another) */
+    pid_t who = old->live_tid && !rp->src->threads ? old->live_tid : id;
+    if (policy_nice(who, &policy, &nice) < 0)
         return false;
     if (rp->n == rp->cap) {
         rp->cap = rp->cap ? 2 * rp->cap : 256;
@@ -874,6 +939,7 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     const struct name_cache *next = old;   /* kept as it is */
     memset(t, 0, sizeof(*t));
     cache_keep(rp, old);
+    t->live_tid = next->live_tid;
     t->id = id;
     t->tgid = tgid;
     t->start_ticks = next->start;
@@ -888,7 +954,7 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
     t->io_err = next->io_err;
     t->comm = strpool_ref(next->comm);
     t->cmdline = strpool_ref(next->cmdline);
-    t->ioprio_raw = ioprio_read(id);
+    t->ioprio_raw = ioprio_read(who);
     if (id < rp->last_id)
         rp->unsorted = true;
     rp->last_id = id;
@@ -907,6 +973,7 @@ static void note_full(struct reap *rp, size_t k)
     c->nlwp = t->nlwp;
     c->state = t->state;
     c->kthread = t->kthread;
+    c->live_tid = t->live_tid;
     c->has_run = false;
 }
 
@@ -1147,6 +1214,7 @@ static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size
         t->nlwp = x->nlwp;
         t->kthread = x->kthread;
         t->ioprio_raw = x->ioprio_raw;
+        t->live_tid = x->live_tid;
         if (x->io_known) {
             t->io.read_bytes = x->io[TASKS_IO_READ];
             t->io.write_bytes = x->io[TASKS_IO_WRITE];

@@ -145,9 +145,34 @@ static void group_of(struct taskiter_acc *a, const struct tasks_rec *r, long clk
     }
 }
 
-/* Another thread's counters into its process. */
+/* Whether t is a leader that has exited (a zombie, or being reaped): /proc/PID reads no
+ * command line and no open files of it, and ioprio_get no priority. */
+static bool leader_gone(const struct taskiter_task *t)
+{
+    return t->id == t->tgid && !t->kthread && (t->state == 'Z' || t->state == 'X');
+}
+
+/* Thread tid, alive, of leader t's group stands for t when it is the lowest seen
+ * (taskiter_task.live_tid). Whether it became so. */
+static bool stand_in(struct taskiter_task *t, pid_t tid)
+{
+    if (t->live_tid && t->live_tid < tid)
+        return false;
+    t->live_tid = tid;
+    if (t->cmd == TASKITER_CMD_EMPTY)
+        t->cmd = TASKITER_CMD_NONE;  /* the thread's /proc/TGID/task/TID/cmdline reads it */
+    return true;
+}
+
+/* Another thread's counters into its process; a live thread of a leader that exited
+ * gives the process its priority. */
 static void group_add(struct taskiter_task *t, const struct tasks_rec *r)
 {
+    if (leader_gone(t) && !r->exit_state && stand_in(t, (pid_t)r->tid)) {
+        t->ioprio_raw = (int)r->ioprio;
+        t->nice = (int)((int64_t)r->static_prio - 120);
+        t->policy = (int)r->policy;
+    }
     for (int i = 0; i < TASKS_IO_N; i++)
         t->io[i] += r->ioac[i];
     t->run_ns += r->run_ns;
@@ -188,6 +213,7 @@ void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck)
     a->nlate = 0;
     a->ntext = 0;
     a->sorted = true;
+    a->gone_leader = false;
 }
 
 void taskiter_acc_reserve(struct taskiter_acc *a, size_t tasks, size_t text)
@@ -253,6 +279,8 @@ static void add_rec(struct taskiter_acc *a, const struct tasks_rec *r, const cha
     else
         group_of(a, r, a->clk_tck, t);
     cmd_of(a, r, cmd, t);
+    if (a->threads && r->nr_threads > 1 && leader_gone(t))
+        a->gone_leader = true;
     if (a->n > 0 && t->id <= a->tasks[a->n - 1].id)
         a->sorted = false;
     a->n++;
@@ -313,6 +341,16 @@ void taskiter_acc_end(struct taskiter_acc *a)
             group_add(t, &a->late[i]);
     }
     a->nlate = 0;
+    /* threads mode: each leader that exited gets its live thread of lowest tid (rare:
+     * only then is every thread looked at) */
+    for (size_t i = 0; a->gone_leader && i < a->n; i++) {
+        const struct taskiter_task *x = &a->tasks[i];
+        if (x->id == x->tgid || x->state == 'Z' || x->state == 'X')
+            continue;
+        struct taskiter_task *l = find_task(a->tasks, a->n, x->tgid);
+        if (l && leader_gone(l))
+            stand_in(l, x->id);
+    }
 }
 
 void taskiter_acc_free(struct taskiter_acc *a)

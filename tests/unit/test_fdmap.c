@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -846,6 +847,130 @@ static void test_live_bulk_matches_proc(void **state)
     close(sys);
 }
 
+/* A process whose main thread left (pthread_exit) after opening `path` for writing: its
+ * leader is a zombie, whose /proc/PID/fd reads empty, and one thread lives on, asleep.
+ * *tid: that thread. */
+static int leaderless_pipe = -1;
+
+static void *leaderless_thread(void *arg)
+{
+    (void)arg;
+    pid_t tid = gettid();
+    if (write(leaderless_pipe, &tid, sizeof tid) != sizeof tid)
+        _exit(1);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static pid_t spawn_leaderless(const char *path, pid_t *tid)
+{
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; fd++)
+            dup2(null, fd);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[1])
+                close(fd);
+        if (open(path, O_WRONLY) < 0)
+            _exit(1);
+        leaderless_pipe = p[1];
+        pthread_t t;
+        if (pthread_create(&t, NULL, leaderless_thread, NULL) != 0)
+            _exit(1);
+        pthread_exit(NULL);
+    }
+    close(p[1]);
+    ssize_t r = read(p[0], tid, sizeof *tid);
+    close(p[0]);
+    if (r != sizeof *tid) {
+        reap(pid);
+        fail_msg("the leaderless holder did not start");
+    }
+    /* its leader gone: a zombie */
+    char path_s[64], buf[4096];
+    snprintf(path_s, sizeof(path_s), "/proc/%d/status", (int)pid);
+    for (int tries = 0; tries < 10000; tries++) {
+        FILE *f = fopen(path_s, "r");
+        bool z = false;
+        while (f && fgets(buf, sizeof(buf), f))
+            z |= strncmp(buf, "State:\tZ", 8) == 0;
+        if (f)
+            fclose(f);
+        if (z)
+            return pid;
+        usleep(1000);
+    }
+    reap(pid);
+    fail_msg("the leaderless holder's leader never became a zombie");
+    return -1;
+}
+
+static pid_t leaderless_pid;
+
+static int leaderless_teardown(void **state)
+{
+    (void)state;
+    if (leaderless_pid > 0)
+        reap(leaderless_pid);
+    leaderless_pid = 0;
+    return 0;
+}
+
+/* A process whose leader exited: its open files are read through its live thread
+ * (/proc/PID/task/TID/fd and fdinfo, or that thread's records from the open-files
+ * iterator), the answer the leader's table gave before it went. */
+static void test_live_leader_exited(void **state)
+{
+    (void)state;
+    need_root_disk();
+    char file[PATH_MAX];
+    scratch_file(file, sizeof(file), "leaderless");
+    write_text(file, "x");
+    pid_t tid;
+    leaderless_pid = spawn_leaderless(file, &tid);
+    pid_t pid = leaderless_pid;
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 0), 0);
+    struct fd_devs r;
+    /* the zombie leader's own table: nothing */
+    fdmap_get(m, pid, 1, 0.0, &r);
+    assert_int_equal(r.ndevs, 0);
+    fdmap_free(m);
+    /* through its thread: the disk, written through the page cache (its fdinfo read) */
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 0), 0);
+    fdmap_get_io(m, pid, tid, 1, 0.0, false, 0, &r);
+    assert_int_equal(r.err, 0);
+    assert_devs(r.devs, (int)r.ndevs, root_disk);
+    assert_true(r.buffered_writer);
+    fdmap_free(m);
+    /* the open-files iterator (root, BPF) says the same from the thread's records */
+    char err[256] = "";
+    struct taskiter *ti;
+    if (taskiter_open(&ti, proc, err, sizeof err) == 0 && taskiter_files(ti, bulk_none, NULL) != -ENOTSUP) {
+        assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 0), 0);
+        fdmap_set_bulk(m, bulk_from_iter, ti, 0);
+        fdmap_begin_refresh(m);
+        struct fd_devs b;
+        fdmap_get_io(m, pid, tid, 1, 0.0, false, 0, &b);
+        assert_same_answer(&r, &b, 0);
+        struct fdmap_stats st;
+        fdmap_get_stats(m, &st);
+        assert_int_equal(st.bulk_scans, 1);
+        fdmap_free(m);
+        taskiter_close(ti);
+    } else {
+        fprintf(stderr, "note: no open-files iterator here (%s): /proc only\n", err);
+    }
+    close(proc);
+    close(sys);
+}
+
 /* A block device node for dev in the scratch directory; false (and why) when refused. */
 static bool make_node(char *node, size_t len, const char *name, dev_t dev)
 {
@@ -1042,40 +1167,40 @@ static void test_cache_idle_processes_are_not_rescanned(void **state)
     assert_int_equal(fdmap_new(&m, proc, sys, 10.0, 0), 0);
     fdmap_set_idle_rescan(m, 30.0);
 
-    fdmap_get_io(m, pid, 42, 100.0, true, 7, &first);
+    fdmap_get_io(m, pid, 0, 42, 100.0, true, 7, &first);
     assert_int_equal(first.err, 0);
     assert_true(first.buffered_writer);
     assert_devs(first.devs, (int)first.ndevs, root_disk);
     assert_int_equal(first.nbuffered, 1);
     assert_true(first.buffered_devs[0] == root_disk);
     /* due (the first rescan comes within the period), but idle: kept */
-    fdmap_get_io(m, pid, 42, 110.0, true, 7, &r);
+    fdmap_get_io(m, pid, 0, 42, 110.0, true, 7, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 1);
     assert_int_equal(st.idle_skips, 1);
     assert_memory_equal(&r, &first, sizeof(r));
-    fdmap_get_io(m, pid, 42, 129.9, true, 7, &r);
+    fdmap_get_io(m, pid, 0, 42, 129.9, true, 7, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 1);
     assert_memory_equal(&r, &first, sizeof(r));
     /* the idle period is over: rescanned even though still idle */
-    fdmap_get_io(m, pid, 42, 130.0, true, 7, &r);
+    fdmap_get_io(m, pid, 0, 42, 130.0, true, 7, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 2);
     /* not due yet: the signature moving changes nothing before the period */
-    fdmap_get_io(m, pid, 42, 135.0, true, 8, &r);
+    fdmap_get_io(m, pid, 0, 42, 135.0, true, 8, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 2);
     /* due and moved since the last scan (7 then): rescanned */
-    fdmap_get_io(m, pid, 42, 140.0, true, 8, &r);
+    fdmap_get_io(m, pid, 0, 42, 140.0, true, 8, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 3);
     /* due, counters unknown: rescanned */
-    fdmap_get_io(m, pid, 42, 150.0, false, 8, &r);
+    fdmap_get_io(m, pid, 0, 42, 150.0, false, 8, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 4);
     /* due, known now but unknown at the last scan: rescanned */
-    fdmap_get_io(m, pid, 42, 160.0, true, 8, &r);
+    fdmap_get_io(m, pid, 0, 42, 160.0, true, 8, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 5);
     /* fdmap_get knows no counters: the usual schedule */
@@ -1084,7 +1209,7 @@ static void test_cache_idle_processes_are_not_rescanned(void **state)
     assert_int_equal(st.scans, 6);
     assert_memory_equal(&r, &first, sizeof(r));
     /* another start time behind the same pid: scanned at once, idle or not */
-    fdmap_get_io(m, pid, 43, 170.1, true, 8, &r);
+    fdmap_get_io(m, pid, 0, 43, 170.1, true, 8, &r);
     fdmap_get_stats(m, &st);
     assert_int_equal(st.scans, 7);
 
@@ -1343,6 +1468,7 @@ int main(void)
         cmocka_unit_test(test_live_anonymous_and_char_devices_are_ignored),
         cmocka_unit_test(test_live_open_modes),
         cmocka_unit_test_teardown(test_live_bulk_matches_proc, bulk_teardown),
+        cmocka_unit_test_teardown(test_live_leader_exited, leaderless_teardown),
         cmocka_unit_test(test_live_raw_block_device_maps_to_its_disk),
         cmocka_unit_test(test_live_raw_block_device_open_modes),
         cmocka_unit_test(test_live_exited_process_is_enoent),

@@ -274,6 +274,65 @@ static void test_zombie_process(void **st)
     assert_int_equal(t.blkio_count, 0);
 }
 
+/* A process whose leader exited first (pthread_exit in main): the zombie leader has no
+ * memory and no I/O context, its threads read on at idle priority. The process takes its
+ * live thread of lowest tid (not an exiting one) for its priority, nice and policy, and
+ * its command line is to be read through that thread; in threads mode each thread keeps
+ * its own and the leader names the thread. A plain zombie has none. */
+static void build_leaderless(struct tasks_rec *r)
+{
+    r[0] = rec(200, 200, "reader");
+    r[0].state = 0x80;                      /* TASK_DEAD */
+    r[0].exit_state = 0x20;                 /* EXIT_ZOMBIE */
+    r[0].rflags |= TASKS_REC_NO_MM;
+    r[0].nr_threads = 4;
+    r[1] = rec(201, 200, "reader");         /* exiting: not the one */
+    r[1].exit_state = 0x10;
+    r[1].ioprio = (1 << 13) | 1;
+    r[2] = rec(205, 200, "reader");
+    r[2].ioprio = (2 << 13) | 5;
+    r[3] = rec(202, 200, "reader");         /* after 205: the pids wrapped */
+    r[3].ioprio = (3 << 13) | 7;
+    r[3].static_prio = 130;
+    r[3].policy = SCHED_BATCH;
+    r[4] = rec(300, 300, "plainzombie");
+    r[4].state = 0x80;
+    r[4].exit_state = 0x20;
+    r[4].rflags |= TASKS_REC_NO_MM;
+}
+
+static void test_leader_exited(void **st)
+{
+    (void)st;
+    struct tasks_rec r[5];
+    build_leaderless(r);
+    struct taskiter_task t[5];
+    assert_int_equal(taskiter_tasks(r, 5, false, 100, t), 2);
+    assert_int_equal(t[0].id, 200);
+    assert_int_equal(t[0].state, 'Z');
+    assert_int_equal(t[0].live_tid, 202);
+    assert_int_equal(t[0].ioprio_raw, (3 << 13) | 7);
+    assert_int_equal(t[0].nice, 10);
+    assert_int_equal(t[0].policy, SCHED_BATCH);
+    assert_int_equal(t[0].cmd, TASKITER_CMD_NONE);
+    assert_int_equal(t[1].live_tid, 0);
+    assert_int_equal(t[1].cmd, TASKITER_CMD_EMPTY);
+    /* threads mode: the leader names its live thread, every row keeps its own figures */
+    assert_int_equal(taskiter_tasks(r, 5, true, 100, t), 5);
+    assert_int_equal(t[0].id, 200);
+    assert_int_equal(t[0].live_tid, 202);
+    assert_int_equal(t[0].ioprio_raw, 0);
+    assert_int_equal(t[0].nice, 0);
+    assert_int_equal(t[0].cmd, TASKITER_CMD_NONE);
+    assert_int_equal(t[2].id, 202);
+    assert_int_equal(t[2].live_tid, 0);
+    assert_int_equal(t[2].ioprio_raw, (3 << 13) | 7);
+    assert_int_equal(t[3].id, 205);
+    assert_int_equal(t[3].ioprio_raw, (2 << 13) | 5);
+    assert_int_equal(t[4].live_tid, 0);
+    assert_int_equal(t[4].cmd, TASKITER_CMD_EMPTY);
+}
+
 /* Records out of order (pids wrapped between two tasks' visits) and a thread whose
  * leader has no record: sorted, and the orphan left out. */
 static void test_order_and_orphans(void **st)
@@ -568,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_process_sums),
         cmocka_unit_test(test_threads_own_counters),
         cmocka_unit_test(test_zombie_process),
+        cmocka_unit_test(test_leader_exited),
         cmocka_unit_test(test_order_and_orphans),
         cmocka_unit_test(test_no_io_accounting),
         cmocka_unit_test(test_cmdline_records),
