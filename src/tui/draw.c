@@ -28,31 +28,43 @@ static attr_t color(const struct view *vw, int pair, attr_t mono)
     return vw->color ? (attr_t)COLOR_PAIR(pair) : mono;
 }
 
-/* Put text at (y, x), at most maxw columns, counting each character's width (wide
- * characters take two). Returns the columns used. The text is already safe: escaped. */
-static int put_clip(int y, int x, int maxw, const char *s)
+/* How many bytes of s fit in maxw columns, whole characters only, counting each
+ * character's width (wide characters take two); *cols: the columns they take. room: the
+ * bytes there are for them and the spaces that would pad them to maxw columns (a run of
+ * zero-width characters takes bytes but no column). */
+static size_t fit_cols(const char *s, int maxw, size_t room, int *cols)
 {
     mbstate_t st;
     memset(&st, 0, sizeof(st));
     int used = 0;
-    const char *p = s;
-    size_t left = strlen(s);
-    move(y, x);
+    size_t off = 0, left = strlen(s);
     while (left > 0 && used < maxw) {
         wchar_t wc;
-        size_t n = mbrtowc(&wc, p, left, &st);
+        size_t n = mbrtowc(&wc, s + off, left, &st);
         if (n == (size_t)-1 || n == (size_t)-2 || n == 0)
             break;
         int w = wcwidth(wc);
         if (w < 0)
             w = 1;
-        if (used + w > maxw)
+        if (used + w > maxw || off + n + (size_t)(maxw - used - w) > room)
             break;
-        addnstr(p, (int)n);
         used += w;
-        p += n;
+        off += n;
         left -= n;
     }
+    *cols = used;
+    return off;
+}
+
+/* Put text at (y, x), at most maxw columns (fit_cols). Returns the columns used. The
+ * text is already safe: escaped. */
+static int put_clip(int y, int x, int maxw, const char *s)
+{
+    int used;
+    size_t n = fit_cols(s, maxw, SIZE_MAX, &used);
+    move(y, x);
+    if (n)
+        addnstr(s, (int)n);
     return used;
 }
 
@@ -73,6 +85,24 @@ static int put_untrusted(int y, int x, int maxw, const char *s, const struct vie
     char buf[1024];
     esc_display(buf, sizeof(buf), s, strlen(s), vw->utf8);
     return put_clip(y, x, maxw, buf);
+}
+
+/* A column of a row made of untrusted bytes: s escaped, cut and padded to exactly width
+ * columns of what is drawn (a printf width counts the bytes before escaping: an escape
+ * or a character of several bytes moved the columns after it). cap > width. */
+static void untrusted_cell(char *dst, size_t cap, const char *s, int width, const struct view *vw)
+{
+    char buf[1024];
+    esc_display(buf, sizeof(buf), s, strlen(s), vw->utf8);
+    int cols;
+    size_t n = fit_cols(buf, width, cap - 1, &cols);
+    if (buf[n]) {                    /* cut: after a whole escape, not inside one */
+        n = esc_display(buf, n + 1, s, strlen(s), vw->utf8);
+        n = fit_cols(buf, width, cap - 1, &cols);
+    }
+    memcpy(dst, buf, n);
+    memset(dst + n, ' ', (size_t)(width - cols));
+    dst[n + (size_t)(width - cols)] = '\0';
 }
 
 static void fmt_num(char *buf, size_t n, double v, int prec)
@@ -1341,6 +1371,10 @@ static void draw_cgroups(const struct result *r, const struct verdicts *v, struc
             snprintf(unit, sizeof(unit), "pod %.8s %s", e->names.pod_uid, e->names.qos);
         else
             snprintf(unit, sizeof(unit), "%s", e->names.unit);
+        /* the names as drawn, in their columns' widths: escaped, then cut and padded */
+        char name_cell[4 * 40 + 1], unit_cell[4 * 20 + 1];
+        untrusted_cell(name_cell, sizeof(name_cell), name, 40, vw);
+        untrusted_cell(unit_cell, sizeof(unit_cell), unit, 20, vw);
         fmt_rate(rb, sizeof(rb), c->read_bps);
         fmt_rate(wb, sizeof(wb), c->write_bps);
         fmt_num(dl, sizeof(dl), c->io_delay_pct, 1);
@@ -1350,11 +1384,11 @@ static void draw_cgroups(const struct result *r, const struct verdicts *v, struc
         for (size_t i = 0; i < v->n; i++)
             nw += v->w[i].cgroup == (int)k;
         char line_buf[512];
-        snprintf(line_buf, sizeof(line_buf), "%-40.40s %-20.20s %7s %7s %7s %6s %6s %5u %4u", name, unit, rb, wb,
+        snprintf(line_buf, sizeof(line_buf), "%s %s %7s %7s %7s %6s %6s %5u %4u", name_cell, unit_cell, rb, wb,
                  dl, so, fu, c->ntasks, nw);
         bool sel = k == vw->cg_sel;
         attrset((nw ? color(vw, C_WARN, A_BOLD) : A_NORMAL) | (sel ? A_REVERSE : 0));
-        put_untrusted(y++, 0, w, line_buf, vw);
+        put_clip(y++, 0, w, line_buf);   /* escaped: its names above, the rest numbers */
         attrset(A_NORMAL);
         /* The selected cgroup's settings and its warnings, whole. */
         if (!sel)

@@ -2,7 +2,9 @@
 # The cgroup and filesystem views of the screen, driven through tmux: c lists the cgroups
 # as a tree with the names a person knows (a made docker cgroup shows as docker:<id>),
 # Enter on one shows only its processes, C lifts that; F lists the filesystems with their
-# use and the space deleted-but-open files hold, and the selected one's holders.
+# use and the space deleted-but-open files hold, and the selected one's holders. A
+# cgroup with a hostile name (escape sequences, RTL overrides, invalid UTF-8) is shown
+# escaped, its row's columns under the header's on a 120-column screen, WARN on it.
 . "$(dirname "$0")/lib.sh"
 need tmux
 SOCK=iotriage-views-$$
@@ -12,9 +14,16 @@ CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 ID=$(echo "iotriage $$" | sha256sum | cut -c1-64)
 TOP=$CG/iotriage-views-$$
 CGD=$TOP/docker-$ID.scope
+# A name as hostile as a cgroup name can be (any byte but '/', NUL and newline): escape
+# sequences, two RTL overrides (U+202E) and invalid UTF-8. Escaped it takes 18 columns
+# more than its bytes.
+EVIL=$CG/$(printf 'iot-%d-\033[7m\342\200\256evil\377\376\342\200\256\033' $$)
 cleanup_cg() {
-    for p in $(cat "$CGD/cgroup.procs" 2>/dev/null); do echo "$p" >"$CG/cgroup.procs" 2>/dev/null; done
-    rmdir "$CGD" "$TOP" 2>/dev/null
+    local d
+    for d in "$CGD" "$EVIL"; do
+        for p in $(cat "$d/cgroup.procs" 2>/dev/null); do echo "$p" >"$CG/cgroup.procs" 2>/dev/null; done
+    done
+    rmdir "$CGD" "$TOP" "$EVIL" 2>/dev/null
 }
 trap 'it_kill_bg; cleanup_cg; it_cleanup' EXIT
 mkdir -p "$CGD" || fail "cannot make $CGD"
@@ -81,5 +90,42 @@ row=$(screen | awk '/^    (settings:|! )/ { skip++ } $1 == "db.service" { print 
 for ((i = 4; i < row; i++)); do T send-keys -t ui Down; done
 wait_for '^    settings: io\.max sdb rbps=2097152 wiops=120; io\.weight default 100, sdb 500; io\.bfq\.weight default 100; io\.prio\.class idle$'
 ok "c: the selected cgroup's io.max, io.weight, io.bfq.weight and io.prio.class as its files say"
+T send-keys -t ui q
+wait_for '^EXITED 0'
+
+# The hostile cgroup, one process in it, on a 120-column screen.
+T kill-server 2>/dev/null
+mkdir "$EVIL" || fail "cannot make a cgroup with a hostile name under $CG"
+bg bash -c 'exec -a iotriage-view-evil sleep 300'
+echo "$BG" >"$EVIL/cgroup.procs" || fail "cannot move $BG into the hostile cgroup"
+SOCK=$SOCK_BASE-evil
+T new-session -d -s ui -x 120 -y 45 "$IOT -d 0.5 --no-bpf; echo EXITED \$?; sleep 60"
+wait_for '^ +PID '
+T send-keys -t ui c
+wait_for '^Cgroups'
+wait_for "iot-$$-"
+screen >"$TMP/evil.screen"
+# escaped, whichever the terminal's locale: \e for ESC, \xff and \xfe for the invalid
+# bytes, and U+202E as \u{202E} (as \xe2\x80\xae where the locale is not UTF-8)
+grep -Eiq "iot-$$-\\\\e\\[7m(\\\\u\\{202E\\}|\\\\xe2\\\\x80\\\\xae)evil\\\\xff\\\\xfe" "$TMP/evil.screen" ||
+    { cat "$TMP/evil.screen"; fail "the hostile cgroup name is not shown escaped"; }
+# Each right-aligned column of the row ends where its header ends: READ/s, TASKS (1: the
+# sleep) and WARN (0), all within the 120 columns.
+verdict=$(awk -v tag="iot-$$-" '
+    /^CGROUP +UNIT / { h = $0 }
+    index($0, tag) && !r { r = $0 }
+    function ends(name) { return index(h, name) + length(name) - 1 }
+    function cell(name, w) { v = substr(r, ends(name) - w + 1, w); gsub(/ /, "", v); return v }
+    END {
+        if (!h || !r) { print "no header or no row"; exit }
+        sub(/ +$/, "", r)
+        if (length(r) != ends("WARN")) { printf "row ends at column %d, WARN at %d\n", length(r), ends("WARN"); exit }
+        if (substr(r, ends("READ/s"), 1) == " " || substr(r, ends("READ/s") + 1, 1) != " ") { print "READ/s not under its header"; exit }
+        if (cell("TASKS", 5) != "1") { printf "TASKS reads \"%s\"\n", cell("TASKS", 5); exit }
+        if (cell("WARN", 4) != "0") { printf "WARN reads \"%s\"\n", cell("WARN", 4); exit }
+        print "ok"
+    }' "$TMP/evil.screen")
+[ "$verdict" = ok ] || { cat "$TMP/evil.screen"; fail "the hostile cgroup's row: $verdict"; }
+ok "c: a hostile cgroup name escaped, its row's columns under the header's at 120 columns: $(grep -F "iot-$$-" "$TMP/evil.screen" | tr -s ' ')"
 T send-keys -t ui q
 wait_for '^EXITED 0'
