@@ -156,6 +156,9 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
         attr_failed(out, "queue/nr_requests", rn < 0 ? (int)rn : 0);
     }
     out->rotational = (int)read_long_at(qfd, "rotational");
+    /* 6.1 shows a bio-based queue's nr_requests (128, the default nothing uses). */
+    if (out->nsched == 0 && out->scheduler[0] == '\0' && out->hw_queues == 0)
+        out->nr_requests = -1;
     if (out->scheduler[0] && strcmp(out->scheduler, "none") != 0)
         read_tunables(qfd, out);
     close(qfd);

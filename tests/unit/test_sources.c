@@ -939,6 +939,7 @@ static void test_blockdev_read_unbracketed_none_alone_is_bio_based(void **state)
     assert_string_equal(b.scheduler, "");
     assert_int_equal(b.nsched, 0);
     assert_int_equal(b.hw_queues, 0);
+    assert_int_equal(b.nr_requests, -1);
 }
 
 static void test_blockdev_read_device_without_queue_dir(void **state)
