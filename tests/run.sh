@@ -6,8 +6,9 @@
 # A skipped test is reported as skipped, never as passed. The last line is the summary.
 # Usage: tests/run.sh [unit|integration|all] [NAME-FILTER]
 #
-# The background lane. The integration tests in LANE are builds and CPU work that share
-# no machine state with the others (no loop device, tmux server, sysctl or /proc count
+# The background lane. The integration tests in LANE are builds, CPU work and the VM lane
+# (its guest's devices, cgroups and sysctls are the guest's own) that share no machine
+# state with the others (no loop device, tmux server, sysctl or /proc count
 # they depend on; their compilers do show in the process lists the others' screens
 # draw, as ordinary be/4 processes): they run one after the other in a subshell while the
 # other tests run in order in the foreground. Their lines are printed, in LANE's order,
@@ -26,7 +27,7 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=build/test-logs
 mkdir -p "$logdir"
-LANE=(test_build_clang test_fuzz_smoke)
+LANE=(test_vm test_vm_selftest test_build_clang test_fuzz_smoke)
 in_lane() { local l; for l in "${LANE[@]}"; do [ "$l" = "$1" ] && return 0; done; return 1; }
 
 run_one() {

@@ -1,0 +1,10 @@
+# The VM lane (tests/vm/, docs/vm.md): Debian 12's own kernel under qemu, with an
+# initramfs made from this build. `make check` runs it (tests/integration/test_vm.sh, in
+# the background lane of tests/run.sh); `make check-vm` runs it alone. KVER names another
+# Debian kernel package (linux-image-cloud-amd64 by default) or a kernel release.
+.PHONY: check-vm
+VM_NEEDS := iotriage $(BUILD)/tests/taskhelper $(BUILD)/tests/slowfs $(BUILD)/tests/loopctl
+
+check-vm: deps-test
+	$(MAKE) -j$(NPROC) $(VM_NEEDS)
+	KVER="$(KVER)" tests/vm/run.sh

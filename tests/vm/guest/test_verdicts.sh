@@ -1,0 +1,88 @@
+# The verdict matrix on a real driver under Debian's kernel: a SCSI disk (scsi_debug, 4
+# commands at once, a jiffy each) with a best-effort synchronous reader and an idle-class
+# 16-deep reader, under each scheduler. Where iotriage says the label is ignored (none,
+# kyber) the two are served alike; where it says honoured (mq-deadline, bfq) the idle
+# reader falls behind; mq-deadline ignores best-effort levels; a full queue is a lottery.
+# The lens measures on 6.1 what it measures on the host: iowait per task, the latency per
+# priority at the disk, and who submitted each request.
+. /iot/tests/vm/guest/lib.sh
+scsi_debug dev_size_mb=64 max_queue=4 delay=1 || fail "scsi_debug did not make a disk"
+D=/dev/$SD
+# pair TAG PRE_A PRE_B: reader a (two psync jobs: under TCG one leaves the disk idle
+# between its reads, and a scheduler then serves the other class in the gap) and b
+# (libaio, 16 deep) for 5 s, each started
+# through its PRE (ionice, as a user labels a job: the task's priority), once
+# iotriage (samples of 1.5 s) has written its first sample; the sample judged, in
+# /tmp/TAG.json, is the first one wholly after both readers started. IOPS in $A and $B.
+readers() {
+    FIO_PRE=$PRE_A fio_read a "$D" 5 --ioengine=psync --numjobs=2 --group_reporting
+    FIO_PRE=$PRE_B fio_read b "$D" 5 --ioengine=libaio --iodepth=16
+}
+pair() {
+    local tag=$1
+    PRE_A=$2 PRE_B=$3 sample_during "$tag" 3 readers
+    wait || true
+    A=$(jq '.jobs[0].read.iops | round' /tmp/a.json) B=$(jq '.jobs[0].read.iops | round' /tmp/b.json)
+    echo "$tag: a $A IOPS, b $B IOPS"
+}
+# codes TAG CLASS LEVEL: the warning codes on the disk of the reader at that priority
+codes() {
+    jq -r --arg d "$SD" --arg c "$2" --argjson l "$3" '[.processes[] | select(.comm == "fio"
+        and .ioprio.effective_class == $c and .ioprio.effective_level == $l and .read_bps > 0)
+        | .warnings[] | select(.device == $d) | .code] | unique | join(",")' "/tmp/$1.json"
+}
+# lens TAG: the lens's truths for the pair: both readers' I/O attributed to the disk at
+# submission, the synchronous reader's iowait measured, both priorities at the disk.
+lens() {
+    local j=/tmp/$1.json n
+    n=$(jq --arg d "$SD" '[.processes[] | select(.comm == "fio" and .read_bps > 0
+        and (.devices | index($d)) and .lens_bytes[$d] > 0)] | length' "$j")
+    [ "$n" = 3 ] || fail "$1: $n of 3 readers attributed to $SD: $(jq -c "[.processes[] | select(.read_bps > 0 or .comm == \"fio\") | [.pid, .comm, .read_bps, .devices, .lens_bytes]]" "$j")"
+    jq -e --arg d "$SD" 'any(.processes[]; .comm == "fio" and .ioprio.effective_class == "be"
+        and .read_bps > 0 and .io_delay_source == "bpf" and .io_delay_pct > 50)' "$j" >/dev/null ||
+        fail "$1: the synchronous reader's iowait: $(jq -c '[.processes[] | select(.comm == "fio") | [.ioprio.effective_class, .io_delay_pct, .io_delay_source]]' "$j")"
+    jq -e --arg d "$SD" --arg p "$2" '.devices[] | select(.name == $d) | .latency_by_prio
+        | (.["be/4"].count > 0) and (.[$p].count > 0)' "$j" >/dev/null ||
+        fail "$1: latency_by_prio: $(dev_json "$j" "$SD" | jq -c '.latency_by_prio | map_values(.count)')"
+}
+
+for s in none kyber mq-deadline bfq; do
+    set_sched "$SD" "$s"
+    # Room for both readers' 17 requests in the scheduler: the lottery is its own case
+    # below (under none, nr_requests is the 4 tags themselves).
+    [ "$s" = none ] || echo 64 >"/sys/block/$SD/queue/nr_requests" || fail "nr_requests 64 under $s"
+    # bfq idles for a synchronous reader's next request up to slice_idle (8 ms), and
+    # serves the idle class when it does not come: under TCG a reader's time between two
+    # reads is longer than that, and the idle reader got its turns (167 against 186 IOPS).
+    [ "$s" = bfq ] && echo 50 >"/sys/block/$SD/queue/iosched/slice_idle"
+    pair "$s" "" "ionice -c3"
+    lens "$s" idle
+    idle=$(codes "$s" idle 0) def=$(codes "$s" be 4)
+    [ -z "$def" ] || fail "$s: the best-effort reader got $def"
+    case $s in
+    none|kyber)
+        [[ ,$idle, == *,ioprio-ignored,* ]] || fail "$s: idle reader's codes: ${idle:-none}"
+        # Served alike: the idle reader's 16 requests a turn against the other's one.
+        [ "$B" -gt "$A" ] || fail "$s ignores the class, yet idle $B IOPS against be $A"
+        ok "$s: ioprio-ignored; idle $B IOPS, best-effort $A" ;;
+    *)
+        [[ ,$idle, != *ignored* ]] || fail "$s: the honoured idle class warned: $idle"
+        [ $((B * 2)) -lt "$A" ] || fail "$s honours the class, yet idle $B IOPS against be $A"
+        ok "$s: honoured (${idle:-no warning}); idle $B IOPS, best-effort $A" ;;
+    esac
+done
+
+# Levels: mq-deadline reads the class alone.
+set_sched "$SD" mq-deadline
+echo 64 >"/sys/block/$SD/queue/nr_requests"
+pair level "ionice -c2 -n0" "ionice -c2 -n7"
+[[ ,$(codes level be 7), == *,ioprio-level-ignored,* ]] || fail "mq-deadline: be/7 codes: $(codes level be 7)"
+ok "mq-deadline: ioprio-level-ignored for be/7 (be/0 $A IOPS, be/7 $B)"
+
+# The lottery: mq-deadline holding 8 requests of the 17 in demand.
+echo 8 >"/sys/block/$SD/queue/nr_requests" || fail "nr_requests 8"
+pair lottery "" "ionice -c3"
+[[ ,$(codes lottery idle 0), == *,ioprio-lottery,* ]] || fail "nr_requests 8: idle codes $(codes lottery idle 0)"
+dev_json /tmp/lottery.json "$SD" | jq -e '.warnings | any(.code == "ioprio-lottery")' >/dev/null ||
+    fail "no device-level ioprio-lottery"
+ok "nr_requests 8: ioprio-lottery (idle $B IOPS, best-effort $A)"

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The VM lane: boots a Debian kernel under qemu with an initramfs made from this build
+# and runs the guest tests (tests/vm/guest/test_*.sh) in it. Nothing on the host changes:
+# the guest's disks are files under a scratch directory, its devices, schedulers,
+# cgroups and sysctls are its own.
+#   tests/vm/run.sh [TEST,...]        default: every guest test
+# Environment:
+#   KVER        a kernel package or release (default linux-image-cloud-amd64, Debian 12's)
+#   VM_ACCEL    kvm or tcg (default: kvm where the CPU exposes vmx/svm and /dev/kvm opens,
+#               else tcg; a KVM guest that does not boot is retried under tcg)
+#   VM_TIMEOUT  seconds a guest may run in all (default 900)
+#   VM_SILENCE  seconds a guest may say nothing on its result port (default 150)
+#   VM_BIN      the iotriage to put in the guest (default ./iotriage)
+#   VM_QEMU     the qemu to run (default qemu-system-x86_64)
+# A guest that hangs or dies is killed and booted once more with the tests it did not
+# finish; a second failure fails the lane with the console's last lines. A lane that
+# cannot run (no qemu, no kernel package) fails: it never passes silently.
+# Output: a line per guest test (PASS/FAIL/SKIP vm/NAME), then "vm: N passed, N failed,
+# N skipped"; exit 0 only when every test passed or skipped with a reason.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+want=${1:-all}
+timeout_s=${VM_TIMEOUT:-900}
+silence_s=${VM_SILENCE:-150}
+bin=${VM_BIN:-./iotriage}
+qemu=${VM_QEMU:-qemu-system-x86_64}
+say() { echo "vm: $*"; }
+
+command -v "$qemu" >/dev/null || { say "$qemu is missing (scripts/deps.sh test installs qemu-system-x86)"; exit 1; }
+[ -x /bin/busybox ] || { say "busybox is missing (busybox-static)"; exit 1; }
+kver=$(tests/vm/kernel.sh "${KVER:-linux-image-cloud-amd64}") || { say "no kernel to boot"; exit 1; }
+kdir=build/vm/$kver
+work=$(mktemp -d /tmp/iotriage-vm.XXXXXX)
+qpid=
+cleanup() { [ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+tests/vm/initramfs.sh "$kver" "$work/initrd.cpio" "$bin" || { say "cannot make the initramfs"; exit 1; }
+
+accel=${VM_ACCEL:-}
+if [ -z "$accel" ]; then
+    if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then accel=kvm; else accel=tcg; fi
+fi
+case $accel in
+kvm) say "booting $kver under KVM" ;;
+*)   accel=tcg; say "booting $kver under TCG (software emulation: this machine's CPU exposes no vmx/svm to a guest)" ;;
+esac
+
+# boot TESTS: one guest run; its result port in $work/results, console in $work/console.
+# Returns 0 when the guest said "done", 1 when it hung (killed) or died before.
+boot() {
+    local list=$1 start last size lastsize=-1 now
+    : >"$work/results"; : >"$work/console"
+    # The disks qemu gives the guest: sparse files, made anew each boot.
+    truncate -s 0 "$work/nvme.img" "$work/vd.img" 2>/dev/null
+    truncate -s 512M "$work/nvme.img"; truncate -s 256M "$work/vd.img"
+    local cpu=max; [ "$accel" = kvm ] && cpu=host
+    # Nice 5, so that the host's own tests beside the lane keep most of the CPUs; its I/O
+    # priority set to the default be/4, so that their screens give it no verdict on the
+    # host's disk (a nice 5 task's priority would be be/5).
+    ionice -c2 -n4 nice -n 5 "$qemu" -accel "$accel" -cpu "$cpu" -smp 2 -m 2048 \
+        -display none -nodefaults -no-reboot \
+        -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
+        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init vmtests=$list vmtimeout=180" \
+        -serial "file:$work/console" -serial "file:$work/results" \
+        -drive "file=$work/nvme.img,if=none,id=nv0,format=raw,cache=unsafe" \
+        -device nvme,serial=iotvm-nvme0,drive=nv0 \
+        -drive "file=$work/vd.img,if=virtio,format=raw,cache=unsafe" \
+        </dev/null >"$work/qemu.out" 2>&1 &
+    qpid=$!
+    start=$SECONDS last=$SECONDS
+    while kill -0 "$qpid" 2>/dev/null; do
+        sleep 0.5
+        now=$SECONDS
+        size=$(stat -c %s "$work/results" 2>/dev/null || echo 0)
+        [ "$size" != "$lastsize" ] && { lastsize=$size last=$now; }
+        if [ $((now - last)) -ge "$silence_s" ] || [ $((now - start)) -ge "$timeout_s" ]; then
+            say "guest killed after $((now - start)) s ($((now - last)) s without a word)"
+            kill -9 "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; qpid=
+            sed -i 's/\r$//' "$work/results"
+            return 1
+        fi
+    done
+    wait "$qpid" 2>/dev/null; qpid=
+    sed -i 's/\r$//' "$work/results"
+    grep -q '^@vm done' "$work/results"
+}
+
+# The tests a run's result port reported as ended.
+ended() { sed -n 's/^@vm end \([^ ]*\) .*/\1/p' "$work/results"; }
+all_tests=$(cd tests/vm/guest && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')
+[ "$want" = all ] && want=${all_tests// /,} && want=${want%,}
+
+pass=0 fail=0 skip=0 failed=()
+report() {
+    # One line per ended test, with the test's own output when it failed or skipped.
+    awk -v tag="$1" '
+        /^@vm begin / { name = $3; buf = ""; next }
+        /^@vm end /   { st = $4; n = $3
+                        printf "%s  vm/%-36s %s\n", (st == "pass" ? "PASS" : st == "skip" ? "SKIP" : "FAIL"), n, tag
+                        printf "%s", buf
+                        name = ""; next }
+        /^@vm /       { next }
+        name != ""    { buf = buf "      | " $0 "\n" }
+    ' "$work/results"
+}
+count() {
+    local p f s
+    p=$(grep -c '^@vm end [^ ]* pass' "$work/results") f=$(grep -c '^@vm end [^ ]* fail' "$work/results")
+    s=$(grep -c '^@vm end [^ ]* skip' "$work/results")
+    pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+    failed+=($(sed -n 's/^@vm end \([^ ]*\) fail/\1/p' "$work/results"))
+}
+
+# keep_hang N: a failed boot's console and result port, kept in build/vm/hang-N, their
+# tails shown.
+keep_hang() {
+    rm -rf "build/vm/hang-$1" && mkdir -p "build/vm/hang-$1" &&
+        cp "$work/console" "$work/results" "$work/qemu.out" "build/vm/hang-$1/"
+    tail -n 30 "$work/console" | sed 's/^/      console| /'
+    tail -n 10 "$work/results" | sed 's/^/      results| /'
+    sed 's/^/      qemu| /' "$work/qemu.out"
+}
+
+t0=$SECONDS
+rm -rf build/vm/hang-1 build/vm/hang-2
+boot "$want"; rc=$?
+if [ $rc -ne 0 ] && [ "$accel" = kvm ] && ! grep -q '^@vm boot' "$work/results"; then
+    say "the KVM guest did not boot; again under TCG"; accel=tcg
+    boot "$want"; rc=$?
+fi
+head -n 1 "$work/results" | grep '^@vm boot' | sed 's/^@vm boot /vm: guest up: kernel /; s/ \([0-9]*\)$/, \1 CPUs/'
+report "(boot 1)"; count
+if [ $rc -ne 0 ]; then
+    rest=$(comm -23 <(echo "$want" | tr , '\n' | sort) <(ended | sort) | tr '\n' , | sed 's/,$//')
+    say "the guest did not finish (its last lines below; all in build/vm/hang-1); booting once more for: ${rest:-nothing}"
+    keep_hang 1
+    if [ -n "$rest" ]; then
+        if boot "$rest"; then rc=0; else rc=1; fi
+        report "(boot 2)"; count
+        if [ $rc -ne 0 ]; then
+            rest2=$(comm -23 <(echo "$rest" | tr , '\n' | sort) <(ended | sort) | tr '\n' ' ')
+            say "the guest failed again (all in build/vm/hang-2); not run: $rest2"
+            keep_hang 2
+            fail=$((fail + 1)); failed+=("guest-hang")
+        fi
+    else
+        rc=0
+    fi
+fi
+say "$accel, $((SECONDS - t0)) s; $pass passed, $fail failed, $skip skipped${failed[*]:+ (failed: ${failed[*]})}"
+[ "$fail" -eq 0 ] && [ $((pass + skip)) -gt 0 ]
