@@ -8,3 +8,10 @@ VM_NEEDS := iotriage $(BUILD)/tests/taskhelper $(BUILD)/tests/slowfs $(BUILD)/te
 check-vm: deps-test
 	$(MAKE) -j$(NPROC) $(VM_NEEDS)
 	KVER="$(KVER)" tests/vm/run.sh
+
+# The lane's reader of a guest's result port, fuzzed at length (test_vm_protocol runs 300
+# mutations in make check).
+.PHONY: fuzz-vm-protocol
+fuzz: fuzz-vm-protocol
+fuzz-vm-protocol:
+	python3 tests/vm/protocol_fuzz.py 20000 "$$(date +%s)"
