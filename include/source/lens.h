@@ -206,6 +206,7 @@ struct lens_dev_interval {
     int    top_class;                /* highest class that completed LENS_SERVED_MIN; -1 none */
     double top_device_ms;            /* its mean device time */
     double top_busy_depth;           /* its requests at the device on average */
+    double top_sched_ms;             /* its mean time in the scheduler; NAN: none timed */
     double service_ms;               /* the device's own service time, estimated: its fastest
                                       * request since the lens started, but not below a
                                       * quarter of this interval's p05 (one freak request) */
@@ -235,7 +236,8 @@ struct lens_dev_interval {
 #define LENS_HELD_FACTOR    4.0    /* a lower class's scheduler time this many times ... */
 #define LENS_HELD_MIN_MS    1.0    /* ... and at least this: held back */
 #define LENS_HELD_QUEUE     1.5    /* requests in the scheduler on average: held back */
-#define LENS_SAT_TAG        1.0    /* a wait for a tag this many service times: saturated */
+#define LENS_SAT_TAG        1.0    /* a wait for a tag (or, by the served class, in the
+                                    * scheduler) this many service times: saturated */
 
 /* Pure: the share of the interval between two readings (prev NULL or without a read
  * time: since the lens started) that the per-request programs were attached, in [0, 1]:

@@ -350,6 +350,20 @@ static void test_judge_edges(void **state)
     assert_int_equal(lens_judge_saturation(&d), 1);
     d.tag_ms = 0.01;
     assert_int_equal(lens_judge_saturation(&d), -1);
+    /* the queue in the scheduler: a 4-command SCSI disk under mq-deadline, 32 requests of
+     * one class (the VM lane's test_saturation): the served class waits there itself */
+    d.top_sched_ms = 32.8;
+    d.busy_depth = d.top_busy_depth = 3.9;
+    d.growth = 1.1;
+    d.service_ms = 4.0;
+    d.held_back = true;       /* (aqu-sz less the device's: the scheduler's queue) */
+    assert_int_equal(lens_judge_saturation(&d), 1);
+    /* a label honoured: the served class goes straight through, the held one waits */
+    d.top_sched_ms = 0.1;
+    assert_int_equal(lens_judge_saturation(&d), 0);
+    d.held_back = false;
+    d.top_sched_ms = NAN;
+    assert_int_equal(lens_judge_saturation(&d), -1);
     d.busy_depth = NAN;
     d.growth = NAN;
     assert_int_equal(lens_judge_saturation(&d), -1);
