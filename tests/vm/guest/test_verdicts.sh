@@ -68,6 +68,8 @@ for s in none kyber mq-deadline bfq; do
     *)
         [[ ,$idle, != *ignored* ]] || fail "$s: the honoured idle class warned: $idle"
         [ $((B * 2)) -lt "$A" ] || fail "$s honours the class, yet idle $B IOPS against be $A"
+        # mq-deadline serves idle only when no best-effort request waits: held, measured
+        [ "$s" = bfq ] || [[ ,$idle, == *,ioprio-held,* ]] || fail "$s: no ioprio-held for the idle reader ($idle)"
         ok "$s: honoured (${idle:-no warning}); idle $B IOPS, best-effort $A" ;;
     esac
 done
