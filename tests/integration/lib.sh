@@ -96,6 +96,25 @@ wait_threads() {
 
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
 
+# sched_offered DEV NAME: the queue of block device DEV (loop0, not /dev/loop0) offers
+# the I/O scheduler NAME (/sys/block/DEV/queue/scheduler lists it, active or not). bfq is
+# not offered everywhere: a kernel without it (CONFIG_IOSCHED_BFQ off, no module) lists
+# "none mq-deadline kyber", and writing bfq there fails with EINVAL. A test's bfq cases
+# run only where it is offered; where it is not, the test says so with skip_part and
+# goes on with its other cases (a test that is all bfq skips: exit 77). The VM lane (a
+# kernel that has bfq) runs them.
+sched_offered() {
+    local s
+    for s in $(tr -d '[]' 2>/dev/null <"/sys/block/$1/queue/scheduler"); do
+        [ "$s" = "$2" ] && return 0
+    done
+    return 1
+}
+NO_BFQ="bfq not offered by this kernel (the VM lane covers it)"
+# skip_part WHAT: one line saying that part of the test did not run here, and why
+# (WHAT ends with the reason, e.g. "bfq's level weights: $NO_BFQ").
+skip_part() { echo "skipped part: $*"; }
+
 # without_lib LIB CMD...: CMD in a mount namespace of its own where the shared library LIB
 # is bound over by an empty file, as on a machine without it.
 without_lib() { local lib=$1; shift; unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$lib" "$@"; }
