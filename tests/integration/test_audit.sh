@@ -41,11 +41,22 @@ jqf '.ignored == 1 and .honoured == 0' "$TMP/a.json" >/dev/null
 run_audit | grep -Eq "$LAB_NAME +none +ignored +\(WorkingDirectory\)" || fail "text audit lacks the verdict line"
 ok "idle unit on $LAB_NAME under none: ignored, exit 1"
 
-echo bfq >"$Q/scheduler"
-run_audit --json >"$TMP/b.json"; rc=$?
-[ "$rc" = 0 ] || fail "the same unit under bfq: exit $rc, expected 0"
-jqf '.units[0].devices[0].verdict == "honoured" and .ignored == 0' "$TMP/b.json" >/dev/null
-ok "under bfq: honoured, exit 0"
+# Under a scheduler that reads the class, the same unit is honoured: mq-deadline (the
+# class alone: idle is a class), and bfq where the kernel offers it.
+for s in mq-deadline bfq; do
+    if ! sched_offered "$LAB_NAME" "$s"; then
+        [ "$s" = bfq ] || fail "$LAB_NAME does not offer $s: $(cat "$Q/scheduler")"
+        skip_part "the idle unit under bfq: $NO_BFQ"
+        continue
+    fi
+    echo "$s" >"$Q/scheduler" || fail "cannot select $s"
+    run_audit --json >"$TMP/b.json"; rc=$?
+    [ "$rc" = 0 ] || fail "the same unit under $s: exit $rc, expected 0"
+    jqf --arg s "$s" '.units[0].devices[0] | .verdict == "honoured" and .scheduler == $s' "$TMP/b.json" >/dev/null
+    jqf '.ignored == 0 and .honoured == 1' "$TMP/b.json" >/dev/null
+    run_audit | grep -Eq "$LAB_NAME +$s +honoured +\(WorkingDirectory\)" || fail "text audit under $s lacks the verdict line"
+    ok "under $s: honoured, exit 0"
+done
 
 # A second unit with Nice=19 whose binary is not in this root: the root filesystem's
 # disk decides, by its scheduler, and the audit says so.
