@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "source/cgroups.h"
@@ -32,6 +33,8 @@ struct sampler {
     long clk_tck;
     struct dev_handle *devh;         /* each listed device's open sysfs files, in the order
                                       * /proc/diskstats listed them last */
+    unsigned sched_mods;             /* blockdev_sched_modules of the running kernel; 0
+                                      * with --sys-root (the tree is not this kernel's) */
     size_t ndevh;
     struct cgroup_src *cg;           /* task -> cgroup on the fd rescan cadence (cgroups.h) */
     struct mounts_src *mnt;          /* the mount table, read again when it changes */
@@ -135,6 +138,14 @@ int sampler_open(struct sampler **out, const struct sampler_opts *opts, char *er
         free(s->pids);
         free(s);
         return -EIO;
+    }
+    if (!opts->sys_root) {
+        struct utsname u;
+        char mdir[64 + sizeof(u.release)];
+        if (uname(&u) == 0) {
+            snprintf(mdir, sizeof(mdir), "/lib/modules/%s", u.release);
+            s->sched_mods = blockdev_sched_modules(mdir);
+        }
     }
     s->sys_fd = open_dir(sys);
     if (s->sys_fd < 0) {
@@ -285,6 +296,7 @@ static void take_devices(struct sampler *s, struct snapshot *out)
         size_t had = blockdev_handle_files(devh[i].h);   /* a handle opened anew counts again */
         d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h,
                                      held - had + BD_HANDLE_FILES_MAX <= DEV_FILES_MAX, &d->bd);
+        d->bd.sched_loadable = s->sched_mods;
         held = held - had + blockdev_handle_files(devh[i].h);
         /* Listed by /proc/diskstats, unknown to sysfs a moment later: deleted between the
          * two reads (a partition deleted with BLKPG while we sample: 11 of 125 sightings of

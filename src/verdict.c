@@ -148,17 +148,39 @@ static bool offers(const struct blockdev_info *b, const char *sched)
     return false;
 }
 
-/* "bfq (class and level) or mq-deadline (class)", limited to what the device offers. */
+/* A scheduler the kernel can load for it, not offered yet (a module never loaded). */
+static bool loadable(const struct blockdev_info *b, unsigned bit)
+{
+    return (b->sched_loadable & bit) != 0;
+}
+
+/* "bfq (class and level) or mq-deadline (class)", limited to what the device offers or
+ * the kernel can load for it: never a scheduler this kernel does not have. */
 static const char *switch_advice(const struct blockdev_info *b)
 {
     bool bfq = offers(b, "bfq"), dl = offers(b, "mq-deadline");
+    bool bfq_mod = !bfq && loadable(b, BD_LOAD_BFQ), dl_mod = !dl && loadable(b, BD_LOAD_DEADLINE);
     if (bfq && dl)
         return "switch it to bfq (reads class and level) or mq-deadline (class only)";
     if (bfq)
         return "switch it to bfq (reads class and level)";
+    if (dl && bfq_mod)
+        return "switch it to mq-deadline (reads the class) or, after modprobe bfq, to bfq "
+               "(class and level)";
     if (dl)
         return "switch it to mq-deadline (reads the class)";
-    return "no scheduler that reads priorities is offered (modprobe bfq)";
+    if (bfq_mod)
+        return "modprobe bfq and switch it to bfq (reads class and level)";
+    if (dl_mod)
+        return "modprobe mq-deadline and switch it to mq-deadline (reads the class)";
+    return "this kernel has no scheduler that reads priorities";
+}
+
+/* ", bfq" where the device offers bfq, ", bfq (modprobe bfq)" where the kernel can load
+ * it, "" where this kernel has none. */
+static const char *bfq_option(const struct blockdev_info *b)
+{
+    return offers(b, "bfq") ? ", bfq" : loadable(b, BD_LOAD_BFQ) ? ", bfq (modprobe bfq)" : "";
 }
 
 static bool queue_full(const struct dev_rates *d)
@@ -308,8 +330,8 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     } else if (sr == SR_LEVEL_IGNORED) {
         push(v, W_IOPRIO_LEVEL_IGNORED, (int)di, (int)ti,
              "%s[%d] %s: %s uses mq-deadline, which reads the class but not the level, so "
-             "be/%d is served like be/4; use idle class (ionice -c3), bfq, or cgroup io.weight",
-             comm, pid, label, dev, prio.level);
+             "be/%d is served like be/4; use idle class (ionice -c3)%s, or cgroup io.weight",
+             comm, pid, label, dev, prio.level, bfq_option(b));
         mark_evidence(v, says, &m, false);
     }
     if ((sr == SR_HONOURED || sr == SR_LEVEL_IGNORED) && queue_full(d))
@@ -570,8 +592,10 @@ enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settin
     } else {
         snprintf(text, n,
                  "%s: io.weight %d on %s does nothing: io.cost is not enabled for it and %s reads "
-                 "no cgroup weight; enable io.cost (io.cost.qos enable=1) or use bfq with io.bfq.weight",
-                 path, w, d->ds.name, sched);
+                 "no cgroup weight; enable io.cost (io.cost.qos enable=1)%s",
+                 path, w, d->ds.name, sched,
+                 offers(&d->bd, "bfq") ? " or use bfq with io.bfq.weight"
+                 : loadable(&d->bd, BD_LOAD_BFQ) ? " or use bfq (modprobe bfq) with io.bfq.weight" : "");
     }
     return CGJ_IGNORED;
 }

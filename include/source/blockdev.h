@@ -48,7 +48,22 @@ struct blockdev_info {
      * of an absent attribute cannot tell apart from "the device has none". */
     int  attr_err;
     char attr_err_name[24];
+    /* Schedulers not offered by the queue that the running kernel can still load as a
+     * module at the first write of their name (BD_LOAD_*; filled by the sampler from
+     * blockdev_sched_modules, 0 for a tree given with --sys-root and in a replay). */
+    unsigned sched_loadable;
 };
+
+#define BD_LOAD_BFQ      1u
+#define BD_LOAD_DEADLINE 2u
+#define BD_LOAD_KYBER    4u
+
+/* The schedulers the running kernel has as loadable modules (BD_LOAD_*): their module
+ * file under modules_dir (/lib/modules/RELEASE, from uname), looked up once a process;
+ * writing the name to queue/scheduler loads it (elevator_get() asks for
+ * "NAME-iosched"). 0 when none, or the directory is missing (a kernel without modules,
+ * or one whose tree is not on this machine). */
+unsigned blockdev_sched_modules(const char *modules_dir);
 
 /* Pure: parse the text of queue/scheduler, e.g. "none [mq-deadline] kyber bfq".
  * Fills active ("" when nothing is bracketed, as for "none" alone on old kernels or an

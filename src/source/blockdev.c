@@ -19,6 +19,31 @@ int blockdev_parse_scheduler(const char *buf, char active[BD_SCHED_MAX],
     return n > BD_NSCHED ? BD_NSCHED : n;
 }
 
+unsigned blockdev_sched_modules(const char *modules_dir)
+{
+    static const struct { const char *path; unsigned bit; } mods[] = {
+        { "kernel/block/bfq.ko", BD_LOAD_BFQ },
+        { "kernel/block/mq-deadline.ko", BD_LOAD_DEADLINE },
+        { "kernel/block/kyber-iosched.ko", BD_LOAD_KYBER },
+    };
+    static const char *const ext[] = { "", ".xz", ".zst", ".gz" };
+    int dfd = open(modules_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    unsigned got = 0;
+    char path[96];
+    for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
+        for (size_t e = 0; e < sizeof(ext) / sizeof(ext[0]); e++) {
+            snprintf(path, sizeof(path), "%s%s", mods[i].path, ext[e]);
+            if (faccessat(dfd, path, F_OK, 0) == 0) {
+                got |= mods[i].bit;
+                break;
+            }
+        }
+    close(dfd);
+    return got;
+}
+
 int blockdev_parse_inflight(const char *buf, long *r, long *w)
 {
     char *end;

@@ -191,6 +191,71 @@ static void test_nice19_on_mq_deadline_level_ignored(void **state)
     verdicts_free(&w.v);
 }
 
+/* The way out names only schedulers this kernel has: offered by the device, or a module
+ * it can load (then with its modprobe); never bfq on a kernel without it. */
+static const char *text_of(const struct verdicts *v, enum warn_code c)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == c)
+            return v->w[i].text;
+    return "";
+}
+
+static void offer(struct world *w, int i, const char *const *names, unsigned n, unsigned loadable)
+{
+    for (unsigned k = 0; k < n; k++)
+        snprintf(w->dev[i].bd.schedulers[k], sizeof(w->dev[i].bd.schedulers[k]), "%s", names[k]);
+    w->dev[i].bd.nsched = n;
+    w->dev[i].bd.sched_loadable = loadable;
+}
+
+static void test_advice_names_only_schedulers_the_kernel_has(void **state)
+{
+    (void)state;
+    static const char *const no_bfq[] = { "none", "mq-deadline", "kyber" };
+    static const char *const none_only[] = { "none" };
+    struct { const char *const *names; unsigned n, loadable; const char *want, *not; } cases[] = {
+        { no_bfq, 3, 0, "switch it to mq-deadline (reads the class)", "bfq" },
+        { no_bfq, 3, BD_LOAD_BFQ, "after modprobe bfq, to bfq", NULL },
+        { none_only, 1, BD_LOAD_BFQ, "modprobe bfq and switch it to bfq", "mq-deadline" },
+        { none_only, 1, 0, "this kernel has no scheduler that reads priorities", "modprobe" },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct world w;
+        w_init(&w);
+        int vda = w_dev(&w, "vda", "none", 64, 1, 8, 4, 8000);
+        offer(&w, vda, cases[c].names, cases[c].n, cases[c].loadable);
+        int t = w_task(&w, 100, "backup", P(IOC_IDLE, 7), 1000, 50, 4);
+        w_touch(&w, t, vda);
+        verdict_compute(&w.res, &w.v);
+        const char *txt = text_of(&w.v, W_IOPRIO_IGNORED);
+        assert_non_null(strstr(txt, cases[c].want));
+        if (cases[c].not)
+            assert_null(strstr(txt, cases[c].not));
+        verdicts_free(&w.v);
+    }
+    /* a best-effort level under mq-deadline: bfq only where the kernel has it */
+    struct world w;
+    w_init(&w);
+    int vda = w_dev(&w, "vda", "mq-deadline", 256, 1, 3, 4, 8000);
+    offer(&w, vda, no_bfq, 3, 0);
+    int t = w_task(&w, 7, "du", P(IOC_BE, 7), 0, NAN, NAN);
+    w_touch(&w, t, vda);
+    verdict_compute(&w.res, &w.v);
+    const char *txt = text_of(&w.v, W_IOPRIO_LEVEL_IGNORED);
+    assert_non_null(strstr(txt, "ionice -c3"));
+    assert_null(strstr(txt, "bfq"));
+    verdicts_free(&w.v);
+    w_init(&w);
+    vda = w_dev(&w, "vda", "mq-deadline", 256, 1, 3, 4, 8000);
+    offer(&w, vda, no_bfq, 3, BD_LOAD_BFQ);
+    t = w_task(&w, 7, "du", P(IOC_BE, 7), 0, NAN, NAN);
+    w_touch(&w, t, vda);
+    verdict_compute(&w.res, &w.v);
+    assert_non_null(strstr(text_of(&w.v, W_IOPRIO_LEVEL_IGNORED), "bfq (modprobe bfq)"));
+    verdicts_free(&w.v);
+}
+
 static void test_full_queue_is_a_lottery(void **state)
 {
     (void)state;
@@ -462,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_code_names_are_stable),
         cmocka_unit_test(test_idle_on_none_is_ignored_and_on_bfq_not),
         cmocka_unit_test(test_nice19_on_mq_deadline_level_ignored),
+        cmocka_unit_test(test_advice_names_only_schedulers_the_kernel_has),
         cmocka_unit_test(test_full_queue_is_a_lottery),
         cmocka_unit_test(test_unsaturated_device_is_informational),
         cmocka_unit_test(test_buffered_writer_with_label_gets_writeback),
