@@ -8,7 +8,11 @@
 set -eu
 spec=${1:-linux-image-cloud-amd64}
 case $spec in linux-image-*) pkg=$spec ;; *) pkg=linux-image-$spec ;; esac
-dep=$(apt-cache depends "$pkg" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+image() { apt-cache depends "$1" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'; }
+known() { apt-cache show "$1" >/dev/null 2>&1; }
+# A machine whose package lists are missing or old knows neither: read them once more.
+known "$pkg" || apt-get update -qq >/dev/null 2>&1
+dep=$(image "$pkg")
 [ -n "$dep" ] && pkg=$dep
 kver=${pkg#linux-image-}
 case $kver in
