@@ -80,10 +80,13 @@ jqf '.processes[0].io_delay_pct == null and .processes[0].io_delay_source == nul
 jqf '.processes[0] | (.io_delay_pct == null and .io_delay_source == null) or .io_delay_source == "bpf"' "$TMP/old-lens.json" >/dev/null
 ok "task without delay data: io_delay_pct null without the lens, the lens's own with it"
 
-# Delay accounting off: every delay null, and the output says why.
+# Delay accounting off: no delay from taskstats, every swap-in delay null, and the output
+# says why. A process of the machine caught waiting in D (the VM lane's qemu beside this
+# test, reading its disk images) may carry the sampled estimate, said as such.
 sysctl -q -w kernel.task_delayacct=0 >/dev/null
 "$IOT" --json --no-bpf -d 0.2 -n 1 >"$TMP/off.json"
-jqf '.delayacct == false and all(.processes[]; .io_delay_pct == null and .swapin_delay_pct == null)' "$TMP/off.json" >/dev/null
+jqf '.delayacct == false and all(.processes[]; (.io_delay_pct == null or .io_delay_source == "sampled")
+     and .swapin_delay_pct == null)' "$TMP/off.json" >/dev/null
 jqf 'any(.notes[]; .source == "delayacct" and (.text | test("task_delayacct is 0")))' "$TMP/off.json" >/dev/null
 "$IOT" -b -d 0.2 -n 1 | grep -q 'delay accounting is off' || fail "text does not say delay accounting is off"
 ok "delay accounting off: delays null, explained"
