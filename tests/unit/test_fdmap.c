@@ -559,6 +559,17 @@ struct open_spec {
     int flags;
 };
 
+/* In a child: 0, 1 and 2 on /dev/null, every other fd closed but keep. */
+static void child_fds_only(int keep)
+{
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; fd++)
+        dup2(null, fd);
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != keep)
+            close(fd);
+}
+
 /* A process holding exactly these files open (0, 1 and 2 are /dev/null; every other fd
  * is closed), waiting to be killed. It is a child that opens the files, then becomes
  * /bin/sleep: a fork alone would also hold whatever a tool running this test keeps open
@@ -571,12 +582,7 @@ static pid_t spawn_holder(const struct open_spec *specs, size_t n)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        for (int fd = 0; fd < 3; fd++)
-            dup2(null, fd);
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != p[1])
-                close(fd);
+        child_fds_only(p[1]);
         char ok = 'y';
         for (size_t i = 0; i < n; i++)
             if (open(specs[i].path, specs[i].flags, 0600) < 0)
@@ -870,12 +876,7 @@ static pid_t spawn_leaderless(const char *path, pid_t *tid)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        for (int fd = 0; fd < 3; fd++)
-            dup2(null, fd);
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != p[1])
-                close(fd);
+        child_fds_only(p[1]);
         if (open(path, O_WRONLY) < 0)
             _exit(1);
         leaderless_pipe = p[1];
