@@ -10,7 +10,7 @@ ok "no qemu: the lane fails and says so"
 KVER=linux-image-0.0.0-none-amd64 tests/vm/run.sh >"$TMP/nokernel" 2>&1 && fail "the lane passed without a kernel"
 grep -q 'no kernel to boot' "$TMP/nokernel" || fail "no kernel package, yet: $(cat "$TMP/nokernel")"
 ok "no kernel package: the lane fails and says so"
-VM_SILENCE=10 tests/vm/run.sh selftest_hang >"$TMP/hang" 2>&1 && fail "a silent guest passed: $(cat "$TMP/hang")"
+VM_KEEP=$TMP/keep VM_SILENCE=10 tests/vm/run.sh selftest_hang >"$TMP/hang" 2>&1 && fail "a silent guest passed: $(cat "$TMP/hang")"
 for want in 'guest killed after' 'booting once more for: selftest_hang' 'the guest failed again' \
             'console|' 'results| selftest: going quiet' '0 passed, 1 failed'; do
     grep -qF "$want" "$TMP/hang" || fail "a silent guest: no '$want' in: $(cat "$TMP/hang")"

@@ -60,6 +60,7 @@ def directed():
     cases = [
         ("well-formed", good(W, {}), W, (2, 0, 0)),
         ("a fail", good(W, {"test_b": "fail"}), W, (1, 1, 0)),
+        ("ticks between a test's lines", good(W, {}).replace(b"ok: something", b"@vm tick\nok: something"), W, (2, 0, 0)),
         ("forged end of another test", b"@vm begin test_a\n@vm end test_b pass\n@vm end test_a fail\n", W, (0, 1, 0)),
         ("an end twice", b"@vm begin test_a\n@vm end test_a pass\n@vm end test_a pass\n", W, (1, 0, 0)),
         ("an end without a begin", b"@vm end test_a pass\n@vm done\n", W, (0, 0, 0)),
@@ -92,7 +93,8 @@ def mutate(rng, data):
             b = bytearray(lines[i]); b[rng.randrange(len(b))] = rng.randrange(256); lines[i] = bytes(b)
         elif op == 5:
             lines.insert(i, rng.choice([b"@vm end test_b pass", b"@vm end test_c pass", b"@vm done",
-                                        b"@vm begin test_b", b"@vm end test_a skip", b"@vm end  pass"]))
+                                        b"@vm begin test_b", b"@vm end test_a skip", b"@vm end  pass",
+                                        b"@vm tick", b"@vm tick now"]))
         elif op == 6: lines.insert(i, bytes(rng.randrange(256) for _ in range(rng.randrange(300))))
         else: lines.insert(i, b"x" * rng.randrange(5000))
     return b"\n".join(lines)

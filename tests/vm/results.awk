@@ -29,7 +29,7 @@ function flush(name, st,   tagline) {
         ended = ended (ended == "" ? "" : ",") cur
         cur = ""; next
     }
-    if (line ~ /^@vm (boot [^ ]+ [0-9]+|done)$/) next
+    if (line ~ /^@vm (boot [^ ]+ [0-9]+|done|tick)$/) next
     if (cur == "") next
     lines++
     if (lines <= 200) {

@@ -9,7 +9,9 @@
 #   VM_ACCEL    kvm or tcg (default: kvm where the CPU exposes vmx/svm and /dev/kvm opens,
 #               else tcg; a KVM guest that does not boot is retried under tcg)
 #   VM_TIMEOUT  seconds a guest may run in all (default 900)
-#   VM_SILENCE  seconds a guest may say nothing on its result port (default 150)
+#   VM_SILENCE  seconds a guest may say nothing on its result port (default 60; a live
+#               guest ticks every 10 s, and each test has 300 s of its own in the guest)
+#   VM_KEEP     where a failed boot's console and result port are kept (build/vm/last)
 #   VM_BIN      the iotriage to put in the guest (default ./iotriage)
 #   VM_QEMU     the qemu to run (default qemu-system-x86_64)
 # A guest that hangs or dies is killed and booted once more with the tests it did not
@@ -21,7 +23,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 want=${1:-all}
 timeout_s=${VM_TIMEOUT:-900}
-silence_s=${VM_SILENCE:-150}
+silence_s=${VM_SILENCE:-60}
+keep=${VM_KEEP:-build/vm/last}
 bin=${VM_BIN:-./iotriage}
 qemu=${VM_QEMU:-qemu-system-x86_64}
 say() { echo "vm: $*"; }
@@ -61,7 +64,7 @@ boot() {
     ionice -c2 -n4 nice -n 5 "$qemu" -accel "$accel" -cpu "$cpu" -smp 2 -m 2048 \
         -display none -nodefaults -no-reboot \
         -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
-        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init vmtests=$list vmtimeout=180" \
+        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init vmtests=$list vmtimeout=300" \
         -serial "file:$work/console" -serial "file:$work/results" \
         -drive "file=$work/nvme.img,if=none,id=nv0,format=raw,cache=unsafe" \
         -device nvme,serial=iotvm-nvme0,drive=nv0 \
@@ -105,18 +108,18 @@ report() {
 # rest LIST: the tests of LIST the last boot did not end, comma-separated.
 rest() { comm -23 <(tr , '\n' <<<"$1" | sort) <(tr , '\n' <<<"$ENDED" | sort) | paste -sd, -; }
 
-# keep_hang N: a failed boot's console and result port, kept in build/vm/hang-N, their
+# keep_hang N: a failed boot's console and result port, kept in $keep/hang-N, their
 # tails shown.
 keep_hang() {
-    rm -rf "build/vm/hang-$1" && mkdir -p "build/vm/hang-$1" &&
-        cp "$work/console" "$work/results" "$work/qemu.out" "build/vm/hang-$1/"
+    rm -rf "$keep/hang-$1" && mkdir -p "$keep/hang-$1" &&
+        cp "$work/console" "$work/results" "$work/qemu.out" "$keep/hang-$1/"
     tail -n 30 "$work/console" | sed 's/^/      console| /'
-    tail -n 10 "$work/results" | sed 's/^/      results| /'
+    grep -v '^@vm tick$' "$work/results" | tail -n 10 | sed 's/^/      results| /'
     sed 's/^/      qemu| /' "$work/qemu.out"
 }
 
 t0=$SECONDS
-rm -rf build/vm/hang-1 build/vm/hang-2
+rm -rf "$keep/hang-1" "$keep/hang-2"
 boot "$want"; rc=$?
 if [ $rc -ne 0 ] && [ "$accel" = kvm ] && ! grep -q '^@vm boot' "$work/results"; then
     say "the KVM guest did not boot; again under TCG"; accel=tcg
@@ -128,13 +131,13 @@ left=$(rest "$want")
 # A guest that hung, died, or said done without ending every test asked for: once more,
 # for the tests it did not end; a second time fails the lane.
 if [ $rc -ne 0 ] || [ -n "$left" ]; then
-    say "the guest did not finish (its last lines below; all in build/vm/hang-1); booting once more for: ${left:-nothing}"
+    say "the guest did not finish (its last lines below; all in $keep/hang-1); booting once more for: ${left:-nothing}"
     keep_hang 1
     if [ -n "$left" ]; then
         boot "$left"; rc=$?
         report "$left" "(boot 2)"
         if [ $rc -ne 0 ] || [ -n "$(rest "$left")" ]; then
-            say "the guest failed again (all in build/vm/hang-2); not run: $(rest "$left")"
+            say "the guest failed again (all in $keep/hang-2); not run: $(rest "$left")"
             keep_hang 2
             fail=$((fail + 1)); failed+=("guest-hang")
         fi

@@ -28,12 +28,13 @@ check nvme0n1 none 1023 2 0
 vd=$(cd /sys/block && ls -d vd* | head -n 1)
 check "$vd" none 256 2 1
 
-# 400 direct reads of 4 KiB, all inside one interval of iotriage: 400 reads, 1,600 kB in
+# 400 direct reads of 4 KiB, inside one interval of iotriage: 400 reads, 1,600 kB in
 # the device's rates (iostat's arithmetic on diskstats), whatever the interval's length.
-$IOT --json -n 2 -d 3 -o >/tmp/n.json 2>/tmp/n.err &
+# (dd starts once iotriage's first sample is out: its baseline is read by then, however
+# slow the guest is to start it)
+$IOT --json -n 3 -d 2 -o >/tmp/n.json 2>/tmp/n.err &
 iot=$!; BG_PIDS+=("$iot")
-wait_until 30 eval '[ "$(readlink /proc/$iot/exe)" = "$IOT" ]' || fail "iotriage did not start"
-sleep 1
+wait_until 60 eval '[ -s /tmp/n.json ]' || fail "iotriage wrote nothing: $(cat /tmp/n.err)"
 dd if=/dev/nb1q of=/dev/null bs=4k count=400 iflag=direct 2>/dev/null || fail "dd"
 wait "$iot" || fail "iotriage: $(cat /tmp/n.err)"
 got=$(jq -c '.interval_s as $i | .devices[] | select(.name == "nb1q") | [(.r_s * $i | round), (.rkb_s * $i | round)]' /tmp/n.json | tr '\n' ' ')

@@ -31,13 +31,15 @@ codes() {
         and .ioprio.effective_class == $c and .ioprio.effective_level == $l and .read_bps > 0)
         | .warnings[] | select(.device == $d) | .code] | unique | join(",")' "/tmp/$1.json"
 }
-# lens TAG: the lens's truths for the pair: both readers' I/O attributed to the disk at
+# lens TAG: the lens's truths for the pair: the readers' I/O attributed to the disk at
 # submission, the synchronous reader's iowait measured, both priorities at the disk.
 lens() {
     local j=/tmp/$1.json n
-    n=$(jq --arg d "$SD" '[.processes[] | select(.comm == "fio" and .read_bps > 0
-        and (.devices | index($d)) and .lens_bytes[$d] > 0)] | length' "$j")
-    [ "$n" = 3 ] || fail "$1: $n of 3 readers attributed to $SD: $(jq -c "[.processes[] | select(.read_bps > 0 or .comm == \"fio\") | [.pid, .comm, .read_bps, .devices, .lens_bytes]]" "$j")"
+    # (every reader that read in the interval: a starved idle reader may have read nothing)
+    n=$(jq --arg d "$SD" '[.processes[] | select(.comm == "fio" and .read_bps > 0)
+        | select((.devices | index($d)) and .lens_bytes[$d] > 0 | not)] | length' "$j")
+    r=$(jq '[.processes[] | select(.comm == "fio" and .read_bps > 0)] | length' "$j")
+    [ "$n" = 0 ] && [ "$r" -ge 2 ] || fail "$1: $n of $r readers not attributed to $SD: $(jq -c "[.processes[] | select(.read_bps > 0 or .comm == \"fio\") | [.pid, .comm, .read_bps, .devices, .lens_bytes]]" "$j")"
     jq -e --arg d "$SD" 'any(.processes[]; .comm == "fio" and .ioprio.effective_class == "be"
         and .read_bps > 0 and .io_delay_source == "bpf" and .io_delay_pct > 50)' "$j" >/dev/null ||
         fail "$1: the synchronous reader's iowait: $(jq -c '[.processes[] | select(.comm == "fio") | [.ioprio.effective_class, .io_delay_pct, .io_delay_source]]' "$j")"
