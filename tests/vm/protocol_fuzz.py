@@ -44,9 +44,8 @@ def check_invariants(data, want, res):
     assert set(failed) <= set(ended), (failed, ended)
     lines = [l.rstrip(b"\r") for l in data.split(b"\n")]
     for n in ended:
-        b = b"@vm begin " + n.encode()
         ends = [i for i, l in enumerate(lines) if re.fullmatch(rb"@vm end " + re.escape(n.encode()) + rb" (pass|fail|skip)", l)]
-        begins = [i for i, l in enumerate(lines) if l == b]
+        begins = [i for i, l in enumerate(lines) if l == b"@vm begin " + n.encode()]
         assert ends and begins and min(begins) < max(ends), (n, begins, ends)
     for n in ended:  # a counted pass has its exact pass line
         if n not in failed and not any(l == b"@vm end " + n.encode() + b" pass" for l in lines):

@@ -11,7 +11,7 @@ BEGIN {
     for (i = 1; i <= n; i++) asked[w[i]] = 1
     cur = ""; p = f = s = 0; ended = failed = ""
 }
-function flush(name, st,   tagline) {
+function flush(name, st) {
     printf "%s  vm/%-36s %s\n", (st == "pass" ? "PASS" : st == "skip" ? "SKIP" : "FAIL"), name, tag
     printf "%s", buf
     if (lines > 200) printf "      | (%d more lines)\n", lines - 200
