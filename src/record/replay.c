@@ -699,6 +699,12 @@ static int decode_lens_stages(struct dec *d, const struct json_value *o, struct 
     l->sampled = (double)NAN;
     if (json_get(v, "sampled") && (rc = get_num(d, v, "sampled", &l->sampled)))
         return rc;
+    /* Recordings made before the depth fit was written: unknown. */
+    l->fit.depth_sd = l->fit.elasticity = (double)NAN;
+    if (json_get(v, "depth_sd") && (rc = get_num(d, v, "depth_sd", &l->fit.depth_sd)))
+        return rc;
+    if (json_get(v, "elasticity") && (rc = get_num(d, v, "elasticity", &l->fit.elasticity)))
+        return rc;
     /* Before the duty cycle the request programs were always attached. */
     l->duty = 1;
     if (json_get(v, "duty") && (rc = get_num(d, v, "duty", &l->duty)))

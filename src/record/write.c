@@ -205,6 +205,8 @@ static void json_lens_stages(struct jw *w, const struct dev_rates *d)
     jw_num(w, "total_p50_ms", l->total_p50_ms);
     jw_num(w, "total_p99_ms", l->total_p99_ms);
     jw_num(w, "depth", l->fit.depth);
+    jw_num(w, "depth_sd", l->fit.depth_sd);
+    jw_num(w, "elasticity", l->fit.elasticity);
     jw_num(w, "busy_depth", l->busy_depth);
     jw_num(w, "service_ms", l->service_ms);
     jw_num(w, "growth", l->growth);

@@ -425,7 +425,28 @@ int lens_judge_saturation(const struct lens_dev_interval *d)
     if (d->service_ms > 0 && d->top_busy_depth >= LENS_SAT_MIN_DEPTH &&
         d->top_sched_ms >= LENS_SAT_TAG * d->service_ms)
         return 1;
+    /* Or, without a service time to compare with (a device saturated since before the
+     * lens, in strict FIFO: no request ever found it free), each request's own depth at
+     * issue says it: with every slot taken a request waits for those ahead of it, so its
+     * device time grows with their number (Little's law per request: elasticity 1);
+     * with free slots it does not depend on it (0). The fit needs the depths to spread
+     * (LENS_FIT_MIN_SD); on the lab disk in FIFO (3 at once, 16-17 in flight) 0.3 to 4.9
+     * with an sd of 0.2-0.9, with free slots (32 at once, the same load) -0.04 to -0.11
+     * with an sd of 1.1-1.6. */
+    const struct lens_depth_fit *f = &d->fit;
+    bool fit = f->n >= LENS_SAT_MIN_REQS && f->depth_sd >= LENS_FIT_MIN_SD && !isnan(f->elasticity);
+    if (fit && f->elasticity >= LENS_SAT_ELASTIC)
+        return 1;
     if (d->held_back)
+        return 0;
+    /* Free slots, measured twice: over a real spread of depths the device time stays
+     * flat, and it stays near the service time (a growth measured, below
+     * LENS_FREE_GROWTH). Either alone can mislead: the growth when no request found the
+     * device free since the lens started (the service time is then itself a queued
+     * request's), the fit in an unlucky interval (one of 16 FIFO intervals above gave
+     * 0.04). */
+    if (fit && f->depth_sd >= LENS_FREE_MIN_SD && fabs(f->elasticity) < LENS_FREE_ELASTIC &&
+        d->growth < LENS_FREE_GROWTH)
         return 0;
     return -1;
 }

@@ -207,6 +207,21 @@ static struct lens_devprio *rd_prio(struct rd *x, unsigned prio)
     return p;
 }
 
+/* The depth fit's sums of a device that saw depths lo..hi, 100 requests each, every
+ * request taking us_per_depth x its depth + us_fixed microseconds. */
+static void fit_put(struct lens_devstat *s, uint64_t lo, uint64_t hi, double us_per_depth,
+                    double us_fixed)
+{
+    for (uint64_t d = lo; d <= hi; d++) {
+        uint64_t y = (uint64_t)(us_per_depth * (double)d + us_fixed);
+        s->n += 100;
+        s->sd += 100 * d;
+        s->sdd += 100 * d * d;
+        s->sy += 100 * y;
+        s->sdy += 100 * d * y;
+    }
+}
+
 /* Under none on the lab disk: 16 at the device, every request ~10 ms there against a
  * service time of 2 ms. */
 static void saturated_pair(struct rd *a, struct rd *b)
@@ -243,6 +258,37 @@ static void test_saturated_from_the_first_interval(void **state)
     b.dev.min_dev_ns = 0;
     assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
     assert_nan(d.growth);
+    assert_int_equal(d.saturated, -1);
+    /* Saturated in strict FIFO since before the lens: no request found the device free,
+     * but each one's time grows with the depth it found at issue (0.6 ms a request
+     * ahead, 3 served at once at 1.8 ms): saturated in this first interval. */
+    fit_put(&b.dev, 15, 17, 600.0, 0.0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.fit.elasticity, 1.0, 1e-9);
+    assert_nan(d.growth);
+    assert_int_equal(d.saturated, 1);
+    /* The same depths at a device with free slots: the time does not depend on them,
+     * but without a service time measured that alone does not say free */
+    memset(&b.dev, 0, sizeof(b.dev));
+    b.dev.major = 7;
+    fit_put(&b.dev, 13, 19, 0.0, 10000.0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_near(d.fit.elasticity, 0.0, 1e-9);
+    assert_int_equal(d.saturated, -1);
+    /* its requests as fast as its fastest (growth below 1.5): free slots */
+    b.dev.min_dev_ns = 8000000;
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_true(d.growth < LENS_FREE_GROWTH);
+    assert_int_equal(d.saturated, 0);
+    /* ... but over a narrow spread of depths that is not measured: unknown */
+    memset(&b.dev, 0, sizeof(b.dev));
+    b.dev.major = 7;
+    b.dev.min_dev_ns = 8000000;
+    for (int k = 0; k < 9; k++)                     /* 9 in 10 at 16, 1 at 17: sd 0.3 */
+        fit_put(&b.dev, 16, 16, 0.0, 10000.0);
+    fit_put(&b.dev, 17, 17, 0.0, 10000.0);
+    assert_int_equal(lens_dev_interval(&a.r, &b.r, 7, 0, 1.0, NAN, &d), 0);
+    assert_true(d.fit.depth_sd < LENS_FREE_MIN_SD);
     assert_int_equal(d.saturated, -1);
     /* A freak fast request cannot make a device saturated: the service time is never
      * taken below a quarter of the interval's p05. */
