@@ -422,9 +422,9 @@ static void dev_writeback_by(const struct snapshot *cur, const struct lens_wb_ro
              * task list's */
             if (w->tgid)
                 str_copy(v[nv].comm, w->comm[0] ? w->comm : comm_of(cur, w->tgid), sizeof(v[nv].comm));
-            int ci = cgroups_find_id(cur->cgroups, cg);
-            if (ci >= 0)
-                str_copy(v[nv].cgroup, cur->cgroups->v[ci].path, sizeof(v[nv].cgroup));
+            const char *path = cgroups_path_of(cur->cgroups, cg);
+            if (path)
+                str_copy(v[nv].cgroup, path, sizeof(v[nv].cgroup));
             nv++;
         }
         v[k].bps += (double)w->bytes / itv_s / duty;

@@ -1053,6 +1053,21 @@ void snapshot_reduce(struct snapshot *p)
 }
 
 /* Read before the tasks: a task listed has had its waits counted up to about now. */
+/* The cgroups the lens's writeback rows name that hold no listed task (the writer
+ * exited, or -p/-o left it out): named by id, so that writeback_by says whose it was. */
+static void name_wb_cgroups(struct sampler *s, struct snapshot *out)
+{
+    uint64_t ids[CG_NAMED_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < out->lens.nwbs && n < CG_NAMED_MAX; i++) {
+        const struct lens_wb_row *w = &out->lens.wbs[i];
+        uint64_t id = w->blkcg ? w->blkcg : w->cgid;
+        if (id && !cgroups_path_of(out->cgroups, id))
+            ids[n++] = id;
+    }
+    cgroups_name_ids(s->cg, out->cgroups, ids, n);
+}
+
 static void take_lens(struct sampler *s, struct snapshot *out)
 {
     if (!s->lens) {
@@ -1086,8 +1101,10 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     if (s->procs) {
         take_tasks(s, out);
         take_task_devs(s, out);
-        if (s->cg)
+        if (s->cg) {
             out->cgroups = cgroups_take(s->cg, out->mono, out->threads, out->tasks, out->ntasks);
+            name_wb_cgroups(s, out);
+        }
     }
     hidden_note(s, out);
     take_filesystems(s, out);

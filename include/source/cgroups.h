@@ -64,10 +64,19 @@ struct cgroup_set {
     struct cg_mount mounts[CG_MOUNTS_MAX];   /* block-backed mounts (writeback verdict) */
     struct cgroup_entry *v;          /* tree order: a parent before its children */
     size_t n;
+    struct cg_named *named;          /* cgroups holding no listed task, named by id for
+                                      * the writeback rows (cgroups_name_ids) */
+    size_t nnamed;
     int  *task_cg;                   /* per snapshot task (same order): index into v, -1
                                       * unknown (exited, unreadable) */
     int  *task_err;                  /* per task: 0 or -errno reading /proc/PID/cgroup */
     size_t ntasks;
+};
+
+/* A v2 cgroup known only by its id (the lens's writeback rows), and its path. */
+struct cg_named {
+    uint64_t id;
+    char     path[CG_PATH_MAX];
 };
 
 struct cgroup_src;
@@ -112,6 +121,18 @@ struct cgroup_rates {
 /* The entry of v2 cgroup id `id` (cgroup_entry.id), or -1 when none of the set's has it
  * (a cgroup holding no listed task, or id 0). */
 int cgroups_find_id(const struct cgroup_set *set, uint64_t id);
+
+/* Name the v2 cgroups of ids[] that the set does not hold (a writer that dirtied pages
+ * and exited, or is not listed): their directory opened from the id (open_by_handle_at
+ * with the kernel's kernfs file handle, which needs CAP_DAC_READ_SEARCH) and named by
+ * its link under /proc/self/fd. At most CG_NAMED_MAX a take; an id the kernel no longer
+ * has (the cgroup removed), or any failure, stays unnamed. */
+#define CG_NAMED_MAX 32
+void cgroups_name_ids(const struct cgroup_src *src, struct cgroup_set *set, const uint64_t *ids,
+                      size_t n);
+/* The path of cgroup `id`: the set's entry, else a name found by cgroups_name_ids; NULL
+ * when unknown. */
+const char *cgroups_path_of(const struct cgroup_set *set, uint64_t id);
 
 /* The cgroup whose io.prio.class applies to task ti (its nearest ancestor-or-self with
  * the file), when that policy is not no-change; else -1. */

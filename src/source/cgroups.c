@@ -805,6 +805,7 @@ void cgroups_free(struct cgroup_set *set)
         free(set->v[i].iostat_row);
     }
     free(set->v);
+    free(set->named);
     free(set->task_cg);
     free(set->task_err);
     free(set);
@@ -839,6 +840,86 @@ bool cgroups_prio_effective(const struct cgroup_set *set, size_t ti, struct iopr
     e->level = (int)IOPRIO_LEVEL_OF(after);
     e->source = IOS_CGROUP;
     return true;
+}
+
+/* The directory of cgroup `id` below the hierarchy's mount, as a path relative to it
+ * (rel "." for the root). -errno when the kernel has no such directory, or it is not
+ * below the mount this source reads. */
+static int rel_of_id(const struct cgroup_src *s, uint64_t id, char *rel, size_t n)
+{
+    union {
+        struct file_handle h;
+        char room[sizeof(struct file_handle) + sizeof(uint64_t)];
+    } u;
+    memset(&u, 0, sizeof(u));
+    u.h.handle_bytes = sizeof(uint64_t);
+    u.h.handle_type = 0xfe;                      /* FILEID_KERNFS (include/linux/exportfs.h) */
+    memcpy(u.h.f_handle, &id, sizeof(id));
+    int fd = open_by_handle_at(s->root_fd, &u.h, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char link[32], mnt[CG_PATH_MAX], dir[CG_PATH_MAX];
+    snprintf(link, sizeof(link), "self/fd/%d", s->root_fd);
+    ssize_t ml = readlinkat(s->proc_fd, link, mnt, sizeof(mnt) - 1);
+    snprintf(link, sizeof(link), "self/fd/%d", fd);
+    ssize_t dl = readlinkat(s->proc_fd, link, dir, sizeof(dir) - 1);
+    int err = errno;
+    close(fd);
+    if (ml <= 0 || dl <= 0)
+        return ml < 0 || dl < 0 ? -err : -ENOENT;
+    if ((size_t)ml >= sizeof(mnt) - 1 || (size_t)dl >= sizeof(dir) - 1)
+        return -ENAMETOOLONG;
+    mnt[ml] = dir[dl] = '\0';
+    size_t m = (size_t)ml;
+    if (m == 1 && mnt[0] == '/')
+        m = 0;                                   /* mounted at / (a container's view) */
+    if (strncmp(dir, mnt, m) != 0 || (dir[m] != '/' && dir[m] != '\0'))
+        return -EXDEV;
+    /* a directory removed since reads "... (deleted)": gone */
+    const char *del = " (deleted)";
+    size_t dn = (size_t)dl, k = strlen(del);
+    if (dn >= k && strcmp(dir + dn - k, del) == 0)
+        return -ENOENT;
+    const char *r = dir[m] ? dir + m + 1 : ".";
+    if (!*r)
+        r = ".";
+    if (strlen(r) >= n)
+        return -ENAMETOOLONG;
+    snprintf(rel, n, "%s", r);
+    return 0;
+}
+
+void cgroups_name_ids(const struct cgroup_src *src, struct cgroup_set *set, const uint64_t *ids,
+                      size_t n)
+{
+    if (!src || !set || set->v1_only || src->v1_only || src->root_fd < 0)
+        return;
+    for (size_t i = 0; i < n && set->nnamed < CG_NAMED_MAX; i++) {
+        uint64_t id = ids[i];
+        if (!id || cgroups_path_of(set, id))
+            continue;
+        bool tried = false;              /* an id asked twice in one take: once */
+        for (size_t j = 0; j < i && !tried; j++)
+            tried = ids[j] == id;
+        char rel[CG_PATH_MAX];
+        if (tried || rel_of_id(src, id, rel, sizeof(rel)) < 0)
+            continue;
+        set->named = xreallocarray(set->named, set->nnamed + 1, sizeof(*set->named));
+        struct cg_named *c = &set->named[set->nnamed++];
+        c->id = id;
+        walk_path(src, rel, c->path, sizeof(c->path));
+    }
+}
+
+const char *cgroups_path_of(const struct cgroup_set *set, uint64_t id)
+{
+    int k = cgroups_find_id(set, id);
+    if (k >= 0)
+        return set->v[k].path;
+    for (size_t i = 0; id && set && i < set->nnamed; i++)
+        if (set->named[i].id == id)
+            return set->named[i].path;
+    return NULL;
 }
 
 int cgroups_find_id(const struct cgroup_set *set, uint64_t id)

@@ -5,9 +5,10 @@
 # the real disk):
 #   two writers, each in a fresh v2 cgroup of its own, write 64 MiB and 32 MiB through
 #   the page cache (no fsync: the writer submits nothing itself) and then sleep, and a dd
-#   in the second cgroup writes 16 MiB and exits; `sync` hands the pages to the flusher.
+#   in a third cgroup writes 16 MiB and exits; `sync` hands the pages to the flusher.
 #   Over the samples, the loop device's writeback_by charges each writer's pid, comm (dd
-#   by the name it had) and cgroup path with its bytes (within 10 %), and each living
+#   by the name it had) and cgroup path with its bytes (within 10 %: dd's cgroup, which
+#   holds no process once it exited, named from its id), and each living
 #   writer's lens_writeback names the loop device;
 #   on the screen, the device view's writeback row names the top dirtier, its cgroup and
 #   share, while a third writer in the first cgroup writes new files and syncs in a loop;
@@ -28,12 +29,13 @@ CG=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 
 CGA=$CG/iotriage-dirtier-$$-a
 CGB=$CG/iotriage-dirtier-$$-b
+CGC=$CG/iotriage-dirtier-$$-c
 IPID=
 cleanup() {
     [ -n "$IPID" ] && kill "$IPID" 2>/dev/null
     it_kill_bg
     local i c
-    for c in "$CGA" "$CGB"; do
+    for c in "$CGA" "$CGB" "$CGC"; do
         [ -d "$c" ] || continue
         # anything left in it (a writer the kill above missed) goes first
         for i in $(cat "$c/cgroup.procs" 2>/dev/null); do kill -9 "$i" 2>/dev/null; done
@@ -46,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 scratch_fs ext4 512M -F
-mkdir "$CGA" "$CGB" || fail "cannot make cgroups under $CG"
+mkdir "$CGA" "$CGB" "$CGC" || fail "cannot make cgroups under $CG"
 sync
 
 # writer FILE MIB: writes through the page cache, says so, sleeps. It is in its cgroup
@@ -82,7 +84,7 @@ writer "$CGA" "$MNT/a" 64; APID=$BG
 writer "$CGB" "$MNT/b" 32; BPID=$BG
 # and one that exits before the flusher writes its pages: named as it was when it wrote
 bg bash -c 'echo $$ >"$1/cgroup.procs" && exec dd if=/dev/zero of="$2" bs=1M count=16 status=none' \
-    w "$CGB" "$MNT/c"
+    w "$CGC" "$MNT/c"
 CPID=$BG
 for i in $(seq 60); do
     [ -e "$MNT/a.done" ] && [ -e "$MNT/b.done" ] && break
@@ -116,7 +118,7 @@ paths() { # paths PID: the cgroup paths its rows name
          | "\(.cgroup)|\(.cgroup_from)|\(.comm)"] | unique | join(" ")' "$TMP/iot.json"
 }
 rel=${CG%/}
-for w in "$APID:$CGA:64:python3" "$BPID:$CGB:32:python3" "$CPID:$CGB:16:dd"; do
+for w in "$APID:$CGA:64:python3" "$BPID:$CGB:32:python3" "$CPID:$CGC:16:dd"; do
     IFS=: read -r pid cgdir mib comm <<<"$w"
     want=$((mib << 20))
     got=$(charged "$pid")
