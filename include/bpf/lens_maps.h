@@ -38,7 +38,13 @@ struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
                                  * group's open waits are its threads' (the reader adds
                                  * them), so a switch touches one map, not two */
     __u32 tgid;
-    __u32 pad;
+    __u32 open_intr;            /* 1: the wait in progress (start_ns) is interruptible.
+                                 * Threads only, as start_ns */
+    /* The part of wait_ns slept interruptibly (TASK_INTERRUPTIBLE with in_iowait: io_uring's
+     * completion wait, which counts as iowait and PSI io for any pending request, a socket
+     * receive included), finished waits. wait_ns - intr_ns: the uninterruptible (D) waits,
+     * the block I/O ones (io_schedule). */
+    __u64 intr_ns;
 };
 
 /* Sampled timing: on a device whose requests come faster than the program's

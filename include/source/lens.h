@@ -43,6 +43,9 @@ struct lens_wait_row {
     pid_t    tgid;
     uint64_t wait_ns;                /* finished waits plus the one in progress, if any */
     uint64_t waits;                  /* finished waits */
+    uint64_t intr_ns;                /* the part of wait_ns slept interruptibly (io_uring's
+                                      * completion wait: lens_maps.h), the same way; the
+                                      * rest is block waits in D */
 };
 
 struct lens_stage_sum {
@@ -295,5 +298,9 @@ size_t lens_wb_interval(const struct lens_reading *prev, const struct lens_readi
  * (prev NULL: absent before). NAN when the row went backwards (another task got the id). */
 double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
                      double interval_s);
+/* The part of it slept interruptibly (lens_wait_row.intr_ns: io_uring's completion wait,
+ * not a block wait), the same way; NAN also when it exceeds the whole wait. */
+double lens_wait_intr_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
+                          double interval_s);
 
 #endif

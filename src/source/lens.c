@@ -893,6 +893,7 @@ static int cmp_wait(const void *a, const void *b)
 struct open_wait {
     pid_t    tgid;
     uint64_t ns;
+    bool     intr;                   /* slept interruptibly (lens_wait.open_intr) */
 };
 
 static int cmp_open(const void *a, const void *b)
@@ -929,11 +930,15 @@ static int read_waits(struct lens *l, const struct lens_map *map, uint64_t now,
         v[i].tgid = (pid_t)vals[i].tgid;
         v[i].wait_ns = vals[i].wait_ns;
         v[i].waits = vals[i].waits;
+        v[i].intr_ns = vals[i].intr_ns;
         uint64_t start = vals[i].start_ns;
         if (start && now > start) {
+            bool intr = vals[i].open_intr != 0;
             v[i].wait_ns += now - start;
+            if (intr)
+                v[i].intr_ns += now - start;
             if (o)
-                o[no++] = (struct open_wait){ .tgid = v[i].tgid, .ns = now - start };
+                o[no++] = (struct open_wait){ .tgid = v[i].tgid, .ns = now - start, .intr = intr };
         }
     }
     if (got > 1)
@@ -978,6 +983,8 @@ static int add_open_waits(struct lens_reading *out, const struct open_wait *o, s
             }
         }
         g->wait_ns += o[i].ns;
+        if (o[i].intr)
+            g->intr_ns += o[i].ns;
     }
     if (out->ntgids > n)
         qsort(out->tgids, out->ntgids, sizeof *out->tgids, cmp_wait);

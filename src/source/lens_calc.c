@@ -209,6 +209,17 @@ double lens_wait_pct(const struct lens_wait_row *prev, const struct lens_wait_ro
     return (double)(cur->wait_ns - p) / (interval_s * 1e9) * 100.0;
 }
 
+double lens_wait_intr_pct(const struct lens_wait_row *prev, const struct lens_wait_row *cur,
+                          double interval_s)
+{
+    if (!cur || !(interval_s > 0))
+        return (double)NAN;
+    uint64_t p = prev ? prev->intr_ns : 0, pw = prev ? prev->wait_ns : 0;
+    if (cur->intr_ns < p || cur->wait_ns < pw || cur->intr_ns - p > cur->wait_ns - pw)
+        return (double)NAN;
+    return (double)(cur->intr_ns - p) / (interval_s * 1e9) * 100.0;
+}
+
 static const struct lens_devprio *dp_find(const struct lens_reading *r, unsigned major,
                                           unsigned minor, unsigned prio)
 {

@@ -148,6 +148,14 @@ static void test_wait_rows(void **state)
     assert_near(lens_wait_pct(NULL, &rows[1], 2.0), 25.0, 1e-9);  /* new row: all of it */
     assert_nan(lens_wait_pct(&later, &rows[1], 1.0));                /* id reused */
     assert_nan(lens_wait_pct(&rows[1], &later, 0));
+    /* The interruptible part (io_uring's wait) of the same interval, apart from D. */
+    struct lens_wait_row a = { .id = 30, .wait_ns = 1000000000, .intr_ns = 200000000 };
+    struct lens_wait_row b = { .id = 30, .wait_ns = 1900000000, .intr_ns = 800000000 };
+    assert_near(lens_wait_intr_pct(&a, &b, 1.0), 60.0, 1e-9);
+    assert_near(lens_wait_intr_pct(NULL, &a, 1.0), 20.0, 1e-9);
+    assert_nan(lens_wait_intr_pct(&b, &a, 1.0));                     /* id reused */
+    struct lens_wait_row bad = { .id = 30, .wait_ns = 1100000000, .intr_ns = 700000000 };
+    assert_nan(lens_wait_intr_pct(&a, &bad, 1.0));                   /* more than the wait */
 }
 
 static void test_depth_fit(void **state)

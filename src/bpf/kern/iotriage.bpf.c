@@ -4,7 +4,8 @@
  *
  * What it keeps (layouts in lens_maps.h), all cumulative and in bounded maps:
  *  - per thread and per thread group: time blocked with in_iowait set (the scheduler's
- *    iowait), from sched_switch (a task leaves the CPU with in_iowait) to sched_wakeup;
+ *    iowait), from sched_switch (a task leaves the CPU with in_iowait) to sched_wakeup,
+ *    and the part of it slept interruptibly (io_uring's completion wait, not a block wait);
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
  *  - per (tgid, device): bytes and bios submitted, charged to the submitting thread
@@ -49,12 +50,22 @@ struct signal_struct {
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+    unsigned int __state;       /* at sched_switch, the state prev sleeps in (5.14 on) */
     unsigned int flags;
     unsigned int in_iowait : 1;
     int pid;
     int tgid;
     struct signal_struct *signal;
 } __attribute__((preserve_access_index));
+
+/* Before 5.14 the state was `volatile long state`. */
+struct task_struct___pre514 {
+    long state;
+} __attribute__((preserve_access_index));
+
+/* include/linux/sched.h: the bit every interruptible sleep has (TASK_INTERRUPTIBLE);
+ * an uninterruptible one (TASK_UNINTERRUPTIBLE, KILLABLE, IDLE) has 2 and not this. */
+#define TASK_INTERRUPTIBLE 0x1
 
 struct blk_mq_ops;
 struct request_queue;
@@ -285,7 +296,22 @@ __u64 lens_marks[LENS_MARKS] = {};
 
 /* ---- Per-thread iowait. ----
  * Both programs run on every context switch and wakeup of the machine: they return on
- * the first test for a task not in iowait, before any map access or clock read. */
+ * the first test for a task not in iowait, before any map access or clock read.
+ *
+ * A wait is also told apart by how the task sleeps (lens_wait.intr_ns): block waits
+ * (io_schedule: folio and buffer locks, bio completion) sleep TASK_UNINTERRUPTIBLE (D);
+ * io_uring's completion wait (io_uring/io_uring.c io_cqring_wait, since 6.1.39 and 6.5)
+ * sleeps TASK_INTERRUPTIBLE (S) with in_iowait set whenever the task has any request
+ * pending, a socket receive included, so PSI io and iowait rise with no block I/O. */
+
+/* 1 when prev, leaving the CPU, sleeps interruptibly: one field read, relocated at load
+ * (the pre-5.14 branch is dead where __state exists). */
+static __always_inline __u32 switch_intr(struct task_struct *prev)
+{
+    if (bpf_core_field_exists(prev->__state))
+        return prev->__state & TASK_INTERRUPTIBLE;
+    return BPF_CORE_READ((struct task_struct___pre514 *)prev, state) & TASK_INTERRUPTIBLE;
+}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -297,8 +323,10 @@ int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_st
     if (!tid)
         return 0;
     __u64 now = bpf_ktime_get_ns();
+    __u32 intr = switch_intr(prev);
     struct lens_wait *w = bpf_map_lookup_elem(&waits_tid, &tid);
     if (w) {
+        w->open_intr = intr;
         w->start_ns = now;
         return 0;
     }
@@ -307,7 +335,7 @@ int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_st
      * one made again would stay for good in a map that does not evict. */
     if (prev->flags & PF_EXITING)
         return 0;
-    struct lens_wait n = { .start_ns = now, .tgid = prev->tgid };
+    struct lens_wait n = { .start_ns = now, .tgid = prev->tgid, .open_intr = intr };
     bpf_map_update_elem(&waits_tid, &tid, &n, BPF_NOEXIST);
     return 0;
 }
@@ -330,12 +358,19 @@ int BPF_PROG(lens_wakeup, struct task_struct *task)
     if (now <= start)
         return 0;
     __u64 d = now - start;
+    /* The interruptible part, added only when there is one: a block wait pays a load
+     * and a test, not another atomic add. */
+    __u32 intr = w->open_intr;
     __sync_fetch_and_add(&w->wait_ns, d);
+    if (intr)
+        __sync_fetch_and_add(&w->intr_ns, d);
     __sync_fetch_and_add(&w->waits, 1);
     __u32 tgid = w->tgid;
     struct lens_wait *g = bpf_map_lookup_elem(&waits_tgid, &tgid);
     if (g) {
         __sync_fetch_and_add(&g->wait_ns, d);
+        if (intr)
+            __sync_fetch_and_add(&g->intr_ns, d);
         __sync_fetch_and_add(&g->waits, 1);
         return 0;
     }
@@ -344,12 +379,15 @@ int BPF_PROG(lens_wakeup, struct task_struct *task)
      * winner's entry. */
     if (task->flags & PF_EXITING)
         return 0;
-    struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid };
+    struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid,
+                          .intr_ns = intr ? d : 0 };
     if (bpf_map_update_elem(&waits_tgid, &tgid, &n, BPF_NOEXIST) == 0)
         return 0;
     g = bpf_map_lookup_elem(&waits_tgid, &tgid);
     if (g) {
         __sync_fetch_and_add(&g->wait_ns, d);
+        if (intr)
+            __sync_fetch_and_add(&g->intr_ns, d);
         __sync_fetch_and_add(&g->waits, 1);
     }
     return 0;
