@@ -104,6 +104,23 @@ struct lens_wb_row {
 #define LENS_DUTY_DRAIN_NS  200000000ull
 #define LENS_DUTY_LOW       (LENS_TIMED_RATE / 2)
 #define LENS_DUTY_CHECKS    2
+/* While not cycling, the rate is measured over periods this long. */
+#define LENS_DUTY_PROBE_NS  LENS_DUTY_PERIOD_NS
+
+/* The duty cycle's controller (lens.c's thread runs it; pure, so that its arithmetic is
+ * unit-tested). */
+struct lens_duty_ctl {
+    bool cycling;                    /* windows every period; else always watching */
+    int  hits;                       /* phases in a row past the threshold */
+};
+/* The length of the next phase: a probe of the rate while not cycling
+ * (LENS_DUTY_PROBE_NS), a period (a window, then the pause) while cycling. */
+uint64_t lens_duty_phase_ns(const struct lens_duty_ctl *c);
+/* Fed the requests issued over the phase that just ended (span_ns of watching: the probe,
+ * or the window), the controller moves on; true when c->cycling changed. Starts above
+ * LENS_TIMED_RATE a second LENS_DUTY_CHECKS probes in a row, stops under LENS_DUTY_LOW
+ * LENS_DUTY_CHECKS windows in a row. An empty span changes nothing. */
+bool lens_duty_step(struct lens_duty_ctl *c, uint64_t span_ns, uint64_t requests);
 
 struct lens_reading {
     double   mono;                   /* CLOCK_MONOTONIC seconds of the read */

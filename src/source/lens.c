@@ -504,29 +504,26 @@ static void duty_set_cycling(struct lens *l, bool on)
     pthread_mutex_unlock(&l->mu);
 }
 
-/* The thread: every period, the machine's request rate; above LENS_TIMED_RATE twice in a
+/* The thread: every probe, the machine's request rate; above LENS_TIMED_RATE twice in a
  * row, a window each period from then on, until the windows' rate falls under
- * LENS_DUTY_LOW twice in a row. The periods run from the lens's start, on their own
- * clock: nothing the user does (the refresh interval, a pause) moves them. */
+ * LENS_DUTY_LOW twice in a row (lens_duty_step decides). The phases run from the lens's
+ * start, on their own clock: nothing the user does (the refresh interval, a pause)
+ * moves them. */
 static void *duty_main(void *arg)
 {
     struct lens *l = arg;
+    struct lens_duty_ctl c = { 0 };
     uint64_t t = mono_ns(), last_t = t, last_n = rq_issued_sum(l);
-    int hits = 0;
-    bool cycling = false;
     for (;;) {
-        t += LENS_DUTY_PERIOD_NS;
+        t += lens_duty_phase_ns(&c);
         if (duty_sleep(l, t))
             break;
-        if (!cycling) {
+        if (!c.cycling) {
             uint64_t now = mono_ns(), n = rq_issued_sum(l);
-            double rate = now > last_t ? (double)(n - last_n) * 1e9 / (double)(now - last_t) : 0;
+            bool start = lens_duty_step(&c, now > last_t ? now - last_t : 0, n - last_n);
             last_t = now;
             last_n = n;
-            hits = rate > LENS_TIMED_RATE ? hits + 1 : 0;
-            if (hits >= LENS_DUTY_CHECKS) {
-                hits = 0;
-                cycling = true;
+            if (start) {
                 duty_set_cycling(l, true);
                 duty_close(l, 0);
             }
@@ -538,11 +535,7 @@ static void *duty_main(void *arg)
             break;
         uint64_t n1 = rq_issued_sum(l);
         uint64_t z = duty_close(l, a);
-        double rate = z > a ? (double)(n1 - n0) * 1e9 / (double)(z - a) : 0;
-        hits = rate < LENS_DUTY_LOW ? hits + 1 : 0;
-        if (hits >= LENS_DUTY_CHECKS) {
-            hits = 0;
-            cycling = false;
+        if (lens_duty_step(&c, z > a ? z - a : 0, n1 - n0)) {
             duty_open(l);
             duty_set_cycling(l, false);
             last_t = mono_ns();

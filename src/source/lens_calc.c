@@ -176,6 +176,25 @@ double lens_duty(const struct lens_reading *prev, const struct lens_reading *cur
     return num_min(1.0, num_max(0.0, att / span));
 }
 
+uint64_t lens_duty_phase_ns(const struct lens_duty_ctl *c)
+{
+    return c->cycling ? LENS_DUTY_PERIOD_NS : LENS_DUTY_PROBE_NS;
+}
+
+bool lens_duty_step(struct lens_duty_ctl *c, uint64_t span_ns, uint64_t requests)
+{
+    if (span_ns == 0)
+        return false;
+    double rate = (double)requests * 1e9 / (double)span_ns;
+    bool past = c->cycling ? rate < LENS_DUTY_LOW : rate > LENS_TIMED_RATE;
+    c->hits = past ? c->hits + 1 : 0;
+    if (c->hits < LENS_DUTY_CHECKS)
+        return false;
+    c->hits = 0;
+    c->cycling = !c->cycling;
+    return true;
+}
+
 double lens_done(const struct lens_devstat *prev, const struct lens_devstat *cur)
 {
     uint64_t p = prev ? prev->done : 0;

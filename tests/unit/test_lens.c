@@ -824,6 +824,51 @@ static void test_writeback_bps(void **state)
     baselines_free(&hist);
 }
 
+/* The time a load of `rate` requests a second, steady from t = 0, takes to start the
+ * duty cycle (the thread's probes, run on a synthetic clock); 0 when it never does
+ * within 10 s. */
+static uint64_t duty_engage_ns(double rate)
+{
+    struct lens_duty_ctl c = { 0 };
+    uint64_t t = 0;
+    while (t < 10000000000ull) {
+        uint64_t span = lens_duty_phase_ns(&c);
+        t += span;
+        if (lens_duty_step(&c, span, (uint64_t)(rate * (double)span / 1e9)))
+            return t;
+    }
+    return 0;
+}
+
+static void test_duty_controller(void **state)
+{
+    (void)state;
+    /* Below the rate: never; at twice it: after LENS_DUTY_CHECKS probes. */
+    assert_int_equal(duty_engage_ns(LENS_TIMED_RATE * 0.9), 0);
+    assert_int_equal(duty_engage_ns(LENS_TIMED_RATE * 2.0),
+                     LENS_DUTY_CHECKS * LENS_DUTY_PROBE_NS);
+    /* One probe past it, one under: the count starts again. */
+    struct lens_duty_ctl c = { 0 };
+    uint64_t p = lens_duty_phase_ns(&c);
+    assert_false(lens_duty_step(&c, p, (uint64_t)(LENS_TIMED_RATE * 2.0 * (double)p / 1e9)));
+    assert_false(lens_duty_step(&c, p, 0));
+    assert_false(lens_duty_step(&c, p, (uint64_t)(LENS_TIMED_RATE * 2.0 * (double)p / 1e9)));
+    assert_true(lens_duty_step(&c, p, (uint64_t)(LENS_TIMED_RATE * 2.0 * (double)p / 1e9)));
+    assert_true(c.cycling);
+    assert_int_equal(lens_duty_phase_ns(&c), LENS_DUTY_PERIOD_NS);
+    /* Cycling: windows between LENS_DUTY_LOW and the rate keep it (hysteresis); two
+     * windows under LENS_DUTY_LOW in a row stop it. An empty span changes nothing. */
+    uint64_t w = LENS_DUTY_WINDOW_NS;
+    for (int i = 0; i < 5; i++)
+        assert_false(lens_duty_step(&c, w, (uint64_t)(LENS_DUTY_LOW * 1.1 * (double)w / 1e9)));
+    assert_false(lens_duty_step(&c, w, 0));
+    assert_false(lens_duty_step(&c, 0, 0));
+    assert_true(c.cycling);
+    assert_true(lens_duty_step(&c, w, 0));
+    assert_false(c.cycling);
+    assert_int_equal(lens_duty_phase_ns(&c), LENS_DUTY_PROBE_NS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -840,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_sampled_interval),
         cmocka_unit_test(test_sampled_replay),
         cmocka_unit_test(test_duty_interval),
+        cmocka_unit_test(test_duty_controller),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
