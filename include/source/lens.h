@@ -96,16 +96,20 @@ struct lens_wb_row {
 };
 
 /* The duty cycle (above): a window of 100 ms every 800 ms, 1/8 of the time (the choice:
- * docs/performance.md "The duty cycle"); the rate that starts it is LENS_TIMED_RATE a second
- * over a period, measured twice in a row; it stops when the windows' rate falls under
- * LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold does not flap). */
+ * docs/performance.md "The duty cycle"); the rate that starts it is LENS_TIMED_RATE a
+ * second over a probe (LENS_DUTY_PROBE_NS), twice in a row; it stops when the windows'
+ * rate falls under LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold
+ * does not flap). */
 #define LENS_DUTY_PERIOD_NS 800000000ull
 #define LENS_DUTY_WINDOW_NS 100000000ull
 #define LENS_DUTY_DRAIN_NS  200000000ull
 #define LENS_DUTY_LOW       (LENS_TIMED_RATE / 2)
 #define LENS_DUTY_CHECKS    2
-/* While not cycling, the rate is measured over periods this long. */
-#define LENS_DUTY_PROBE_NS  LENS_DUTY_PERIOD_NS
+/* While not cycling, the rate is measured over probes this long: a monitor started on a
+ * machine already at full rate (an incident) engages the cycle after two, 200 ms, where
+ * probes of a period kept every request program watching the first 1.6-2.4 s. Stopping
+ * still takes two windows (1.6 s) under LENS_DUTY_LOW: a burst costs at most that. */
+#define LENS_DUTY_PROBE_NS  100000000ull
 
 /* The duty cycle's controller (lens.c's thread runs it; pure, so that its arithmetic is
  * unit-tested). */

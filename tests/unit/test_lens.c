@@ -840,6 +840,20 @@ static uint64_t duty_engage_ns(double rate)
     return 0;
 }
 
+/* A monitor is started during an incident, on a machine already at full rate: the
+ * cycle must engage within the first refresh, not after 1.6 s of every request program
+ * running (issue #40: "request programs attached 30 % of the time" in 5 s runs). */
+static void test_duty_engages_fast(void **state)
+{
+    (void)state;
+    uint64_t t = duty_engage_ns(100000);
+    assert_true(t > 0);
+    assert_true(t <= 300000000ull);
+    /* and just above the rate too, within two probes */
+    t = duty_engage_ns(LENS_TIMED_RATE * 1.2);
+    assert_true(t > 0 && t <= 300000000ull);
+}
+
 static void test_duty_controller(void **state)
 {
     (void)state;
@@ -886,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_sampled_replay),
         cmocka_unit_test(test_duty_interval),
         cmocka_unit_test(test_duty_controller),
+        cmocka_unit_test(test_duty_engages_fast),
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
