@@ -121,3 +121,18 @@ bench-verify: $(BUILD)/bench/bpfverify $(BUILD)/bpf/iotriage.bpf.o
 	@out=$${BENCH_OUT:-$(BUILD)/bench/results}; mkdir -p "$$out" && \
 	$(BUILD)/bench/bpfverify $(BUILD)/bpf/iotriage.bpf.o $(BPFVERIFY_SETS) | tee "$$out/bpfverify.txt"
 bench-lens: bench-verify
+
+# What an attached program that returns at once costs, against attaching and detaching
+# (bench/tpcost.c; docs/performance.md "Issue #40"): `build/bench/tpcost`, root.
+$(BUILD)/bpf/tpcost.bpf.o: bench/bpf/tpcost.bpf.c include/bpf/kern_types.h mk/bpf.mk
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(BUILD)/bpf/tpcost.skel.h: $(BUILD)/bpf/tpcost.bpf.o
+	$(BPFTOOL) gen skeleton $< name tpcost_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bench/tpcost: bench/tpcost.c $(BUILD)/bpf/tpcost.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -isystem $(BUILD)/bpf -o $@ $< $(shell pkg-config --libs libbpf)
+# bench/lens.sh prints it last.
+bench-lens: $(BUILD)/bench/tpcost

@@ -59,14 +59,6 @@ struct lens_wait {              /* key: tid (tasks) or tgid (procs) */
 #define LENS_SHIFT_MAX  6
 #define LENS_RATE_WIN   1024    /* requests issued per rate measurement (a power of two) */
 
-/* The duty cycle (source/lens.h) pauses the per-request programs by setting bits of the
- * program's lens_pause word; they stay attached. The submission side (block_bio_queue,
- * block_getrq, block_rq_insert, block_rq_issue) pauses first, the completion
- * (block_rq_complete) once the requests issued in the window have completed. */
-#define LENS_PAUSE_SUBMIT   1u
-#define LENS_PAUSE_COMPLETE 2u
-#define LENS_PAUSE_ALL      (LENS_PAUSE_SUBMIT | LENS_PAUSE_COMPLETE)
-
 struct lens_stage {
     __u64 count;
     __u64 sum_ns;

@@ -13,19 +13,16 @@
  * lens_reading_free).
  *
  * Duty cycle (docs/devices.md "The lens on a fast machine"): while the machine's block
- * requests come faster than LENS_TIMED_RATE a second, a thread of lens.c lets the
- * per-request programs (bio submission to completion) watch only LENS_DUTY_WINDOW_NS of
- * every LENS_DUTY_PERIOD_NS. They stay attached, and return at once while paused (the
- * program's lens_pause word, lens_maps.h LENS_PAUSE_*: a store, where attaching and
- * detaching patched the kernel's text on every CPU); the scheduler, exit and writeback
- * programs always watch. A request issued inside a window is followed to its completion
- * (the submission side pauses first, the completion side once the requests counted in
- * flight have completed, or after LENS_DUTY_DRAIN_NS), then every in-flight mark and
- * request entry left is cleared, so that nothing of one window reaches the next. The
- * readings carry the time the submission side was paused (detached_s, measured with
- * CLOCK_MONOTONIC at the stores): the interval's figures are then those of the windows,
- * and lens_duty says which share of it they cover. IOTRIAGE_LENS_DUTY=1 keeps them
- * watching at any rate. Readers take differences of two readings; the helpers marked
+ * requests come faster than LENS_TIMED_RATE a second, a thread of lens.c attaches the
+ * per-request programs (bio submission to completion) only LENS_DUTY_WINDOW_NS of every
+ * LENS_DUTY_PERIOD_NS; the scheduler, exit and writeback programs stay attached. A
+ * request issued inside a window is followed to its completion (the submission side goes
+ * first, the completion side once the requests counted in flight have completed, or after
+ * LENS_DUTY_DRAIN_NS), then every in-flight mark and request entry left is cleared, so
+ * that nothing of one window reaches the next. The readings carry the time the programs
+ * were detached (measured, CLOCK_MONOTONIC, around the attach and detach calls): the
+ * interval's figures are then those of the windows, and lens_duty says which share of it
+ * they cover. IOTRIAGE_LENS_DUTY=1 keeps them attached at any rate. Readers take differences of two readings; the helpers marked
  * "pure" below do that and never touch the kernel, so unit tests run without BPF.
  * Unknown is NAN, never 0.
  */
@@ -129,7 +126,7 @@ bool lens_duty_step(struct lens_duty_ctl *c, uint64_t span_ns, uint64_t requests
 struct lens_reading {
     double   mono;                   /* CLOCK_MONOTONIC seconds of the read */
     double   since;                  /* CLOCK_MONOTONIC seconds the lens was attached */
-    /* Seconds since `since` that the per-request programs were paused (duty cycle,
+    /* Seconds since `since` that the per-request programs were detached (duty cycle,
      * above), up to `mono`; 0 when they never were. */
     double   detached_s;
     bool     cycling;                /* the duty cycle runs at the read */
@@ -223,7 +220,7 @@ struct lens_dev_interval {
     double sampled;                  /* share of them timed (lens_sampled_share); below 1 the
                                       * stage figures are a sample's estimates; NAN unknown */
     double duty;                     /* share of the interval the request programs were
-                                      * watching (lens_duty); below 1, requests, busy depth
+                                      * attached (lens_duty); below 1, requests, busy depth
                                       * and counts are the windows' figures scaled up */
     double tag_ms, sched_ms, device_ms, total_ms;         /* means per stage */
     double device_p05_ms, device_p50_ms, device_p99_ms;
@@ -274,8 +271,8 @@ struct lens_dev_interval {
 #define LENS_FREE_GROWTH    1.5    /* and a growth measured below this: free slots */
 
 /* Pure: the share of the interval between two readings (prev NULL or without a read
- * time: since the lens started) that the per-request programs watched (not paused by
- * the duty cycle), in [0, 1]: 1 when they always did. Counts of requests over the interval are those of this share
+ * time: since the lens started) that the per-request programs were attached, in [0, 1]:
+ * 1 when they always were. Counts of requests over the interval are those of this share
  * of it; divided by it they estimate the whole interval's. NAN when the interval is
  * empty. */
 double lens_duty(const struct lens_reading *prev, const struct lens_reading *cur);

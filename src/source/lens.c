@@ -53,6 +53,25 @@ _Static_assert(sizeof(((struct iotriage_lskel__bss *)0)->lens_devs) ==
                sizeof(((struct iotriage_bpf__bss *)0)->lens_marks),
                "the two skeletons' .bss");
 
+/* The per-request programs that run for every request, which the duty cycle attaches
+ * and detaches (lens.h): the completion first in this table, attached first and detached
+ * last. Each attachment or detachment costs 1-4 ms here (the tracepoint's static key is
+ * patched on every CPU), so the programs of rarer events stay attached: the merges and
+ * the requeue act only on entries of the request cache and on requests counted in flight,
+ * which there are none of between windows (duty_reset). */
+#define LENS_RQ_PROGS(X) X(lens_rq_complete) X(lens_rq_issue) X(lens_rq_insert) X(lens_getrq) \
+    X(lens_bio_queue)
+enum { RQP_COMPLETE, RQP_ISSUE, RQP_SUBMIT_FIRST = RQP_ISSUE, RQP_N = 5 };
+
+/* One of them, whichever skeleton loaded it: the light one's program fd and the slot of
+ * its link fd (the skeleton's own, closed by its destroy), or libbpf's program and link. */
+struct lens_rqprog {
+    int prog_fd;
+    int *link_fd;
+    struct bpf_program *prog;
+    struct bpf_link **link;
+};
+
 struct lens {
     struct iotriage_lskel *lskel;    /* the light skeleton's, or NULL */
     struct iotriage_bpf *skel;       /* the normal skeleton's, or NULL */
@@ -72,8 +91,8 @@ struct lens {
     struct lens_moments *moments;
     size_t nmoments;
     /* The duty cycle (lens.h): its thread, and what it shares with the reader under mu. */
-    __u32 *pause;                    /* .bss lens_pause: LENS_PAUSE_* (lens_maps.h) */
-    struct lens_dev_val *devs_rw;    /* the same table, written while paused */
+    struct lens_rqprog rqp[RQP_N];
+    struct lens_dev_val *devs_rw;    /* the same table, written while detached */
     __u64 *marks, *t0;
     __u32 *issue_seen;
     int rqs_fd;
@@ -86,8 +105,8 @@ struct lens {
     pthread_cond_t cv;
     bool stop;                       /* under mu: lens_close asks the thread to end */
     bool cycling;                    /* under mu */
-    uint64_t detached_ns;            /* under mu: the submission side's paused time, */
-    uint64_t detached_from;          /* and when the current pause began (0: watching) */
+    uint64_t detached_ns;            /* under mu: the request programs' detached time, */
+    uint64_t detached_from;          /* and when the current detachment began (0: attached) */
 };
 
 static double mono_now(void)
@@ -242,6 +261,29 @@ static int attach_light(struct iotriage_lskel *s)
     return 0;
 }
 
+/* The light skeleton's program and link slots of the program named name: the slot whose
+ * program the kernel names so (its name, cut to BPF_OBJ_NAME_LEN - 1), not the slot of
+ * that name. The light loader leaves out a program whose section starts with "?"
+ * (lens_dirty_page) and puts the next programs' fds one slot early, so a slot's name is
+ * not its program's there. -ENOENT when none is. */
+static int light_slot(struct iotriage_lskel *s, const char *name)
+{
+    const struct bpf_prog_desc *progs = (const struct bpf_prog_desc *)&s->progs;
+    enum { NPROGS = sizeof(s->progs) / sizeof(struct bpf_prog_desc) };
+    for (size_t i = 0; i < NPROGS; i++) {
+        if (progs[i].prog_fd <= 0)
+            continue;
+        struct bpf_prog_info info;
+        __u32 len = sizeof(info);
+        memset(&info, 0, sizeof(info));
+        if (bpf_obj_get_info_by_fd(progs[i].prog_fd, &info, &len) < 0)
+            continue;
+        if (strncmp(info.name, name, sizeof(info.name) - 1) == 0)
+            return (int)i;
+    }
+    return -ENOENT;
+}
+
 /* The light skeleton: the kernel's loader program does the CO-RE relocations and finds
  * each tracepoint's BTF id, nothing here reads the kernel's BTF. Kernels with in-kernel
  * CO-RE (5.17+) all have writeback_dirty_folio (the folio conversion of the writeback
@@ -276,7 +318,17 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
         return rc;
     }
     l->lskel = s;
-    l->pause = &s->bss->lens_pause;
+#define RQP_LIGHT(name) #name,
+    static const char *const rq_names[RQP_N] = { LENS_RQ_PROGS(RQP_LIGHT) };
+#undef RQP_LIGHT
+    for (size_t i = 0; i < RQP_N; i++) {
+        int k = light_slot(s, rq_names[i]);
+        /* (not found: left attached for good, the duty cycle does not run, duty_start) */
+        if (k >= 0)
+            l->rqp[i] = (struct lens_rqprog){
+                .prog_fd = ((const struct bpf_prog_desc *)&s->progs)[k].prog_fd,
+                .link_fd = &((int *)&s->links)[k] };
+    }
     l->rqs_fd = s->maps.rqs.map_fd;
     l->devs_rw = s->bss->lens_devs;
     l->marks = s->bss->lens_marks;
@@ -341,7 +393,11 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
             rc = lens_take_maps(l, fd);
         }
         if (rc == 0) {
-            l->pause = &skel->bss->lens_pause;
+#define RQP_LIBBPF(name) l->rqp[i++] = (struct lens_rqprog){ .prog = skel->progs.name, \
+                                                           .link = &skel->links.name };
+            size_t i = 0;
+            LENS_RQ_PROGS(RQP_LIBBPF)
+#undef RQP_LIBBPF
             l->rqs_fd = bpf_map__fd(skel->maps.rqs);
             l->devs_rw = skel->bss->lens_devs;
             l->marks = skel->bss->lens_marks;
@@ -367,15 +423,38 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
 /* ---- The duty cycle (lens.h) ---- */
 
 
-/* Pause or resume one side of the per-request programs (lens_maps.h LENS_PAUSE_*): a
- * store the programs see at their next run; a run that began before it may still be
- * finishing (microseconds). */
-static void duty_pause(struct lens *l, __u32 bits, bool on)
+/* Attach one request program (again); 0 or -errno. */
+static int rqp_attach(struct lens_rqprog *p)
 {
-    if (on)
-        __atomic_fetch_or(l->pause, bits, __ATOMIC_SEQ_CST);
-    else
-        __atomic_fetch_and(l->pause, ~bits, __ATOMIC_SEQ_CST);
+    if (p->link_fd) {
+        if (*p->link_fd > 0 || p->prog_fd <= 0)
+            return 0;
+        int fd = bpf_raw_tracepoint_open(NULL, p->prog_fd);
+        if (fd < 0)
+            return fd;
+        *p->link_fd = fd;
+        return 0;
+    }
+    if (*p->link || !p->prog)
+        return 0;
+    struct bpf_link *k = bpf_program__attach(p->prog);
+    if (!k)
+        return -errno;
+    *p->link = k;
+    return 0;
+}
+
+/* Closing the link's last fd takes the program off its tracepoint. */
+static void rqp_detach(struct lens_rqprog *p)
+{
+    if (p->link_fd) {
+        if (*p->link_fd > 0)
+            close(*p->link_fd);
+        *p->link_fd = 0;
+        return;
+    }
+    bpf_link__destroy(*p->link);
+    *p->link = NULL;
 }
 
 /* Requests issued on every device, as the issue program counts them. */
@@ -397,7 +476,7 @@ static bool marks_clear(const struct lens *l)
     return true;
 }
 
-/* With every request program paused: what a window left is cleared, so that nothing of
+/* With every request program detached: what a window left is cleared, so that nothing of
  * it reaches the next one. The requests counted in flight and still there (a completion
  * after the drain's end) leave the count; the scheduler's counts are evened (the lens saw
  * only the window's inserts); the marks and the request cache are emptied (an entry left
@@ -430,41 +509,52 @@ static void duty_reset(struct lens *l)
     }
 }
 
-/* The paused time's bookkeeping, at the store that paused or resumed the submission
- * side (the count of requests the window stands for is the issue program's). */
-static void duty_mark(struct lens *l, uint64_t t, bool watched)
+/* The detached time's bookkeeping, at the midpoint of the issue program's attach or
+ * detach call (the count of requests the window stands for is that program's). */
+static void duty_mark(struct lens *l, uint64_t t, bool attached)
 {
     pthread_mutex_lock(&l->mu);
-    if (watched && l->detached_from) {
+    if (attached && l->detached_from) {
         if (t > l->detached_from)
             l->detached_ns += t - l->detached_from;
         l->detached_from = 0;
-    } else if (!watched && !l->detached_from) {
+    } else if (!attached && !l->detached_from) {
         l->detached_from = t;
     }
     pthread_mutex_unlock(&l->mu);
 }
 
-/* A window opens: the completion side first, then the submission side. Returns when the
- * submission side was resumed. */
+/* A window opens: the completion side first, then the issue, then the rest of the
+ * submission side. Returns when the issue program was attached (a midpoint). */
 static uint64_t duty_open(struct lens *l)
 {
-    duty_pause(l, LENS_PAUSE_COMPLETE, false);
-    uint64_t at = mono_ns();
-    duty_pause(l, LENS_PAUSE_SUBMIT, false);
-    duty_mark(l, at, true);
-    return at;
+    uint64_t at = 0;
+    for (int i = 0; i < RQP_N; i++) {
+        uint64_t a = mono_ns();
+        int rc = rqp_attach(&l->rqp[i]);
+        if (i == RQP_ISSUE && rc == 0) {
+            at = a + (mono_ns() - a) / 2;
+            duty_mark(l, at, true);
+        }
+    }
+    return at ? at : mono_ns();
 }
 
-/* A window closes: the submission side pauses; then the completions of the requests
- * counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks) for up to
- * LENS_DUTY_DRAIN_NS; then the completion side pauses and what is left is cleared.
- * Returns when the submission side was paused. */
+/* A window closes: the submission side, the issue last; then the completions of the
+ * requests counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks)
+ * for up to LENS_DUTY_DRAIN_NS; then the completion side goes and what is left is
+ * cleared. Returns when the issue program was detached. */
 static uint64_t duty_close(struct lens *l, uint64_t opened)
 {
-    duty_pause(l, LENS_PAUSE_SUBMIT, true);
-    uint64_t at = mono_ns();
-    duty_mark(l, at, false);
+    uint64_t at = 0;
+    for (int i = RQP_N - 1; i >= RQP_SUBMIT_FIRST; i--) {
+        uint64_t a = mono_ns();
+        rqp_detach(&l->rqp[i]);
+        if (i == RQP_ISSUE) {
+            at = a + (mono_ns() - a) / 2;
+            duty_mark(l, at, false);
+        }
+    }
     /* The window's requests are those allocated from lens_t0 on (bpf_ktime_get_ns:
      * CLOCK_MONOTONIC), the first completion after its first issue, which a loaded
      * machine can delay by milliseconds: the time before it counts as not watched. */
@@ -476,9 +566,11 @@ static uint64_t duty_close(struct lens *l, uint64_t opened)
     }
     while (!marks_clear(l) && mono_ns() - at < LENS_DUTY_DRAIN_NS)
         nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    duty_pause(l, LENS_PAUSE_COMPLETE, true);
-    /* A program run that read the word before the store may still be finishing on
-     * another CPU: a run takes microseconds. */
+    for (int i = RQP_SUBMIT_FIRST - 1; i >= 0; i--)
+        rqp_detach(&l->rqp[i]);
+    /* A program run that began before its detachment may still be finishing on another
+     * CPU (the kernel frees the tracepoint's probe list after a grace period, it does not
+     * wait for it): a run takes microseconds. */
     nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
     duty_reset(l);
     return at;
@@ -545,14 +637,17 @@ static void *duty_main(void *arg)
     return NULL;
 }
 
-/* The thread, unless IOTRIAGE_LENS_DUTY=1 keeps every program watching (an A/B of the
+/* The thread, unless IOTRIAGE_LENS_DUTY=1 keeps every program attached (an A/B of the
  * duty cycle's cost, bench/lens.sh). Without it (no memory, no thread) the lens runs
- * watching, as it did before the duty cycle. */
+ * attached, as it did before the duty cycle. */
 static void duty_start(struct lens *l)
 {
     const char *e = getenv("IOTRIAGE_LENS_DUTY");
     if (e && strcmp(e, "1") == 0)
         return;
+    for (int i = 0; i < RQP_N; i++)
+        if (!l->rqp[i].link_fd && !l->rqp[i].prog)
+            return;                  /* a program not found: it could not be detached */
     l->rqs_zero = calloc(LENS_RQ_CLEAR, sizeof(struct lens_rq_set));
     l->rqs_keys = malloc(LENS_RQ_CLEAR * sizeof(*l->rqs_keys));
     if (!l->rqs_zero || !l->rqs_keys)

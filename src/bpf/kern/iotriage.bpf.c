@@ -292,12 +292,6 @@ __u32 lens_issue_seen = 0;
  * flight in one slot) only loses that repair. */
 #define LENS_MARKS 4096
 __u64 lens_marks[LENS_MARKS] = {};
-/* The duty cycle's switch (lens.c, lens_maps.h LENS_PAUSE_*): the per-request programs
- * stay attached and return at their first instruction while their side is paused, a
- * plain load of a word every CPU keeps in its cache. (Attaching and detaching them each
- * window patched the tracepoints' call sites on every CPU, with IPIs, and waited for RCU
- * grace periods.) 0: everything watched, as when the cycle does not run. */
-__u32 lens_pause = 0;
 
 
 /* ---- Per-thread iowait. ----
@@ -1050,8 +1044,6 @@ static __always_inline struct gendisk *bio_disk(struct bio *bio, __u32 *part)
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(lens_bio_queue, struct bio *bio)
 {
-    if (lens_pause & LENS_PAUSE_SUBMIT)
-        return 0;
     bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
@@ -1102,8 +1094,6 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
 SEC("tp_btf/block_getrq")
 int BPF_PROG(lens_getrq, struct bio *bio)
 {
-    if (lens_pause & LENS_PAUSE_SUBMIT)
-        return 0;
     bio = UNTRUSTED(struct bio, bio);      /* reads only: kern_types.h */
     __u32 part = 0;
     struct gendisk *disk = bio_disk(bio, &part);
@@ -1150,8 +1140,6 @@ int BPF_PROG(lens_frontmerge, struct bio *bio)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(lens_rq_insert, struct request *rq)
 {
-    if (lens_pause & LENS_PAUSE_SUBMIT)
-        return 0;
     rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     __u32 dev = rq_dev(rq);
     int di = dev_lookup(dev, true);
@@ -1233,8 +1221,6 @@ static __always_inline int dev_issue(__u32 di, int way, int after, __u64 rqbits)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(lens_rq_issue, struct request *rq)
 {
-    if (lens_pause & LENS_PAUSE_SUBMIT)
-        return 0;
     rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     __u32 dev = rq_dev(rq);
     int di = dev_lookup(dev, true);
@@ -1355,8 +1341,6 @@ __noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lens_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-    if (lens_pause & LENS_PAUSE_COMPLETE)
-        return 0;
     rq = UNTRUSTED(struct request, rq);      /* reads only: kern_types.h */
     if (!lens_t0 && lens_issue_seen)
         __sync_val_compare_and_swap(&lens_t0, 0, bpf_ktime_get_ns());
