@@ -23,6 +23,12 @@
 # Those runs' IOPS do not count (timing every program run costs much more than the
 # programs themselves).
 #
+# At the end: what a run of an attached program costs its caller beyond what the
+# statistics see (build/bench/tpcost: the tracepoint's dispatch and the trampoline), and
+# the figures as markdown rows for docs/performance.md ("Issue #40"): the IOPS ratio and
+# the CPU per I/O added, and the statistics runs' per-program times, each with the load
+# average.
+#
 # Usage (root): bench/lens.sh [ROUNDS] [SECONDS]    (default 5 runs of 6 s per mode; ROUNDS
 # 0: the statistics runs alone, which hold under load where the IOPS do not)
 # Environment: IOT (the iotriage binary; default ./iotriage), LENS_DEVICES ("tmpfs lab"),
@@ -102,16 +108,26 @@ prog_stats() {
     done | LC_ALL=C sort
 }
 stats_on() { "$STATS" >/dev/null & STATSPID=$!; sleep 0.2; prog_stats >"$DIR/p0"; }
-# stats_off SWITCHES LABEL: per program, ns a run. A request runs bio_queue, getrq,
-# (insert, with a scheduler), issue and complete once each: the sum of their means is
-# the lens's time per request (the counts are machine-wide: other devices' requests
-# are in them too). The scheduler programs' time over the switches counted in
-# /proc/stat is the lens's time per context switch.
+# stats_off SWITCHES LABEL [DUTY IOS]: per program, ns a run. A request the duty cycle
+# watches runs bio_queue, getrq, (insert, with a scheduler), issue and complete once
+# each: the sum of their means is the lens's time per watched request (the counts are
+# machine-wide: other devices' requests are in them too), times DUTY (the share of the
+# time they were attached) its time per request of the run. The scheduler programs'
+# time over the switches counted in /proc/stat is the lens's time per context switch,
+# and over the run's IOS (fio's reads) its time per read (a synchronous reader's
+# iowait: a switch out and a wakeup each read). Timing every run adds the statistics'
+# own clock reads, and they do not see the tracepoint's dispatch and the trampoline
+# (build/bench/tpcost, run last, measures those). A line goes to $DIR/md.stats for
+# docs/performance.md.
 stats_off() {
-    prog_stats >"$DIR/p1"
+    # (taken already when iotriage had to stop first: fio_run)
+    if [ -s "$DIR/p1.keep" ]; then mv "$DIR/p1.keep" "$DIR/p1"; else prog_stats >"$DIR/p1"; fi
     kill "$STATSPID"; wait "$STATSPID" 2>/dev/null; STATSPID=
     # a program absent at the start (attached after it) ran only within the run: from 0
-    LC_ALL=C join -a 2 -e 0 -o 0,1.2,1.3,2.2,2.3 "$DIR/p0" "$DIR/p1" | awk -v cs="$1" -v label="$2" '
+    local la
+    la=$(cut -d' ' -f1 /proc/loadavg)
+    LC_ALL=C join -a 2 -e 0 -o 0,1.2,1.3,2.2,2.3 "$DIR/p0" "$DIR/p1" | awk -v cs="$1" -v label="$2" \
+        -v la="$la" -v md="$DIR/md" -v duty="${3:-}" -v ios="${4:-0}" '
         { t = $4 - $2; n = $5 - $3; if (n <= 0) next
           printf "    %-18s %10d runs %6.0f ns each\n", $1, n, t / n
           each[$1] = t / n; runs[$1] = n
@@ -119,8 +135,14 @@ stats_off() {
         END {
           rq = each["lens_bio_queue"] + each["lens_getrq"] + each["lens_rq_issue"] + each["lens_rq_complete"]
           if (runs["lens_rq_insert"] * 2 >= runs["lens_rq_issue"]) rq += each["lens_rq_insert"]
-          printf "  %s: lens programs %.0f ns per request, %.0f ns per context switch\n",
-                 label, rq, (cs > 0 ? sched / cs : 0) }'
+          sr = ios > 0 ? sched / ios : 0
+          am = duty != "" ? rq * duty : rq
+          printf "  %s: lens programs %.0f ns per watched request (%.0f per read at duty %s), %.0f ns per context switch, scheduler programs %.0f ns per read (load average %s)\n",
+                 label, rq, am, (duty != "" ? duty : 1), (cs > 0 ? sched / cs : 0), sr, la
+          if (ios > 0)
+              printf "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %s |\n", label,
+                     each["lens_bio_queue"], each["lens_getrq"], each["lens_rq_issue"], each["lens_rq_complete"],
+                     rq, duty, am, each["lens_switch"], each["lens_wakeup"], sr, la >> (md ".stats") }'
 }
 
 # fio_run DEV ENGINE MODE: one run; prints "MODE IOPS NS_CPU_PER_IO"
@@ -142,16 +164,20 @@ fio_run() {
     local ios iops
     ios=$(jq '.jobs[0].read.total_ios' "$DIR/fio.json")
     iops=$(jq '.jobs[0].read.iops' "$DIR/fio.json")
-    [ "$mode" = stats ] && stats_off "$((x1 - x0))" "$DEVNAME $engine" >&2
+    [ "$mode" = stats ] && prog_stats >"$DIR/p1.keep"
     iot_stop
     # On a fast device the lens times only a sample of the requests (docs/json.md,
     # stages.sampled): the median share over the run's samples.
     [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
         .stages.sampled // empty' "$DIR/iot.json" 2>/dev/null | median |
         awk '{ printf "    requests timed: %s of them (stages.sampled, median)\n", $1 }' >&2
-    [ "$mode" = stats ] && jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
-        .stages.duty // empty' "$DIR/iot.json" 2>/dev/null | median |
-        awk '{ printf "    request programs attached: %s of the time (stages.duty, median)\n", $1 }' >&2
+    if [ "$mode" = stats ]; then
+        local duty
+        duty=$(jq -r --arg d "${dev#/dev/}" '.devices[]? | select(.name == $d) |
+            .stages.duty // empty' "$DIR/iot.json" 2>/dev/null | median)
+        echo "    request programs watching: $duty of the time (stages.duty, median)" >&2
+        stats_off "$((x1 - x0))" "$DEVNAME $engine" "$duty" "$ios" >&2
+    fi
     awk -v m="$mode" -v iops="$iops" -v ios="$ios" -v c="$((c1 - c0))" -v hz="$HZ" \
         'BEGIN { printf "%s %.0f %.0f\n", m, iops, (ios > 0 ? c / hz * 1e9 / ios : 0) }'
 }
@@ -162,11 +188,14 @@ bench_dev() {
     DEVNAME=$2
     for engine in $ENGINES; do
         : >"$DIR/runs"
+        local la0 la1
+        la0=$(cut -d' ' -f1 /proc/loadavg)
         for r in $(seq "$ROUNDS"); do
             # off on, then on off: a drift in the machine's load hits both modes alike
             if [ $((r % 2)) = 1 ]; then set -- off on; else set -- on off; fi
             for m in "$@"; do fio_run "$dev" "$engine" "$m" >>"$DIR/runs"; done
         done
+        la1=$(cut -d' ' -f1 /proc/loadavg)
         [ -n "${NO_STATS:-}" ] || fio_run "$dev" "$engine" stats >/dev/null
         [ "$ROUNDS" -gt 0 ] || continue     # the statistics runs alone
         local off_iops on_iops off_cpu on_cpu spread
@@ -176,9 +205,15 @@ bench_dev() {
         on_cpu=$(awk '$1 == "on" { print $3 }' "$DIR/runs" | median)
         spread=$(awk '$1 == "off" { if (!n++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
                       END { printf "%.0f-%.0f", lo, hi }' "$DIR/runs")
-        printf '%-12s %-7s %9.0f %9.0f %+7.1f %%  %8.0f %8.0f  %s\n' "$DEVNAME" "$engine" \
-            "$off_iops" "$on_iops" "$(echo "($on_iops / $off_iops - 1) * 100" | bc -l)" \
-            "$off_cpu" "$on_cpu" "$spread" >>"$DIR/table"
+        local change ratio
+        change=$(echo "($on_iops / $off_iops - 1) * 100" | bc -l)
+        ratio=$(echo "$on_iops / $off_iops" | bc -l)
+        printf '%-12s %-7s %9.0f %9.0f %+7.1f %% %6.3f  %8.0f %8.0f %+7.0f  %-15s %s -> %s\n' \
+            "$DEVNAME" "$engine" "$off_iops" "$on_iops" "$change" "$ratio" "$off_cpu" "$on_cpu" \
+            "$(echo "$on_cpu - $off_cpu" | bc -l)" "$spread" "$la0" "$la1" >>"$DIR/table"
+        printf '| %s, %s | %s x %s s | %.0f | %.0f | %+.1f %% | %.0f | %.0f | %+.0f | %s | %s -> %s |\n' \
+            "$DEVNAME" "$engine" "$ROUNDS" "$SECS" "$off_iops" "$on_iops" "$change" "$off_cpu" \
+            "$on_cpu" "$(echo "$on_cpu - $off_cpu" | bc -l)" "$spread" "$la0" "$la1" >>"$DIR/md"
     done
 }
 
@@ -233,7 +268,7 @@ if [ -z "${NO_PIPE:-}" ] && command -v perf >/dev/null && command -v taskset >/d
 fi
 
 echo
-echo "device       engine   IOPS off   IOPS on  change   CPU/IO off  on (ns)  off runs (IOPS)"
+echo "device       engine   IOPS off   IOPS on  change  ratio  CPU/IO off  on  added (ns)  off runs (IOPS) load average"
 cat "$DIR/table"
 if [ -s "$DIR/pipe" ]; then
     off=$(awk '$1 == "off" { print $2 }' "$DIR/pipe" | median)
@@ -244,3 +279,23 @@ if [ -s "$DIR/pipe" ]; then
                sw, off, on, (on - off) / sw }'
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+# What a run of an attached program costs its caller, dispatch and trampoline included
+# (the BPF statistics above see the program's body only): bench/tpcost.c.
+if [ -x "$ROOT/build/bench/tpcost" ]; then
+    echo
+    "$ROOT/build/bench/tpcost"
+fi
+# The lines docs/performance.md takes ("Issue #40", the figures of the latest bench):
+# paste them over the rows there, with the date and the machine.
+echo
+echo "For docs/performance.md (issue #40's figures; $(date -u +%Y-%m-%d), $NCPU CPUs, $(uname -r)):"
+if [ -s "$DIR/md" ]; then
+    echo "| device, engine | runs | IOPS off | IOPS on | change | CPU/IO off (ns) | on | added | off runs | load average |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---|---|"
+    cat "$DIR/md"
+fi
+if [ -s "$DIR/md.stats" ]; then
+    echo "| statistics run (ns) | bio_queue | getrq | rq_issue | rq_complete | a watched request | duty | a read | switch | wakeup | scheduler programs a read | load average |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    cat "$DIR/md.stats"
+fi
