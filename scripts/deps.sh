@@ -4,7 +4,8 @@
 #   scripts/deps.sh build   libraries and tools to build ./iotriage
 #   scripts/deps.sh test    the above plus what the test suite and `make bench` drive
 #                           (iotop-c and htop to compare with, gnuplot-nox for the plot,
-#                           btrfs-progs for test_lens_attrib's btrfs over a loop device;
+#                           btrfs-progs for test_lens_attrib's btrfs over a loop device,
+#                           liburing-dev for test_psi_uring's idle io_uring service;
 #                           for the VM lane, tests/vm/: qemu-system-x86 to boot Debian's
 #                           kernel, busybox-static as the guest's tools, kmod's depmod and
 #                           modprobe to order its modules, cpio for the initramfs, mdadm
@@ -13,7 +14,7 @@ set -eu
 what=${1:-build}
 pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev clang libbpf-dev libelf-dev zlib1g-dev bpftool"
 if [ "$what" = test ]; then
-    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs qemu-system-x86 busybox-static kmod cpio mdadm"
+    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs liburing-dev qemu-system-x86 busybox-static kmod cpio mdadm"
 fi
 missing=""
 for p in $pkgs; do
