@@ -123,6 +123,13 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
     double read_bps, write_bps, cancelled_write_bps;
     double io_delay_pct, swapin_delay_pct;
     double blkio_avg_ms;             /* mean wait per block I/O this interval; NAN when none */
+    /* io_uring's completion wait, which the kernel counts as iowait (PSI io) though the
+     * task sleeps interruptibly and may wait on a socket (source/taskstate.h): with the
+     * lens (uring_source DELAY_SRC_BPF) the % of the interval its threads slept in iowait
+     * interruptibly, taken out of io_delay_pct (IODLY stays the synchronous wait); sampled
+     * (DELAY_SRC_SAMPLED, without the lens, under io pressure) 100 when the task was found
+     * asleep there at the refresh, 0 when not; NAN unknown. */
+    double uring_wait_pct;
     struct ioprio_eff prio;
     bool   is_new;                   /* not in prev (started, or pid reused) */
     bool   io_valid;
@@ -134,6 +141,7 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
      * estimate from sampled thread states, delay_valid is set, swapin_delay_pct and
      * blkio_avg_ms stay unknown. */
     unsigned char io_delay_source;   /* enum delay_source */
+    unsigned char uring_source;      /* enum delay_source of uring_wait_pct */
 };
 
 /* A filesystem's space over time (issue #20; docs/json.md "filesystems").

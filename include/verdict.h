@@ -50,7 +50,8 @@
     X(W_FS_FILLING,           "fs-filling",           SEV_CRIT)            \
     X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN) \
     X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)            \
-    X(W_IOPRIO_HONOURED,      "ioprio-honoured",      SEV_WARN)
+    X(W_IOPRIO_HONOURED,      "ioprio-honoured",      SEV_WARN)            \
+    X(W_IO_NOT_BLOCK,         "io-pressure-not-block", SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -63,6 +64,9 @@ enum severity warn_code_severity(enum warn_code c);
 const char *severity_name(enum severity s);            /* "info" "warning" "critical" */
 /* The fs-* codes: about a filesystem (warning.fs), not a device's queue. */
 bool warn_code_is_fs(enum warn_code c);
+/* Codes that may name no device: the fs-* codes (tmpfs) and io-pressure-not-block (a
+ * process's wait that is not on a block device). */
+bool warn_code_may_lack_dev(enum warn_code c);
 
 /* What a scheduler does with an effective priority (the rule table alone, no queue state). */
 enum sched_reading {
@@ -85,8 +89,10 @@ const char *sched_reading_name(enum sched_reading r);
 /* What backs a warning (docs/verdicts.md "Evidence"): the rule table alone, or the BPF
  * lens, which measured the priorities the warning compares on that device in the
  * interval. */
-enum evidence { EV_RULE, EV_MEASURED };
-const char *evidence_name(enum evidence e);            /* "rule" "measured" */
+enum evidence { EV_RULE, EV_MEASURED, EV_SAMPLED };
+/* "rule" "measured" "sampled" (EV_SAMPLED: from thread states read at the refresh,
+ * io-pressure-not-block without the lens) */
+const char *evidence_name(enum evidence e);
 
 /* The comparison behind a measured warning: the total time (bio submitted -> completed)
  * of two priorities' requests on the device over the interval (delta.h prio_latency).
@@ -139,6 +145,13 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 #define LAT_ALIKE           1.5
 #define LAT_DIFFER          3.0
 #define LAT_BUSY_AQU        SAT_MIN_AQU
+/* io-pressure-not-block (docs/verdicts.md): the machine's io pressure (PSI some over the
+ * interval) at least this %, and a process waiting in io_uring's completion wait, not on
+ * block I/O, for at least URING_WAIT_MIN % of the interval (the lens), or found asleep
+ * there (sampled), with no block request of its own (no bytes submitted, none read or
+ * written, not in D). */
+#define PSI_NOT_BLOCK_MIN   20.0
+#define URING_WAIT_MIN      50.0
 #define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
 #define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
 #define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */

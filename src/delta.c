@@ -498,6 +498,23 @@ static bool task_has_delays(const struct snapshot *cur, const struct task_sample
     return t->delay.blkio_count > 0 || t->delay.swapin_count > 0;
 }
 
+/* The task's wait rows in the lens's readings a (before) and cur's, by thread or by
+ * group; *full when either map was near full (a missing row may have been evicted). */
+static void lens_rows(const struct lens_reading *a, const struct snapshot *cur, const struct task_sample *c,
+                      const struct lens_wait_row **pr, const struct lens_wait_row **cr, bool *full)
+{
+    const struct lens_reading *z = &cur->lens;
+    if (cur->threads) {
+        *pr = lens_wait_find(a->tids, a->ntids, c->id);
+        *cr = lens_wait_find(z->tids, z->ntids, c->id);
+        *full = a->tids_full || z->tids_full;
+    } else {
+        *pr = lens_wait_find(a->tgids, a->ntgids, c->id);
+        *cr = lens_wait_find(z->tgids, z->ntgids, c->id);
+        *full = a->tgids_full || z->tgids_full;
+    }
+}
+
 /* The lens's iowait for a task whose delay taskstats cannot give (delay accounting off,
  * or the task forked while it was off). The kernel's blkio delay is this same time
  * (kernel/sched/core.c: delayacct_blkio_start when a task with in_iowait leaves the CPU,
@@ -507,18 +524,9 @@ static void task_lens_delay(const struct lens_reading *a, const struct snapshot 
 {
     if (!a)
         return;
-    const struct lens_reading *z = &cur->lens;
     const struct lens_wait_row *pr, *cr;
     bool full;
-    if (cur->threads) {
-        pr = lens_wait_find(a->tids, a->ntids, c->id);
-        cr = lens_wait_find(z->tids, z->ntids, c->id);
-        full = a->tids_full || z->tids_full;
-    } else {
-        pr = lens_wait_find(a->tgids, a->ntgids, c->id);
-        cr = lens_wait_find(z->tgids, z->ntgids, c->id);
-        full = a->tgids_full || z->tgids_full;
-    }
+    lens_rows(a, cur, c, &pr, &cr, &full);
     double pct;
     if (cr) {
         pct = lens_wait_pct(pr, cr, itv_s);
@@ -541,6 +549,37 @@ static void task_lens_delay(const struct lens_reading *a, const struct snapshot 
     r->io_delay_source = DELAY_SRC_BPF;
 }
 
+/* io_uring's completion wait (delta.h uring_wait_pct). With the lens: the interruptible
+ * part of its iowait, which both the lens's iowait and the kernel's blkio delay
+ * (taskstats) count, taken out of io_delay_pct so that IODLY stays the synchronous wait.
+ * Without it: the wait channel read at the refresh (snapshot.c). */
+static void task_uring_wait(const struct lens_reading *a, const struct snapshot *cur,
+                            const struct task_sample *c, double itv_s, struct task_rates *r)
+{
+    if (a && cur->lens_on) {
+        const struct lens_wait_row *pr, *cr;
+        bool full;
+        lens_rows(a, cur, c, &pr, &cr, &full);
+        /* No row but its wait channel read: asleep since before the lens (snapshot.c),
+         * a wait the lens never saw begin; the wait channel says. */
+        if (cr || !c->uring_read) {
+            double pct = cr ? lens_wait_intr_pct(pr, cr, itv_s) : full ? (double)NAN : 0;
+            if (isnan(pct))
+                return;
+            r->uring_wait_pct = num_min(pct, 100.0 * (c->nlwp > 0 ? c->nlwp : 1));
+            r->uring_source = DELAY_SRC_BPF;
+            if (r->delay_valid &&
+                (r->io_delay_source == DELAY_SRC_TASKSTATS || r->io_delay_source == DELAY_SRC_BPF))
+                r->io_delay_pct = num_max(0.0, r->io_delay_pct - r->uring_wait_pct);
+            return;
+        }
+    }
+    if (c->uring_read) {
+        r->uring_wait_pct = c->uring_wait ? 100.0 : 0.0;
+        r->uring_source = DELAY_SRC_SAMPLED;
+    }
+}
+
 static void task_delta(const struct lens_reading *lb, double lens_itv_s, const struct snapshot *cur,
                        const struct task_hist *p, const struct task_sample *c, double itv_s,
                        struct task_rates *r)
@@ -549,7 +588,7 @@ static void task_delta(const struct lens_reading *lb, double lens_itv_s, const s
     r->task = c;
     r->is_new = p == NULL;
     r->read_bps = r->write_bps = r->cancelled_write_bps = (double)NAN;
-    r->io_delay_pct = r->swapin_delay_pct = r->blkio_avg_ms = (double)NAN;
+    r->io_delay_pct = r->swapin_delay_pct = r->blkio_avg_ms = r->uring_wait_pct = (double)NAN;
     r->prio = ioprio_effective(c->ioprio_raw, c->nice, c->policy);
     if (!p || itv_s <= 0)
         return;
@@ -589,6 +628,7 @@ static void task_delta(const struct lens_reading *lb, double lens_itv_s, const s
     }
     if (!r->delay_valid)
         task_lens_delay(lb, cur, c, lens_itv_s, r);
+    task_uring_wait(lb, cur, c, lens_itv_s, r);
 }
 
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
@@ -728,6 +768,9 @@ void baselines_free(struct baselines *b)
 bool task_is_active(const struct task_rates *t)
 {
     if (t->io_valid && (t->read_bps > 0 || t->write_bps > 0))
+        return true;
+    /* io_uring's completion wait: no block I/O, but the io pressure's (delta.h) */
+    if (t->uring_source != DELAY_SRC_UNKNOWN && t->uring_wait_pct > 0.05)
         return true;
     return t->delay_valid && t->io_delay_pct > 0.05;
 }

@@ -15,6 +15,7 @@
 #include "source/cgroups.h"
 #include "source/fdmap.h"
 #include "source/taskiter.h"
+#include "source/taskstate.h"
 #include "source/taskstats.h"
 #include "util.h"
 
@@ -512,6 +513,46 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
             out->tasks[i].delay_valid = false;
         }
     take_pids_missing(s, out);
+}
+
+/* Which tasks sleep in io_uring's completion wait now (source/taskstate.h: an
+ * interruptible sleep the kernel counts as iowait): the wait channel of each task in S,
+ * read only while the io pressure is up, since every task idle in a poll sleeps in S too.
+ * With the lens, only of the tasks it has no wait row for: one asleep since before the
+ * lens started (an idle service's single endless wait) is a switch it never saw. In
+ * process mode the leader's (/proc/PID/wchan): a service whose waiting thread is not its
+ * leader is seen in threads mode (-H), or by the lens once it waits again. */
+static bool lens_has_row(const struct snapshot *out, const struct task_sample *t)
+{
+    const struct lens_reading *l = &out->lens;
+    return out->threads ? lens_wait_find(l->tids, l->ntids, t->id) != NULL
+                        : lens_wait_find(l->tgids, l->ntgids, t->id) != NULL;
+}
+
+static void take_uring_waits(struct sampler *s, struct snapshot *out)
+{
+    for (size_t i = 0; i < out->ntasks; i++)
+        out->tasks[i].uring_read = out->tasks[i].uring_wait = false;
+    const struct psi_sample *p = &out->psi[PSI_IO];
+    if (p->err || !p->some.valid || !(p->some.avg10 >= URING_READ_PSI_MIN))
+        return;
+    unsigned reads = 0;
+    for (size_t i = 0; i < out->ntasks && reads < URING_READS_MAX; i++) {
+        struct task_sample *t = &out->tasks[i];
+        if (t->state != 'S' || t->kthread || (out->lens_on && lens_has_row(out, t)))
+            continue;
+        char path[64], buf[128];
+        if (out->threads)
+            snprintf(path, sizeof(path), "%d/task/%d/wchan", (int)t->tgid, (int)t->id);
+        else
+            snprintf(path, sizeof(path), "%d/wchan", (int)t->id);
+        reads++;
+        ssize_t n = read_file_at(s->proc_fd, path, buf, sizeof(buf));
+        if (n < 0)
+            continue;
+        t->uring_read = true;
+        t->uring_wait = n > 0 && taskstate_wchan_is_uring(buf, (size_t)n);
+    }
 }
 
 /* Index of the device major:minor in the snapshot, or -1. */
@@ -1100,6 +1141,7 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     take_lens(s, out);
     if (s->procs) {
         take_tasks(s, out);
+        take_uring_waits(s, out);
         take_task_devs(s, out);
         if (s->cg) {
             out->cgroups = cgroups_take(s->cg, out->mono, out->threads, out->tasks, out->ntasks);

@@ -34,6 +34,11 @@ bool warn_code_is_fs(enum warn_code c)
     return c == W_FS_FULL || c == W_FS_FILLING || c == W_FS_DELETED_OPEN;
 }
 
+bool warn_code_may_lack_dev(enum warn_code c)
+{
+    return warn_code_is_fs(c) || c == W_IO_NOT_BLOCK;
+}
+
 const char *severity_name(enum severity s)
 {
     static const char *const names[] = { "info", "warning", "critical" };
@@ -92,7 +97,7 @@ const char *sched_reading_name(enum sched_reading r)
 
 const char *evidence_name(enum evidence e)
 {
-    return e == EV_MEASURED ? "measured" : "rule";
+    return e == EV_MEASURED ? "measured" : e == EV_SAMPLED ? "sampled" : "rule";
 }
 
 /* A time as the evidence prints it: three significant figures or so. */
@@ -103,6 +108,10 @@ static void ms_text(char *buf, size_t n, double ms)
 
 const char *warn_evidence_text(const struct warning *w, char *buf, size_t n)
 {
+    if (w->evidence == EV_SAMPLED) {
+        snprintf(buf, n, "%s", "sampled: its wait channel at the refresh");
+        return buf;
+    }
     if (w->evidence != EV_MEASURED || !w->m.prio[0]) {
         snprintf(buf, n, "%s", "");
         return buf;
@@ -518,7 +527,12 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
         if (dev_bps > 0 && wb / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
     }
-    bool suffer = on_saturated && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;
+    /* io_uring's completion wait is not a wait on the device: with the lens it is out of
+     * io_delay_pct already (delta.c); without it, taskstats counts it, so a task found
+     * asleep there (sampled) has no block wait to suffer from. */
+    bool uring = t->uring_source == DELAY_SRC_SAMPLED && t->uring_wait_pct > 0 &&
+                 t->io_delay_source == DELAY_SRC_TASKSTATS;
+    bool suffer = on_saturated && !uring && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;
     return cause && suffer ? ROLE_BOTH : cause ? ROLE_CAUSE : suffer ? ROLE_SUFFER : ROLE_NONE;
 }
 
@@ -879,6 +893,65 @@ static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
     }
 }
 
+/* ---- io pressure that is not block I/O (docs/verdicts.md "io-pressure-not-block") ----
+ * The kernel counts io_uring's completion wait as iowait, and so in PSI io, whatever the
+ * requests pending are (a socket receive too: 6.1.39 and 6.5 on, unless the program
+ * passes IORING_ENTER_NO_IOWAIT, 6.15). Each process stalled that way with no block I/O of
+ * its own is named: with the lens, its interruptible iowait (measured) and the bytes it
+ * submitted; without it, its wait channel at the refresh (sampled) and its read and
+ * written bytes. No device is named: none is the cause. */
+
+/* Block I/O of the task's own in the interval: bytes the lens saw it submit, or (without
+ * the lens) its read and written bytes; a sleep in D. NAN when unknown. */
+static double own_block_bps(const struct result *r, size_t ti)
+{
+    const struct task_rates *t = &r->tasks[ti];
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    if (t->task->state == 'D')
+        return 1;
+    if (t->uring_source == DELAY_SRC_BPF && td && td->lens) {
+        double b = 0;
+        for (unsigned k = 0; k < td->n; k++)
+            b += task_lens_bps(r->cur, td, k);
+        return b;
+    }
+    return t->io_valid ? t->read_bps + t->write_bps : (double)NAN;
+}
+
+static void io_not_block(const struct result *r, struct verdicts *v)
+{
+    const struct psi_rates *p = &r->psi[PSI_IO];
+    if (!p->some_valid || !(p->some_pct >= PSI_NOT_BLOCK_MIN))
+        return;
+    for (size_t ti = 0; ti < r->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        bool measured = t->uring_source == DELAY_SRC_BPF;
+        if (t->uring_source == DELAY_SRC_UNKNOWN || !(t->uring_wait_pct >= (measured ? URING_WAIT_MIN : 100.0)))
+            continue;
+        /* Waiting on block I/O as well: the pressure is its disk's too. */
+        if (t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY)
+            continue;
+        double own = own_block_bps(r, ti);
+        if (!(own == 0))
+            continue;
+        const struct task_sample *s = t->task;
+        const char *who = s->comm;
+        if (measured)
+            push(v, W_IO_NOT_BLOCK, -1, (int)ti,
+                 "io pressure %.0f %% is not block I/O: %s[%d] waited %.0f %% of the time in io_uring "
+                 "for completions, with no block I/O of its own (the kernel counts that wait as iowait, "
+                 "a socket receive too); no disk is the cause",
+                 p->some_pct, who, (int)s->id, t->uring_wait_pct);
+        else
+            push(v, W_IO_NOT_BLOCK, -1, (int)ti,
+                 "io pressure %.0f %% is not block I/O: %s[%d] sleeps in io_uring's completion wait "
+                 "(S, sampled at the refresh), with no block I/O of its own (the kernel counts that "
+                 "wait as iowait, a socket receive too); no disk is the cause",
+                 p->some_pct, who, (int)s->id);
+        v->w[v->n - 1].evidence = measured ? EV_MEASURED : EV_SAMPLED;
+    }
+}
+
 static int cmp_warning(const void *a, const void *b, void *ctx)
 {
     const struct result *r = ctx;
@@ -916,6 +989,7 @@ void verdict_compute(const struct result *r, struct verdicts *out)
             task_on_device(r, ti, td->idx[k], (td->buffered >> k) & 1u, out);
     }
     free(hidden);
+    io_not_block(r, out);
     cgroup_findings(r, out);
     if (out->n)   /* qsort_r wants a non-null array even for no elements */
         qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);

@@ -61,6 +61,17 @@ char taskstate_parse_state(const char *buf, size_t len);
  * the kernel's waits for block I/O? The list is in taskstate.c. */
 bool taskstate_wchan_is_io(const char *name, size_t len);
 
+/* Pure: is this wait channel name io_uring's wait for completions, which the kernel
+ * counts as iowait (PSI io) although the task sleeps interruptibly (S) and may wait on
+ * a socket, not a disk? The list is in taskstate.c. */
+bool taskstate_wchan_is_uring(const char *name, size_t len);
+
+/* Without the lens, the snapshot reads the wait channel of the tasks in S while the io
+ * pressure's avg10 is at least this % (a gate: the rule itself judges the interval's
+ * pressure), at most URING_READS_MAX of them a refresh. */
+#define URING_READ_PSI_MIN 5.0
+#define URING_READS_MAX    1024
+
 /* Pure: one sample's class from the state letter and the wait channel's text (wchan
  * NULL: it could not be read). */
 enum ts_class taskstate_classify(char state, const char *wchan, size_t wlen);

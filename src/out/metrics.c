@@ -288,6 +288,8 @@ static bool code_judged(enum warn_code c, const struct dev_rates *d, bool delays
         return delays && d->dev->bd.nr_requests > 0 && !isnan(d->aqu_sz);
     case W_IOPRIO_UNSATURATED:
         return d->saturated >= 0;
+    case W_IO_NOT_BLOCK:             /* no device: write_not_block */
+        return false;
     default:
         return true;
     }
@@ -355,6 +357,30 @@ static void write_warnings(struct metrics_writer *w, const struct result *r,
     }
     free(count);
     free(devfind);
+}
+
+/* io-pressure-not-block: the processes stalled in io_uring's completion wait with no block
+ * I/O of their own while the io pressure is up (verdict.h), by the evidence behind it.
+ * Absent when the io pressure or the process list is unknown. */
+static void write_not_block(struct metrics_writer *w, const struct result *r,
+                            const struct verdicts *v)
+{
+    metrics_family(w, "iotriage_io_pressure_not_block", MT_GAUGE,
+                   "Processes io-pressure-not-block names: stalled in io_uring's completion "
+                   "wait (iowait and PSI io to the kernel) with no block I/O of their own, "
+                   "while the io pressure is up; evidence measured (the BPF lens) or sampled "
+                   "(thread states). Absent when the io pressure or processes are unknown.");
+    if (!tasks_known(r) || !r->psi[PSI_IO].some_valid)
+        return;
+    unsigned n[3] = { 0 };
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == W_IO_NOT_BLOCK && v->w[i].evidence < 3)
+            n[v->w[i].evidence]++;
+    static const enum evidence evs[] = { EV_MEASURED, EV_SAMPLED };
+    for (size_t k = 0; k < 2; k++) {
+        const char *l[] = { "evidence", evidence_name(evs[k]) };
+        metrics_sample(w, "iotriage_io_pressure_not_block", "", l, 1, n[evs[k]]);
+    }
 }
 
 /* Roles per device: the processes that cause or suffer the load of a saturated device
@@ -517,6 +543,7 @@ int metrics_format(FILE *f, const struct result *r, const struct verdicts *v,
     if (tasks_known(r))
         write_coverage(&w, r);
     write_warnings(&w, r, v);
+    write_not_block(&w, r, v);
     write_roles(&w, r, v);
     write_cgroups(&w, r);
     write_latency(&w, r);

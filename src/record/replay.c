@@ -896,21 +896,46 @@ static int decode_writeback_by(struct dec *d, const struct json_value *o, struct
     return 0;
 }
 
+/* The source names of delay_source_name: "bpf", "sampled", anything else taskstats. */
+static unsigned char source_from(const char *src, size_t len)
+{
+    return !src ? DELAY_SRC_UNKNOWN
+         : len == 3 && memcmp(src, "bpf", 3) == 0 ? DELAY_SRC_BPF
+         : len == 7 && memcmp(src, "sampled", 7) == 0 ? DELAY_SRC_SAMPLED
+         : DELAY_SRC_TASKSTATS;
+}
+
+/* io_uring's completion wait (issue #35; recordings before it have no key: unknown). */
+static int decode_uring_task(struct dec *d, const struct json_value *o, struct task_rates *r)
+{
+    r->uring_wait_pct = (double)NAN;
+    r->uring_source = DELAY_SRC_UNKNOWN;
+    if (!json_get(o, "uring_wait_pct"))
+        return 0;
+    const char *src;
+    size_t len;
+    int rc;
+    if ((rc = get_num(d, o, "uring_wait_pct", &r->uring_wait_pct)) ||
+        (rc = get_str(d, o, "uring_wait_source", true, &src, &len)))
+        return rc;
+    r->uring_source = isnan(r->uring_wait_pct) ? DELAY_SRC_UNKNOWN : source_from(src, len);
+    return 0;
+}
+
 static int decode_lens_task(struct dec *d, const struct json_value *o, struct task_rates *r)
 {
+    int rc = decode_uring_task(d, o, r);
+    if (rc)
+        return rc;
     /* before the lens, a known delay came from taskstats */
     r->io_delay_source = isnan(r->io_delay_pct) ? DELAY_SRC_UNKNOWN : DELAY_SRC_TASKSTATS;
     if (!json_get(o, "io_delay_source"))
         return 0;
     const char *src;
     size_t len;
-    int rc = get_str(d, o, "io_delay_source", true, &src, &len);
-    if (rc)
+    if ((rc = get_str(d, o, "io_delay_source", true, &src, &len)))
         return rc;
-    r->io_delay_source = !src ? DELAY_SRC_UNKNOWN
-                       : len == 3 && memcmp(src, "bpf", 3) == 0 ? DELAY_SRC_BPF
-                       : len == 7 && memcmp(src, "sampled", 7) == 0 ? DELAY_SRC_SAMPLED
-                       : DELAY_SRC_TASKSTATS;
+    r->io_delay_source = source_from(src, len);
     return 0;
 }
 /* ---- end of the lens's keys ---- */
@@ -1560,7 +1585,7 @@ static void add_stub(struct ptasks *pt, pid_t pid, const char *comm, bool thread
     p->s.io_err = -ENODATA;
     p->s.ioprio_raw = -ENODATA;
     p->r.read_bps = p->r.write_bps = p->r.cancelled_write_bps = (double)NAN;
-    p->r.io_delay_pct = p->r.swapin_delay_pct = p->r.blkio_avg_ms = (double)NAN;
+    p->r.io_delay_pct = p->r.swapin_delay_pct = p->r.blkio_avg_ms = p->r.uring_wait_pct = (double)NAN;
     p->r.prio = ioprio_effective(IOPRIO_MAKE(IOC_NONE, 0), 0, SCHED_OTHER);
 }
 
@@ -1658,9 +1683,12 @@ static int decode_evidence(struct dec *d, const struct json_value *o, struct war
         return rc;
     if (len == 8 && memcmp(ev, "measured", 8) == 0) {
         w->evidence = EV_MEASURED;
+    } else if (len == 7 && memcmp(ev, "sampled", 7) == 0) {
+        w->evidence = EV_SAMPLED;
     } else if (!(len == 4 && memcmp(ev, "rule", 4) == 0)) {
         char buf[64];
-        return dfail(d, "evidence", "\"%s\" is neither \"measured\" nor \"rule\"", shown(buf, ev, len));
+        return dfail(d, "evidence", "\"%s\" is not \"measured\", \"sampled\" nor \"rule\"",
+                     shown(buf, ev, len));
     }
     const struct json_value *m = json_get(o, "measured");
     if (!m || json_as_object(m) == JSON_IS_NULL)
@@ -1699,7 +1727,7 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
         return status_fail(d, NULL, o, st, "an object");
     if ((rc = get_name(d, o, "code", false, code_lookup, "warning code", &code)) ||
         (rc = get_name(d, o, "severity", false, severity_lookup, "severity", &sev)) ||
-        (rc = get_str(d, o, "device", warn_code_is_fs((enum warn_code)code), &dev, &len)) ||
+        (rc = get_str(d, o, "device", warn_code_may_lack_dev((enum warn_code)code), &dev, &len)) ||
         (rc = get_fixed(d, o, "text", false, FIT_CUT, w->text, sizeof(w->text))))
         return rc;
     if ((rc = decode_evidence(d, o, w)))
@@ -1721,6 +1749,20 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
             w->task = -1;
             return 0;
         }
+    }
+    w->task = -1;
+    if (!dev) {                      /* io-pressure-not-block: a process, no device */
+        w->dev = -1;
+        if (json_get(o, "pid")) {
+            int64_t pid;
+            if ((rc = get_int(d, o, "pid", 0, INT_MAX, &pid)))
+                return rc;
+            long t = pid_find(pix, npix, (pid_t)pid);
+            if (t < 0)
+                return dfail(d, "pid", "%" PRId64 " has no task", pid);
+            w->task = (int)t;
+        }
+        return 0;
     }
     w->dev = memchr(dev, '\0', len) ? -1 : dev_find(dix, dev);
     if (w->dev < 0) {

@@ -427,6 +427,8 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
     jw_num(w, "io_delay_pct", t->io_delay_pct);
     jw_str(w, "io_delay_source", delay_source_name((enum delay_source)t->io_delay_source));
     jw_num(w, "swapin_delay_pct", t->swapin_delay_pct);
+    jw_num(w, "uring_wait_pct", t->uring_wait_pct);
+    jw_str(w, "uring_wait_source", delay_source_name((enum delay_source)t->uring_source));
     jw_num(w, "blkio_avg_ms", t->blkio_avg_ms);
     jw_bool(w, "delay_overcount", t->delay_overcount);
     jw_open(w, "ioprio", '{');

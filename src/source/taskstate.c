@@ -68,6 +68,29 @@ bool taskstate_wchan_is_io(const char *name, size_t len)
     return false;
 }
 
+/* io_uring's wait for completions (io_uring/io_uring.c; io_uring/wait.c in later trees):
+ * an interruptible sleep (S) that the kernel counts as iowait, and so in PSI io, while
+ * the task has any request pending, a socket receive included (6.1.39 and 6.5 on). The
+ * name is the function that called schedule: io_cqring_wait on 6.18, where
+ * io_cqring_wait_schedule is inlined into it; the others where it is not. */
+static const char *const uring_waits[] = {
+    "io_cqring_wait", "io_cqring_wait_schedule", "__io_cqring_wait_schedule",
+    "io_cqring_schedule_timeout",
+};
+
+bool taskstate_wchan_is_uring(const char *name, size_t len)
+{
+    while (len > 0 && (name[len - 1] == '\n' || name[len - 1] == ' '))
+        len--;
+    const char *dot = memchr(name, '.', len);
+    if (dot && dot != name)
+        len = (size_t)(dot - name);
+    for (size_t i = 0; i < ARRAY_SIZE(uring_waits); i++)
+        if (strlen(uring_waits[i]) == len && memcmp(uring_waits[i], name, len) == 0)
+            return true;
+    return false;
+}
+
 enum ts_class taskstate_classify(char state, const char *wchan, size_t wlen)
 {
     if (state != 'D')

@@ -655,7 +655,7 @@ static void test_damage_table(void **state)
           "\"p99_ms\":1,\"mean_ms\":1,\"hist\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1],"
           "\"stages\":{}}}", -EINVAL, "devices[0].latency_by_prio.be/4.hist: 33 entries, at most 32 possible" },
         { "\"comm\":\"sleep\",\"evidence\":\"rule\"", "\"comm\":\"sleep\",\"evidence\":\"maybe\"", -EINVAL,
-          "warnings[0].evidence: \"maybe\" is neither \"measured\" nor \"rule\"" },
+          "warnings[0].evidence: \"maybe\" is not \"measured\", \"sampled\" nor \"rule\"" },
         { "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null", "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":{\"prio\":\"idle\"}",
           -EINVAL, "warnings[0].measured: figures on a warning of the rule table" },
         { "\"comm\":\"sleep\",\"evidence\":\"rule\",\"measured\":null", "\"comm\":\"sleep\",\"evidence\":\"measured\",\"measured\":{\"prio\":\"idle\","

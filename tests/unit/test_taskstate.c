@@ -45,6 +45,13 @@ static void test_wchan_names(void **st)
     assert_false(taskstate_wchan_is_io(S("do_sys_poll")));
     assert_false(taskstate_wchan_is_io(S("")));
     assert_false(taskstate_wchan_is_io(S(".")));
+    /* io_uring's completion wait: iowait to the kernel, but not a block wait */
+    assert_true(taskstate_wchan_is_uring(S("io_cqring_wait\n")));
+    assert_true(taskstate_wchan_is_uring(S("io_cqring_wait_schedule.isra.0")));
+    assert_false(taskstate_wchan_is_uring(S("io_cqring_waitx")));
+    assert_false(taskstate_wchan_is_uring(S("do_sys_poll")));
+    assert_false(taskstate_wchan_is_uring(S("")));
+    assert_false(taskstate_wchan_is_io(S("io_cqring_wait")));
 }
 
 static void test_classify(void **st)

@@ -52,6 +52,7 @@ static void test_code_names_are_stable(void **state)
     assert_string_equal(warn_code_name(W_IOPRIO_WRITEBACK), "ioprio-writeback");
     assert_string_equal(warn_code_name(W_HIDDEN_QUEUE), "hidden-queue");
     assert_string_equal(warn_code_name(W_IOPRIO_HELD), "ioprio-held");
+    assert_string_equal(warn_code_name(W_IO_NOT_BLOCK), "io-pressure-not-block");
     assert_int_equal(warn_code_severity(W_IOPRIO_HELD), SEV_INFO);
     assert_null(role_name(ROLE_NONE));
     assert_string_equal(role_name(ROLE_BOTH), "both");
@@ -489,6 +490,70 @@ static void test_roles(void **state)
     verdicts_free(&w.v);
 }
 
+/* io-pressure-not-block: io_uring's completion wait counts as io pressure without block
+ * I/O (verdict.h). Named: a process waiting there most of the interval with no block I/O
+ * of its own, while PSI io is high; the process, no device, and the evidence. Not named:
+ * a reader in D, a waiter that also reads, any of them under low pressure. A waiter found
+ * there (sampled) whose taskstats delay counts the wait gets no suffer role. */
+static void test_io_not_block(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "loop0", "mq-deadline", 256, 1, 9, 4.5, 8000);
+    w.res.psi[PSI_IO] = (struct psi_rates){ .some_valid = true, .some_pct = 98 };
+    int uw = w_task(&w, 10, "uringwait", P(IOC_BE, 4), 0, 0, NAN);
+    w.tr[uw].uring_wait_pct = 100;
+    w.tr[uw].uring_source = DELAY_SRC_BPF;
+    w.td[uw].lens = true;                  /* the lens saw it submit nothing */
+    w.ts[uw].state = 'S';
+    int rd = w_task(&w, 11, "dd", P(IOC_BE, 4), 800.0 * 1024, 97, 5);
+    w.tr[rd].uring_wait_pct = 0;
+    w.tr[rd].uring_source = DELAY_SRC_BPF;
+    w.ts[rd].state = 'D';
+    w_touch(&w, rd, dev);
+    int both = w_task(&w, 12, "ringreader", P(IOC_BE, 4), 100.0 * 1024, 0, NAN);
+    w.tr[both].uring_wait_pct = 90;
+    w.tr[both].uring_source = DELAY_SRC_BPF;
+    w.ts[both].state = 'S';
+    /* without the lens: found asleep there, its taskstats delay counting the wait */
+    int sw = w_task(&w, 13, "svc", P(IOC_BE, 4), 0, 100, NAN);
+    w.tr[sw].uring_wait_pct = 100;
+    w.tr[sw].uring_source = DELAY_SRC_SAMPLED;
+    w.tr[sw].io_delay_source = DELAY_SRC_TASKSTATS;
+    w.ts[sw].state = 'S';
+    w_touch(&w, sw, dev);                  /* it has a file open on the saturated disk */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, uw), 1);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, rd), 0);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, both), 0);
+    /* its taskstats delay is the io_uring wait: not a block wait, so not named either */
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, sw), 0);
+    assert_int_equal(w.v.roles[sw], ROLE_NONE);
+    assert_int_equal(w.v.roles[rd], ROLE_SUFFER);
+    for (size_t i = 0; i < w.v.n; i++)
+        if (w.v.w[i].code == W_IO_NOT_BLOCK) {
+            assert_int_equal(w.v.w[i].evidence, EV_MEASURED);
+            assert_non_null(strstr(w.v.w[i].text, "uringwait[10]"));
+        }
+    verdicts_free(&w.v);
+    /* sampled, no delay figure: named, evidence sampled */
+    w.tr[sw].delay_valid = false;
+    w.tr[sw].io_delay_pct = NAN;
+    w.tr[sw].io_delay_source = DELAY_SRC_UNKNOWN;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, sw), 1);
+    for (size_t i = 0; i < w.v.n; i++)
+        if (w.v.w[i].code == W_IO_NOT_BLOCK && w.v.w[i].task == sw)
+            assert_int_equal(w.v.w[i].evidence, EV_SAMPLED);
+    verdicts_free(&w.v);
+    /* low pressure: nothing to explain */
+    w.res.psi[PSI_IO].some_pct = 5;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, uw), 0);
+    verdicts_free(&w.v);
+}
+
 /* With the lens, the cause share is what the process submitted to that device: a process
  * reading 7000 kB/s from two saturated devices, which the lens splits 6000 / 1000, causes
  * on the first only; without the lens both get the whole figure (an upper bound). */
@@ -533,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_buffered_writer_with_label_gets_writeback),
         cmocka_unit_test(test_hidden_queue_when_processes_wait_longer_than_await),
         cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_io_not_block),
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
         cmocka_unit_test(test_cause_share_from_the_lens),
     };
