@@ -192,10 +192,35 @@ static const char *bfq_option(const struct blockdev_info *b)
     return offers(b, "bfq") ? ", bfq" : loadable(b, BD_LOAD_BFQ) ? ", bfq (modprobe bfq)" : "";
 }
 
+/* The requests the device's queue can hold: nr_requests is each hardware queue's
+ * (block/blk-mq-sched.c gives every hctx its own scheduler tags of that depth, and under
+ * none the driver's tags are per hctx too), and aqu-sz counts them all. A device with
+ * several (NVMe, virtio) is surely full only when all are: one may fill alone (the
+ * submitters all on CPUs mapped to it) while aqu-sz stays below the total, which the
+ * lens's tag wait shows and the rule cannot. Drivers whose hardware queues share one set
+ * of tags (BLK_MQ_F_TAG_HCTX_SHARED) give a total the queue never reaches: no lottery is
+ * called there by this rule (docs/verdicts.md). -1 unknown. */
+static double queue_tags(const struct blockdev_info *b)
+{
+    if (b->nr_requests <= 0)
+        return -1;
+    return (double)b->nr_requests * (b->hw_queues > 1 ? b->hw_queues : 1);
+}
+
+/* "nr_requests 8", or "nr_requests 8 on each of 2 hardware queues" */
+static const char *tags_text(const struct blockdev_info *b, char *buf, size_t n)
+{
+    if (b->hw_queues > 1)
+        snprintf(buf, n, "nr_requests %ld on each of %d hardware queues", b->nr_requests, b->hw_queues);
+    else
+        snprintf(buf, n, "nr_requests %ld", b->nr_requests);
+    return buf;
+}
+
 static bool queue_full(const struct dev_rates *d)
 {
-    long nr = d->dev->bd.nr_requests;
-    return d->valid && nr > 0 && !isnan(d->aqu_sz) && d->aqu_sz >= LOTTERY_FULL * (double)nr;
+    double tags = queue_tags(&d->dev->bd);
+    return d->valid && tags > 0 && !isnan(d->aqu_sz) && d->aqu_sz >= LOTTERY_FULL * tags;
 }
 
 static long raised_nr_requests(const struct dev_rates *d)
@@ -343,11 +368,12 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
              comm, pid, label, dev, prio.level, bfq_option(b));
         mark_evidence(v, says, &m, false);
     }
+    char tags[80];
     if ((sr == SR_HONOURED || sr == SR_LEVEL_IGNORED) && queue_full(d))
         push(v, W_IOPRIO_LOTTERY, (int)di, (int)ti,
-             "%s[%d] %s is a lottery on %s: its queue is full (aqu-sz %.1f of nr_requests %ld), "
+             "%s[%d] %s is a lottery on %s: its queue is full (aqu-sz %.1f of %s), "
              "requests wait for a tag in arrival order; raise nr_requests to %ld",
-             comm, pid, label, dev, d->aqu_sz, b->nr_requests, raised_nr_requests(d));
+             comm, pid, label, dev, d->aqu_sz, tags_text(b, tags, sizeof(tags)), raised_nr_requests(d));
     /* Measured by the lens: this task's class is the one the scheduler holds back. */
     const struct lens_dev_interval *l = &d->lens;
     bool held = l->valid && l->held_back &&
@@ -421,11 +447,12 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
     if (b->partition || !d->valid)
         return false;
     struct ioprio_eff idle = { IOC_IDLE, 7, IOS_EXPLICIT };
+    char tags[80];
     if (queue_full(d) && verdict_sched_reading(b->scheduler, idle) == SR_HONOURED)
         push(v, W_IOPRIO_LOTTERY, (int)di, -1,
-             "%s: queue full (aqu-sz %.1f of nr_requests %ld): %s can only order what it holds, "
+             "%s: queue full (aqu-sz %.1f of %s): %s can only order what it holds, "
              "the rest wait for a tag in arrival order; raise nr_requests to %ld",
-             dev, d->aqu_sz, b->nr_requests, b->scheduler, raised_nr_requests(d));
+             dev, d->aqu_sz, tags_text(b, tags, sizeof(tags)), b->scheduler, raised_nr_requests(d));
 
     /* Measured by the lens: the time from a bio's submission to its request's
      * allocation is the wait for a tag. When the lens saw enough requests, it decides. */
@@ -455,7 +482,8 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
      * counts. Without that, a reader's longer wait is for something else: an O_DIRECT
      * read first waits for the writeback of dirty pages in its range, for instance, and
      * that is a wait on writes, not on a hidden queue. */
-    if (b->nr_requests <= 0 || isnan(d->aqu_sz) || d->aqu_sz < HIDDEN_TAGS_USED * (double)b->nr_requests)
+    double all_tags = queue_tags(b);
+    if (all_tags <= 0 || isnan(d->aqu_sz) || d->aqu_sz < HIDDEN_TAGS_USED * all_tags)
         return false;
     double wait_ms = 0, reads = 0;
     for (size_t ti = 0; ti < r->ntasks; ti++) {

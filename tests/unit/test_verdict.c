@@ -283,6 +283,21 @@ static void test_full_queue_is_a_lottery(void **state)
     assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, t), 0);
     verdicts_free(&w.v);
 
+    /* two hardware queues of 8 each (NVMe, virtio): 10 in flight need not fill either
+     * (the lens's tag wait would say), 15 fill both on average */
+    w.dev[dev].bd.hw_queues = 2;
+    w.dr[dev].aqu_sz = 10;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 0);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, t), 0);
+    verdicts_free(&w.v);
+    w.dr[dev].aqu_sz = 15;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 1);
+    assert_non_null(strstr(text_of(&w.v, W_IOPRIO_LOTTERY), "nr_requests 8 on each of 2 hardware queues"));
+    verdicts_free(&w.v);
+    w.dev[dev].bd.hw_queues = 1;
+
     /* under none a full queue is no lottery of priorities (none reads none anyway) */
     snprintf(w.dev[dev].bd.scheduler, sizeof(w.dev[dev].bd.scheduler), "none");
     w.dr[dev].aqu_sz = 7.98;
