@@ -197,7 +197,7 @@ static const char *bfq_option(const struct blockdev_info *b)
  * none the driver's tags are per hctx too), and aqu-sz counts them all. A device with
  * several (NVMe, virtio) is surely full only when all are: one may fill alone (the
  * submitters all on CPUs mapped to it) while aqu-sz stays below the total, which the
- * lens's tag wait shows and the rule cannot. Drivers whose hardware queues share one set
+ * lens's tag wait shows (queue_full). Drivers whose hardware queues share one set
  * of tags (BLK_MQ_F_TAG_HCTX_SHARED) give a total the queue never reaches: no lottery is
  * called there by this rule (docs/verdicts.md). -1 unknown. */
 static double queue_tags(const struct blockdev_info *b)
@@ -217,10 +217,20 @@ static const char *tags_text(const struct blockdev_info *b, char *buf, size_t n)
     return buf;
 }
 
+/* Full: the scheduler holds no more requests and the rest wait for a tag. One queue's
+ * worth in flight is needed; on a device of several hardware queues, either all of them
+ * full on average, or the lens measuring the wait for a tag (one queue filled by
+ * submitters on the CPUs mapped to it, the others not). */
 static bool queue_full(const struct dev_rates *d)
 {
-    double tags = queue_tags(&d->dev->bd);
-    return d->valid && tags > 0 && !isnan(d->aqu_sz) && d->aqu_sz >= LOTTERY_FULL * tags;
+    const struct blockdev_info *b = &d->dev->bd;
+    double tags = queue_tags(b);
+    if (!d->valid || tags <= 0 || isnan(d->aqu_sz) || d->aqu_sz < LOTTERY_FULL * (double)b->nr_requests)
+        return false;
+    if (d->aqu_sz >= LOTTERY_FULL * tags)
+        return true;
+    const struct lens_dev_interval *l = &d->lens;
+    return l->valid && l->requests >= LENS_SAT_MIN_REQS && l->tag_ms >= HIDDEN_MIN_MS;
 }
 
 static long raised_nr_requests(const struct dev_rates *d)

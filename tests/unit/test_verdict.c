@@ -296,6 +296,18 @@ static void test_full_queue_is_a_lottery(void **state)
     assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 1);
     assert_non_null(strstr(text_of(&w.v, W_IOPRIO_LOTTERY), "nr_requests 8 on each of 2 hardware queues"));
     verdicts_free(&w.v);
+    /* one queue full, the other idle: aqu-sz 8, and the lens measured the wait for a tag */
+    w.dr[dev].aqu_sz = 8;
+    w.dr[dev].lens = (struct lens_dev_interval){ .valid = true, .requests = 500, .tag_ms = 6.0,
+                                                 .saturated = -1, .top_class = -1, .held_class = -1 };
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 1);
+    verdicts_free(&w.v);
+    w.dr[dev].lens.tag_ms = 0.01;                   /* no tag wait: both have room */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_LOTTERY, dev, -1), 0);
+    verdicts_free(&w.v);
+    memset(&w.dr[dev].lens, 0, sizeof(w.dr[dev].lens));
     w.dev[dev].bd.hw_queues = 1;
 
     /* under none a full queue is no lottery of priorities (none reads none anyway) */
