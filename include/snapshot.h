@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "source/blkstack.h"
 #include "source/blockdev.h"
 #include "source/diskstats.h"
 #include "source/mounts.h"
@@ -28,6 +29,9 @@ struct dev_sample {
     struct diskstats_row ds;
     struct blockdev_info bd;
     int bd_err;                      /* 0, or -errno reading sysfs for it */
+    struct blkstack stack;           /* its slaves/ and holders/ (source/blkstack.h):
+                                      * unknown when sysfs could not say, and in a replay
+                                      * of a recording made before they were kept */
 };
 
 #define FDMAP_RESCAN_S 5.0           /* seconds between two scans of a process's fds */
@@ -287,5 +291,9 @@ void fs_samples_free(struct fs_sample *v, size_t n);
 
 /* Find a device by name; NULL when absent. */
 const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *name);
+
+/* The blkstack_lookup_fn over a snapshot's devices (ctx: the snapshot): a device's
+ * stack by name, for blkstack_walk, blkstack_path and blkstack_line. */
+const struct blkstack *snapshot_dev_stack(const void *snap, const char *name);
 
 #endif

@@ -298,6 +298,7 @@ static void take_devices(struct sampler *s, struct snapshot *out)
         d->bd_err = blockdev_refresh(s->sys_fd, rows[i].name, &devh[i].h,
                                      held - had + BD_HANDLE_FILES_MAX <= DEV_FILES_MAX, &d->bd);
         d->bd.sched_loadable = s->sched_mods;
+        (void)blkstack_read(s->sys_fd, rows[i].name, &d->stack);
         held = held - had + blockdev_handle_files(devh[i].h);
         /* Listed by /proc/diskstats, unknown to sysfs a moment later: deleted between the
          * two reads (a partition deleted with BLKPG while we sample: 11 of 125 sightings of
@@ -1175,6 +1176,12 @@ const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *n
         if (strcmp(snap->devs[i].ds.name, name) == 0)
             return &snap->devs[i];
     return NULL;
+}
+
+const struct blkstack *snapshot_dev_stack(const void *snap, const char *name)
+{
+    const struct dev_sample *d = snapshot_dev(snap, name);
+    return d ? &d->stack : NULL;
 }
 
 size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m)

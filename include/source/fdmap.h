@@ -65,9 +65,11 @@
 #include <sys/types.h>
 
 #include "bpf/tasks_rec.h"
+#include "source/blkstack.h"
 
 #define FDMAP_MAX_DEVS          16     /* devices per process (and per resolution) */
-#define FDMAP_MAX_DEPTH         8      /* stacking hops below the device a file is on */
+#define FDMAP_MAX_DEPTH         BLKSTACK_MAX_DEPTH   /* stacking hops below the device a
+                                                      * file is on */
 #define FDMAP_MAX_FDS           4096   /* fds examined per process and scan */
 #define FDMAP_MAX_CACHED_DEVS   256    /* distinct dev_t resolutions kept; then all dropped */
 #define FDMAP_DEFAULT_MAX_PROCS 32768

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "source/blkstack.h"
 #include "source/blockdev.h"
 #include "util.h"
 
@@ -268,24 +269,29 @@ static void walk_below(int sys_fd, dev_t dev, unsigned depth, struct resolution 
 }
 
 /* Devices listed as <list>/<name> links to their directories: dm and md list what they
- * stack on in slaves/. */
+ * stack on in slaves/. The listing is blkstack's, the one every stack walk uses. */
+struct list_walk {
+    int sys_fd;
+    unsigned depth;
+    struct resolution *r;
+};
+
+static int walk_entry(void *ctx, int dirfd, const char *name)
+{
+    const struct list_walk *lw = ctx;
+    char path[NAME_MAX + 8];
+    dev_t below;
+    snprintf(path, sizeof(path), "%s/dev", name);
+    if (read_dev_at(dirfd, path, &below) == 0)
+        walk_below(lw->sys_fd, below, lw->depth + 1, lw->r);
+    return 0;
+}
+
 static void walk_list(int sys_fd, int devfd, const char *list, unsigned depth,
                       struct resolution *r)
 {
-    DIR *d = opendir_at(devfd, list);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[NAME_MAX + 8];
-        dev_t below;
-        snprintf(path, sizeof(path), "%s/dev", e->d_name);
-        if (read_dev_at(dirfd(d), path, &below) == 0)
-            walk_below(sys_fd, below, depth + 1, r);
-    }
-    closedir(d);
+    struct list_walk lw = { .sys_fd = sys_fd, .depth = depth, .r = r };
+    (void)blkstack_each(devfd, list, walk_entry, &lw);
 }
 
 static int walk(int sys_fd, dev_t dev, unsigned depth, struct resolution *r)

@@ -36,8 +36,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "source/blkstack.h"
 #include "source/fdmap.h"
 #include "source/taskiter.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
@@ -1441,6 +1443,200 @@ static void test_cache_loop_reattached(void **state)
     close(sys);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Stacks by name: blkstack on tests/fixtures/stack/sys (its README)                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A lookup reading each device's stack from the fixture tree once, as the sampler reads
+ * each listed device's. */
+struct fixture_stacks {
+    int sys;
+    unsigned n;
+    char name[16][BD_NAME_MAX];
+    struct blkstack st[16];
+    int rc[16];
+};
+
+static const struct blkstack *fixture_lookup(const void *ctx, const char *name)
+{
+    struct fixture_stacks *f = (struct fixture_stacks *)(uintptr_t)ctx;
+    for (unsigned i = 0; i < f->n; i++)
+        if (strcmp(f->name[i], name) == 0)
+            return f->rc[i] ? NULL : &f->st[i];
+    assert_true(f->n < 16);
+    str_copy(f->name[f->n], name, BD_NAME_MAX);
+    f->rc[f->n] = blkstack_read(f->sys, name, &f->st[f->n]);
+    f->n++;
+    return f->rc[f->n - 1] ? NULL : &f->st[f->n - 1];
+}
+
+static int open_stack_fixture(void)
+{
+    int sys = open(fixture_path("stack/sys"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sys < 0)
+        fail_msg("fixture %s missing (run from the repo root or set IOTRIAGE_FIXTURES)",
+                 fixture_path("stack/sys"));
+    return sys;
+}
+
+static void assert_list(const struct blkstack_list *l, const char *want)
+{
+    char got[256] = "";
+    assert_true(l->known);
+    for (unsigned i = 0; i < l->n; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? "," : "", l->name[i]);
+    assert_string_equal(got, want);
+}
+
+/* Each device's own lists, as sysfs has them: a partition's holders, a missing list
+ * (empty), a name that is no device's (refused), a device that is not there (unknown). */
+static void test_blkstack_read_lists(void **state)
+{
+    (void)state;
+    int sys = open_stack_fixture();
+    struct blkstack st;
+    assert_int_equal(blkstack_read(sys, "dm-1", &st), 0);
+    assert_list(&st.slaves, "dm-0");
+    assert_list(&st.holders, "dm-2");
+    assert_int_equal(blkstack_read(sys, "sda1", &st), 0);   /* a partition: no slaves/ */
+    assert_list(&st.slaves, "");
+    assert_list(&st.holders, "dm-0");
+    assert_int_equal(blkstack_read(sys, "sda", &st), 0);    /* its partition's holder is not its own */
+    assert_list(&st.holders, "");
+    assert_int_equal(blkstack_read(sys, "md0", &st), 0);    /* "bad name" and "x;y" refused */
+    assert_list(&st.slaves, "sdb,sdc");
+    assert_false(st.slaves.truncated);
+    assert_int_equal(blkstack_read(sys, "sdc", &st), 0);    /* holders/ missing: none */
+    assert_list(&st.holders, "");
+    assert_int_equal(blkstack_read(sys, "sdz", &st), -ENOENT);
+    assert_false(st.slaves.known);
+    assert_false(st.holders.known);
+    assert_int_equal(blkstack_read(sys, "../sda", &st), -EINVAL);
+    assert_false(st.slaves.known);
+
+    const char *ok[] = { "sda", "dm-0", "nvme0n1p1", "cciss!c0d0", "md127", "sr0" };
+    const char *bad[] = { "", ".", "..", ".x", "a/b", "bad name", "x;y", "a\nb", "\x1b[2J",
+                          "caf\xc3\xa9" };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        assert_true(blkstack_name_ok(ok[i]));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (blkstack_name_ok(bad[i]))
+            fail_msg("\"%s\" was taken for a device name", bad[i]);
+    char longname[BD_NAME_MAX + 1];
+    memset(longname, 'a', BD_NAME_MAX);
+    longname[BD_NAME_MAX] = '\0';
+    assert_false(blkstack_name_ok(longname));
+    close(sys);
+}
+
+/* Three levels of device mapper over a partition: the walks down and up, the path from
+ * the top to the partition, the device view's line. */
+static void test_blkstack_walk_three_levels(void **state)
+{
+    (void)state;
+    struct fixture_stacks f = { .sys = open_stack_fixture() };
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    bool trunc = true;
+    size_t n = blkstack_walk(fixture_lookup, &f, "dm-2", true, h, BLKSTACK_MAX_HOPS, &trunc);
+    assert_int_equal(n, 4);
+    assert_false(trunc);
+    const char *down[] = { "dm-2", "dm-1", "dm-0", "sda1" };
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(h[i].name, down[i]);
+        assert_int_equal(h[i].depth, i);
+        assert_int_equal(h[i].parent, (int)i - 1);
+    }
+    n = blkstack_walk(fixture_lookup, &f, "sda1", false, h, BLKSTACK_MAX_HOPS, &trunc);
+    assert_int_equal(n, 4);
+    assert_string_equal(h[3].name, "dm-2");
+    assert_int_equal(h[3].depth, 3);
+
+    const char *p[8];
+    n = blkstack_path(fixture_lookup, &f, "dm-2", "sda1", p, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(p[i], down[i]);
+    assert_int_equal(blkstack_path(fixture_lookup, &f, "dm-2", "sda1", p, 3), 0);   /* no room */
+    assert_int_equal(blkstack_path(fixture_lookup, &f, "dm-0", "dm-2", p, 8), 0);   /* above */
+    assert_int_equal(blkstack_path(fixture_lookup, &f, "dm-0", "dm-0", p, 8), 0);
+
+    char line[160];
+    blkstack_line(fixture_lookup, &f, "dm-1", " -> ", line, sizeof(line));
+    assert_string_equal(line, "dm-2 -> [dm-1] -> dm-0 -> sda1");
+    blkstack_line(fixture_lookup, &f, "sda1", " -> ", line, sizeof(line));
+    assert_string_equal(line, "dm-2 -> dm-1 -> dm-0 -> [sda1]");
+    blkstack_line(fixture_lookup, &f, "md0", " \u2192 ", line, sizeof(line));
+    assert_string_equal(line, "[md0] \u2192 sdb,sdc");
+    blkstack_line(fixture_lookup, &f, "sda", " -> ", line, sizeof(line));
+    assert_string_equal(line, "");                          /* stacks on nothing, nothing on it */
+    blkstack_line(fixture_lookup, &f, "sdz", " -> ", line, sizeof(line));
+    assert_string_equal(line, "? -> [sdz] -> ?");
+    close(f.sys);
+}
+
+/* dm-7 and dm-8 stack on each other: each walk ends where the cycle closes. */
+static void test_blkstack_walk_cycle_ends(void **state)
+{
+    (void)state;
+    struct fixture_stacks f = { .sys = open_stack_fixture() };
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    for (int below = 0; below < 2; below++) {
+        size_t n = blkstack_walk(fixture_lookup, &f, "dm-7", below, h, BLKSTACK_MAX_HOPS, NULL);
+        assert_int_equal(n, 2);
+        assert_string_equal(h[1].name, "dm-8");
+    }
+    const char *p[8];
+    assert_int_equal(blkstack_path(fixture_lookup, &f, "dm-7", "dm-8", p, 8), 2);
+    assert_int_equal(blkstack_path(fixture_lookup, &f, "dm-7", "sda", p, 8), 0);
+    char line[160];
+    blkstack_line(fixture_lookup, &f, "dm-7", " -> ", line, sizeof(line));
+    assert_string_equal(line, "dm-8 -> [dm-7] -> dm-8");
+    close(f.sys);
+}
+
+/* In memory: a chain c0 -> c1 -> ... -> c11, deeper than the bound, and a list holding a
+ * name that is no device's (as a recording could). */
+struct chain { struct blkstack st[12]; };
+
+static const struct blkstack *chain_lookup(const void *ctx, const char *name)
+{
+    const struct chain *c = ctx;
+    if (name[0] != 'c')
+        return NULL;
+    int i = atoi(name + 1);
+    return i >= 0 && i < 12 ? &c->st[i] : NULL;
+}
+
+static void test_blkstack_walk_depth_bound(void **state)
+{
+    (void)state;
+    static struct chain c;
+    memset(&c, 0, sizeof(c));
+    for (int i = 0; i < 12; i++) {
+        c.st[i].slaves.known = c.st[i].holders.known = true;
+        if (i < 11) {
+            snprintf(c.st[i].slaves.name[0], BD_NAME_MAX, "c%d", i + 1);
+            c.st[i].slaves.n = 1;
+        }
+    }
+    str_copy(c.st[11].slaves.name[0], "../etc", BD_NAME_MAX);
+    c.st[11].slaves.n = 1;
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    bool trunc = false;
+    size_t n = blkstack_walk(chain_lookup, &c, "c0", true, h, BLKSTACK_MAX_HOPS, &trunc);
+    assert_int_equal(n, BLKSTACK_MAX_DEPTH + 1);
+    assert_true(trunc);
+    assert_string_equal(h[n - 1].name, "c8");
+    const char *p[16];
+    assert_int_equal(blkstack_path(chain_lookup, &c, "c0", "c8", p, 16), 9);
+    assert_int_equal(blkstack_path(chain_lookup, &c, "c0", "c9", p, 16), 0);
+    n = blkstack_walk(chain_lookup, &c, "c11", true, h, BLKSTACK_MAX_HOPS, &trunc);
+    assert_int_equal(n, 1);                                  /* "../etc" is not followed */
+    n = blkstack_walk(chain_lookup, &c, "c5", true, h, 3, &trunc);
+    assert_int_equal(n, 3);
+    assert_true(trunc);
+}
+
 static void test_new_rejects_bad_arguments(void **state)
 {
     (void)state;
@@ -1481,6 +1677,10 @@ int main(void)
         cmocka_unit_test(test_cache_device_directory_replaced_or_invalidated),
         cmocka_unit_test(test_cache_loop_reattached),
         cmocka_unit_test(test_new_rejects_bad_arguments),
+        cmocka_unit_test(test_blkstack_read_lists),
+        cmocka_unit_test(test_blkstack_walk_three_levels),
+        cmocka_unit_test(test_blkstack_walk_cycle_ends),
+        cmocka_unit_test(test_blkstack_walk_depth_bound),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
