@@ -1168,6 +1168,37 @@ static int decode_dev_rates(struct dec *d, const struct json_value *o, struct de
     return 0;
 }
 
+/* slaves or holders: absent or null (a recording made before they were kept) is
+ * unknown, never empty; a name that is no device's fails the recording. */
+static int decode_stack_list(struct dec *d, const struct json_value *o, const char *key,
+                             struct blkstack_list *l)
+{
+    memset(l, 0, sizeof(*l));
+    const struct json_value *v = json_get(o, key), *list;
+    if (!v || json_type(v) == JSON_NULL)
+        return 0;
+    int rc = get_list(d, o, key, false, BLKSTACK_MAX, &list);
+    if (rc)
+        return rc;
+    l->known = true;
+    l->n = (uint8_t)json_len(list);
+    for (unsigned i = 0; i < l->n; i++) {
+        const char *s;
+        size_t len;
+        enum json_status st = json_as_string(json_at(list, i), &s, &len);
+        char k[32], buf[64];
+        snprintf(k, sizeof(k), "%s[%u]", key, i);
+        if (st != JSON_OK)
+            return status_fail(d, k, json_at(list, i), st, "a string");
+        if (len >= BD_NAME_MAX || memchr(s, '\0', len))
+            return dfail(d, k, "\"%s\" is no device name", shown(buf, s, len));
+        copy_cut(l->name[i], BD_NAME_MAX, s, len);
+        if (!blkstack_name_ok(l->name[i]))
+            return dfail(d, k, "\"%s\" is no device name", shown(buf, s, len));
+    }
+    return 0;
+}
+
 static int decode_device(struct dec *d, const struct json_value *o, struct dev_sample *s,
                          struct dev_rates *r)
 {
@@ -1179,7 +1210,9 @@ static int decode_device(struct dec *d, const struct json_value *o, struct dev_s
     if ((rc = get_fixed(d, o, "name", false, FIT_EXACT, s->ds.name, sizeof(s->ds.name))) ||
         (rc = get_int(d, o, "major", 0, UINT_MAX, &major)) ||
         (rc = get_int(d, o, "minor", 0, UINT_MAX, &minor)) ||
-        (rc = decode_bd(d, o, &s->bd)) || (rc = decode_dev_rates(d, o, r)))
+        (rc = decode_bd(d, o, &s->bd)) || (rc = decode_dev_rates(d, o, r)) ||
+        (rc = decode_stack_list(d, o, "slaves", &s->stack.slaves)) ||
+        (rc = decode_stack_list(d, o, "holders", &s->stack.holders)))
         return rc;
     if (!s->ds.name[0])
         return dfail(d, "name", "empty");
@@ -1721,7 +1754,7 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
 {
     const char *dev;
     size_t len;
-    int code, sev, rc;
+    int code = 0, sev = 0, rc;
     enum json_status st = json_as_object(o);
     if (st != JSON_OK)
         return status_fail(d, NULL, o, st, "an object");

@@ -314,6 +314,18 @@ static void json_writeback_by(struct jw *w, const struct dev_rates *d)
     jw_close(w, ']');
 }
 
+/* A device's slaves or holders by name, as sysfs lists them; left out when unknown, as
+ * in a recording made before they were kept (which is then written back as it was). */
+static void json_stack_list(struct jw *w, const char *key, const struct blkstack_list *l)
+{
+    if (!l->known)
+        return;
+    jw_open(w, key, '[');
+    for (unsigned i = 0; i < l->n; i++)
+        jw_str(w, NULL, l->name[i]);
+    jw_close(w, ']');
+}
+
 static void json_device(struct jw *w, const struct result *r, size_t di, const struct verdicts *v)
 {
     const struct dev_rates *d = &r->devs[di];
@@ -333,6 +345,8 @@ static void json_device(struct jw *w, const struct result *r, size_t di, const s
     jw_known(w, "nr_requests", b->nr_requests);
     jw_known(w, "rotational", b->rotational);
     jw_known(w, "hw_queues", b->hw_queues);
+    json_stack_list(w, "slaves", &s->stack.slaves);
+    json_stack_list(w, "holders", &s->stack.holders);
     jw_key(w, "inflight");
     if (b->inflight_r < 0)
         fputs("null", w->f);

@@ -633,6 +633,15 @@ static void test_damage_table(void **state)
         { "\"tunables\":{\"async_depth\":\"256\"", "\"tunables\":{\"async_depth\":256", -EINVAL,
           "devices[8].tunables: expected string values, got number" },
         { "\"notes\":[]", "\"notes\":[{\"source\":\"psi\"}]", -EINVAL, "notes[0].text: missing (expected a string)" },
+        /* the stack of a device (slaves, holders): names only, within the bound */
+        { "\"hw_queues\":1,", "\"hw_queues\":1,\"slaves\":[\"../etc\"],", -EINVAL,
+          "devices[0].slaves[0]: \"../etc\" is no device name" },
+        { "\"hw_queues\":1,", "\"hw_queues\":1,\"holders\":[\"a\\u001b[2J\"],", -EINVAL,
+          "devices[0].holders[0]: \"a\\e[2J\" is no device name" },
+        { "\"hw_queues\":1,", "\"hw_queues\":1,\"slaves\":[7],", -EINVAL,
+          "devices[0].slaves[0]: expected a string, got number" },
+        { "\"hw_queues\":1,", "\"hw_queues\":1,\"holders\":{},", -EINVAL,
+          "devices[0].holders: expected an array" },
         /* the lens's loader */
         { "\"loader\":null", "\"loader\":\"bcc\"", -EINVAL, "loader: not \"light\", \"libbpf\" nor null" },
         { "\"loader\":null", "\"loader\":\"light\"", -EINVAL, "loader: a loader for a lens that is off" },
@@ -755,6 +764,53 @@ static void test_lens_attribution(void **state)
 }
 
 /* Files that are not recordings at all, and the limits. */
+/* A device's stack decodes into its lists and is written again byte for byte; a
+ * recording made before stacks were kept (no keys) leaves them unknown, never empty, and
+ * null says the same. */
+static void test_device_stack(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = damaged_line("\"hw_queues\":1,", "\"hw_queues\":1,\"slaves\":[\"dm-0\",\"sdb1\"],"
+                              "\"holders\":[],", &len);
+    char path[64];
+    write_tmp(path, text, len);
+    struct replay *r = open_ok(path);
+    struct replay_frame f = { 0 };
+    load_ok(r, 0, &f);
+    const struct dev_sample *d = &f.snap.devs[find_dev(&f, "loop0")];
+    assert_true(d->stack.slaves.known);
+    assert_int_equal(d->stack.slaves.n, 2);
+    assert_string_equal(d->stack.slaves.name[0], "dm-0");
+    assert_string_equal(d->stack.slaves.name[1], "sdb1");
+    assert_true(d->stack.holders.known);
+    assert_int_equal(d->stack.holders.n, 0);
+    d = &f.snap.devs[find_dev(&f, "vda")];             /* no keys: unknown */
+    assert_false(d->stack.slaves.known);
+    assert_false(d->stack.holders.known);
+    size_t glen;
+    char *got = write_frame(&f, &glen);
+    if (glen != len || memcmp(got, text, len) != 0)
+        fail_msg("written again differs:\n%.*s\n%.*s", (int)glen, got, (int)len, text);
+    free(got);
+    replay_frame_free(&f);
+    replay_close(r);
+    unlink(path);
+    free(text);
+
+    text = damaged_line("\"hw_queues\":1,", "\"hw_queues\":1,\"slaves\":null,", &len);
+    write_tmp(path, text, len);
+    r = open_ok(path);
+    memset(&f, 0, sizeof(f));
+    load_ok(r, 0, &f);
+    d = &f.snap.devs[find_dev(&f, "loop0")];
+    assert_false(d->stack.slaves.known);
+    replay_frame_free(&f);
+    replay_close(r);
+    unlink(path);
+    free(text);
+}
+
 static void test_files(void **state)
 {
     (void)state;
@@ -845,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_damaged_fixtures),
         cmocka_unit_test(test_damage_table),
         cmocka_unit_test(test_lens_attribution),
+        cmocka_unit_test(test_device_stack),
         cmocka_unit_test(test_files),
     };
     /* a file to round-trip: that alone (the fixtures need the repo root as cwd) */
