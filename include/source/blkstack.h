@@ -83,7 +83,8 @@ size_t blkstack_path(blkstack_lookup_fn lookup, const void *ctx, const char *fro
 /* One line: the devices above (furthest first) and below (nearest first), levels
  * joined by arrow (" -> " or " \u2192 "), devices of one level by ",", the device itself
  * between brackets: "dm-1 -> [dm-0] -> nb0", "[md0] -> sda1,sdb1". "" when nothing
- * stacks on it and it stacks on nothing. "?" stands for an unknown list. */
+ * stacks on it and it stacks on nothing, or neither list is known; "?" stands for the
+ * one that is not. */
 void blkstack_line(blkstack_lookup_fn lookup, const void *ctx, const char *name, const char *arrow,
                    char *buf, size_t n);
 

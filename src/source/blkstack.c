@@ -192,7 +192,9 @@ void blkstack_line(blkstack_lookup_fn lookup, const void *ctx, const char *name,
     bool tu = false, td = false;
     size_t nu = blkstack_walk(lookup, ctx, name, false, up, BLKSTACK_MAX_HOPS, &tu);
     size_t nd = blkstack_walk(lookup, ctx, name, true, down, BLKSTACK_MAX_HOPS, &td);
-    bool up_unknown = !st || !st->holders.known, down_unknown = !st || !st->slaves.known;
+    if (!st || (!st->holders.known && !st->slaves.known))
+        return;
+    bool up_unknown = !st->holders.known, down_unknown = !st->slaves.known;
     if (nu <= 1 && nd <= 1 && !up_unknown && !down_unknown)
         return;
     size_t o = 0;

@@ -879,6 +879,14 @@ static void draw_device_detail(const struct result *r, const struct verdicts *v,
        b->inflight_r < 0 ? -1 : b->inflight_r + b->inflight_w);
     ln(&l, "scheduler %s  (offered: %s)  nr_requests %ld", b->scheduler[0] ? b->scheduler : "-", list,
        b->nr_requests);
+    /* The stack, above and below (source/blkstack.h): what serves a bio-based device's
+     * I/O is the scheduler of the disks at its bottom. */
+    char stack[512];
+    blkstack_line(snapshot_dev_stack, r->cur, d->dev->ds.name, vw->utf8 ? " \u2192 " : " -> ", stack,
+                  sizeof(stack));
+    if (stack[0])
+        ln(&l, "stack %s%s", stack,
+           !b->partition && b->nsched == 0 && b->hw_queues == 0 ? "  (bio-based: served by the disks below)" : "");
     for (unsigned i = 0; i < b->ntunables; i += 3) {
         char t[3][72] = { "", "", "" };
         for (unsigned k = 0; k < 3 && i + k < b->ntunables; k++)
