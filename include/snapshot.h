@@ -60,6 +60,11 @@ struct task_devs {
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
     uint16_t from_files;             /* bit k: idx[k] found through its open files */
     uint16_t from_lens;              /* bit k: the lens saw it submit bios to idx[k] */
+    /* Its I/O reaches idx[k] (bit k of via) through a stack of bio-based devices (dm,
+     * md) whose top, the device its file is on or it submitted to, is device via_top - 1
+     * (0: none): the path a verdict names. One top per task, the first found. */
+    uint16_t via;
+    uint16_t via_top;
     /* 1 + its row of the snapshot's lens_bps (task_lens_bps), when `lens` and it
      * submitted anything; 0: none. Apart from this struct because most tasks have none:
      * 16 doubles each were most of a task's attribution memory (docs/performance.md). */

@@ -213,4 +213,10 @@ struct warn_index {
 void warn_index_build(struct warn_index *ix, const struct verdicts *v, size_t ntasks);
 void warn_index_free(struct warn_index *ix);
 
+/* The path from stacked device top down to disk through the snapshot's stacks (a
+ * partition of disk on the way ends it, the disk added), as "dm-1 -> dm-0 -> nb0" in
+ * buf: returns the devices named, 0 when disk is not below top (buf then unspecified). */
+size_t verdict_dev_path(const struct snapshot *s, const char *top, const char *disk, char *buf,
+                        size_t n);
+
 #endif

@@ -29,6 +29,8 @@ struct finding {
     char sched[BD_SCHED_MAX];
     const char *from;                /* units: which path led to the device */
     enum sched_reading reading;
+    char path[160];                  /* through a stack of bio-based devices: from the
+                                      * top down to dev ("dm-1 -> dm-0 -> nb0"); "" */
 };
 
 #define AUDIT_MAX_FINDINGS 16
@@ -174,6 +176,10 @@ static void audit_task(const struct snapshot *s, size_t i, struct ioprio_eff pri
         str_copy(f->dev, d->ds.name, sizeof(f->dev));
         str_copy(f->sched, d->bd.scheduler, sizeof(f->sched));
         f->from = "open files";
+        f->path[0] = '\0';
+        if (td->via_top && td->via_top <= s->ndevs && (td->via >> k & 1) &&
+            !verdict_dev_path(s, s->devs[td->via_top - 1].ds.name, d->ds.name, f->path, sizeof(f->path)))
+            f->path[0] = '\0';
         bool own_read = prio.source == IOS_CGROUP && !verdict_sched_reads_request_prio(d->bd.scheduler);
         f->reading = verdict_sched_reading(d->bd.scheduler, own_read ? own : prio);
     }
@@ -199,7 +205,12 @@ static void text_findings(const struct audited *a)
         put_disp(a->f[i].dev, 10);
         putchar(' ');
         put_disp(a->f[i].sched[0] ? a->f[i].sched : "-", 12);
-        printf(" %-14s (%s)\n", reading_name(a->f[i].reading), a->f[i].from);
+        printf(" %-14s (%s", reading_name(a->f[i].reading), a->f[i].from);
+        if (a->f[i].path[0]) {
+            fputs(": ", stdout);
+            put_disp(a->f[i].path, 0);
+        }
+        puts(")");
     }
 }
 
@@ -230,6 +241,8 @@ static void json_findings(const struct audited *a)
         json_str(a->f[i].sched[0] ? a->f[i].sched : NULL);
         printf(",\"from\":");
         json_str(a->f[i].from);
+        printf(",\"path\":");
+        json_str(a->f[i].path[0] ? a->f[i].path : NULL);
         printf(",\"verdict\":\"%s\"}", reading_name(a->f[i].reading));
     }
     putchar(']');

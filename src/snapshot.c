@@ -708,7 +708,8 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     struct lens_submit_row rows[TASK_DEVS_MAX];
     size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, TASK_DEVS_MAX);
     for (size_t i = 0; i < n && i < TASK_DEVS_MAX; i++) {
-        int idx = disk_index_of(s, out, dev_index(out, makedev(rows[i].major, rows[i].minor)));
+        int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
+        int idx = disk_index_of(s, out, sub);
         if (idx < 0)
             continue;
         unsigned k = 0;
@@ -722,6 +723,12 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             td->idx[td->n++] = (uint16_t)idx;
         }
         td->from_lens |= (uint16_t)(1u << k);
+        /* submitted to a stacked device above the disk: the top of its path */
+        if (sub != idx && !out->devs[sub].bd.partition && !(td->via >> k & 1) &&
+            (!td->via_top || td->via_top == sub + 1)) {
+            td->via_top = (uint16_t)(sub + 1);
+            td->via |= (uint16_t)(1u << k);
+        }
         task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
     }
     if (n > TASK_DEVS_MAX)
@@ -796,6 +803,13 @@ static void take_task_devs(struct sampler *s, struct snapshot *out)
                 if (fd.buffered_devs[b] == fd.devs[k])
                     td->buffered |= (uint16_t)(1u << td->n);
             td->from_files |= (uint16_t)(1u << td->n);
+            for (unsigned v = 0; v < fd.nvia; v++) {
+                int top = fd.via_disk[v] == fd.devs[k] ? dev_index(out, fd.via_top[v]) : -1;
+                if (top >= 0 && (!td->via_top || td->via_top == top + 1)) {
+                    td->via_top = (uint16_t)(top + 1);
+                    td->via |= (uint16_t)(1u << td->n);
+                }
+            }
             td->idx[td->n++] = (uint16_t)idx;
         }
         task_devs_lens(s, out, t, td);

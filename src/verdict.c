@@ -325,6 +325,52 @@ static void mark_evidence(struct verdicts *v, enum lat_says says, const struct w
     w->contradicts = contradicts;
 }
 
+size_t verdict_dev_path(const struct snapshot *s, const char *top, const char *disk, char *buf,
+                        size_t n)
+{
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    size_t nh = blkstack_walk(snapshot_dev_stack, s, top, true, h, BLKSTACK_MAX_HOPS, NULL);
+    /* the disk itself, or a partition of it (dm over sda1: its slave is the partition) */
+    const char *to = NULL;
+    for (size_t i = 1; i < nh && !to; i++) {
+        const struct dev_sample *d = snapshot_dev(s, h[i].name);
+        if (strcmp(h[i].name, disk) == 0 || (d && d->bd.partition && strcmp(d->bd.disk, disk) == 0))
+            to = h[i].name;
+    }
+    const char *p[BLKSTACK_MAX_DEPTH + 2];
+    size_t np = to ? blkstack_path(snapshot_dev_stack, s, top, to, p, BLKSTACK_MAX_DEPTH + 1) : 0;
+    if (np == 0 || n == 0)
+        return 0;
+    if (strcmp(p[np - 1], disk) != 0)
+        p[np++] = disk;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < np; i++) {
+        int w = snprintf(buf + o, n - o, "%s%s", i ? " -> " : "", p[i]);
+        if (w < 0 || (size_t)w >= n - o)
+            return 0;
+        o += (size_t)w;
+    }
+    return np;
+}
+
+/* How a task's I/O reaches device di, for its verdicts' texts: the path from the
+ * stacked device its files are on down to the disk ("dm-1 -> dm-0 -> nb0"), else the
+ * disk's name. */
+static const char *task_dev_text(const struct result *r, size_t ti, size_t di, char *buf, size_t n)
+{
+    const struct snapshot *s = r->cur;
+    const char *disk = r->devs[di].dev->ds.name;
+    const struct task_devs *td = s->tdevs ? &s->tdevs[ti] : NULL;
+    if (!td || !td->via_top || td->via_top > s->ndevs)
+        return disk;
+    for (unsigned k = 0; k < td->n; k++)
+        if (td->idx[k] == di && (td->via >> k & 1) &&
+            verdict_dev_path(s, s->devs[td->via_top - 1].ds.name, disk, buf, n))
+            return buf;
+    return disk;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -333,7 +379,8 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     const struct task_rates *t = &r->tasks[ti];
     const struct dev_rates *d = &r->devs[di];
     const struct blockdev_info *b = &d->dev->bd;
-    const char *dev = d->dev->ds.name, *comm = t->task->comm;
+    char path[160];
+    const char *dev = task_dev_text(r, ti, di, path, sizeof(path)), *comm = t->task->comm;
     int pid = (int)t->task->id;
     const char *sched = b->scheduler[0] ? b->scheduler : "no scheduler";
     char label[48];

@@ -47,7 +47,7 @@
  * statx it makes anyway: no extra system call) for fdmap_deleted: what the space view
  * (snapshot.h: fs_sample.del) groups by file. They are as fresh as the process's answer.
  *
- * Memory is bounded: at most max_procs process entries (72 bytes each, plus a whole
+ * Memory is bounded: at most max_procs process entries (80 bytes each, plus a whole
  * struct fd_devs for a process reaching more than two devices) and
  * FDMAP_MAX_CACHED_DEVS device entries. When the process table is full, answers are still
  * correct but computed without being stored (stats.uncached counts them): call
@@ -95,6 +95,12 @@ struct fd_devs {
                                              * (a subset: a process may write one device
                                              * through the page cache and another with
                                              * O_DIRECT) */
+    /* Devices of devs[] reached through stacked devices (dm, md, multipath) rather than
+     * directly or through a partition: via_top[k] is the device the file is on (the top
+     * of the stack), via_disk[k] the one of devs[] it reaches; the first file found
+     * for a disk names it. For the path a verdict names (source/blkstack.h). */
+    unsigned nvia;
+    dev_t    via_disk[FDMAP_MAX_DEVS], via_top[FDMAP_MAX_DEVS];
 };
 
 struct fdmap_stats {

@@ -106,6 +106,7 @@ struct resolution {
     int      err;                   /* 0 or -errno for the device itself */
     unsigned n;
     bool     truncated;
+    bool     partition;             /* the device itself is a partition (of devs[0]) */
     dev_t    devs[FDMAP_MAX_DEVS];
     unsigned nvisits;
     struct visit visits[MAX_VISITS];
@@ -318,6 +319,7 @@ static int walk(int sys_fd, dev_t dev, unsigned depth, struct resolution *r)
 
     /* A partition shares its disk's queue; its directory sits inside the disk's. */
     if (faccessat(fd, "partition", F_OK, 0) == 0) {
+        r->partition |= depth == 0;
         dev_t disk;
         if (read_dev_at(fd, "../dev", &disk) == 0)
             walk_below(sys_fd, disk, depth + 1, r);
@@ -393,8 +395,10 @@ struct dev_entry {
 
 /* One process's answer, compact: most processes reach at most two devices, held inline;
  * a larger answer (or one whose buffered set is not within its devices, possible only
- * when truncated) is kept whole on the heap. 72 bytes instead of the 320 of a whole
- * struct fd_devs: 1.2 MB instead of 5.2 MB for 16,384 processes. */
+ * when truncated, or that reaches its disks through more than one stack's top) is kept
+ * whole on the heap. 80 bytes instead of the 544 of a whole struct fd_devs: 1.3 MB
+ * instead of 8.9 MB for 16,384 processes (the stack's top, 8 bytes, added in issue 34:
+ * on an LVM root every process reaches its disk through the one logical volume). */
 #define INLINE_DEVS 2
 struct proc_entry {
     pid_t tgid;
@@ -406,6 +410,8 @@ struct proc_entry {
     bool  truncated, buffered_writer, full;
     uint8_t ndevs;                  /* inline */
     uint8_t buffered;               /* inline: bit k, devs[k] is in the buffered set */
+    uint8_t via;                    /* inline: bit k, devs[k] is reached through via_top */
+    dev_t   via_top;                /* inline: the one stack's top (fd_devs.via_top) */
     union {
         dev_t devs[INLINE_DEVS];
         struct fd_devs *res;        /* full: malloc'd */
@@ -614,6 +620,18 @@ static void entry_store(struct proc_entry *e, const struct fd_devs *r)
         else
             mask |= 1u << k;
     }
+    /* inline: one stack's top at most (LVM's root: every process reaches its disk
+     * through the one logical volume) */
+    unsigned via = 0;
+    for (unsigned v = 0; fits && v < r->nvia; v++) {
+        unsigned k = 0;
+        while (k < r->ndevs && r->devs[k] != r->via_disk[v])
+            k++;
+        if (k == r->ndevs || r->via_top[v] != r->via_top[0])
+            fits = false;
+        else
+            via |= 1u << k;
+    }
     if (!fits) {
         e->full = true;
         e->u.res = xmalloc(sizeof(*r));
@@ -622,6 +640,8 @@ static void entry_store(struct proc_entry *e, const struct fd_devs *r)
     }
     e->ndevs = (uint8_t)r->ndevs;
     e->buffered = (uint8_t)mask;
+    e->via = (uint8_t)via;
+    e->via_top = r->nvia ? r->via_top[0] : 0;
     memcpy(e->u.devs, r->devs, r->ndevs * sizeof(r->devs[0]));
 }
 
@@ -640,6 +660,10 @@ static void entry_load(const struct proc_entry *e, struct fd_devs *out)
         out->devs[k] = e->u.devs[k];
         if (e->buffered & (1u << k))
             out->buffered_devs[out->nbuffered++] = e->u.devs[k];
+        if (e->via & (1u << k)) {
+            out->via_disk[out->nvia] = e->u.devs[k];
+            out->via_top[out->nvia++] = e->via_top;
+        }
     }
 }
 
@@ -740,6 +764,18 @@ static void drop_deleted(struct fdmap *m, pid_t tgid)
     m->ndeleted = k;
 }
 
+/* disk is reached through the stack whose top is top: the first such file names it. */
+static void via_add(struct fd_devs *out, dev_t disk, dev_t top)
+{
+    for (unsigned k = 0; k < out->nvia; k++)
+        if (out->via_disk[k] == disk)
+            return;
+    if (out->nvia < FDMAP_MAX_DEVS) {
+        out->via_disk[out->nvia] = disk;
+        out->via_top[out->nvia++] = top;
+    }
+}
+
 /* One /proc/PID/fd entry. Returns -EACCES when we may not look (then the whole answer is
  * unknown); an fd closed since readdir, or of no block device, is simply skipped. */
 static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, const char *name);
@@ -771,8 +807,11 @@ static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, con
         return;
     const struct resolution *r = dev_lookup(s->m, dev, s->now);
     bool reaches = r->n > 0;
-    for (unsigned i = 0; i < r->n; i++)
+    for (unsigned i = 0; i < r->n; i++) {
         set_add(s->out->devs, &s->out->ndevs, &s->out->truncated, r->devs[i]);
+        if (r->devs[i] != dev && !r->partition)
+            via_add(s->out, r->devs[i], dev);
+    }
     s->out->truncated |= r->truncated;
     /* fdinfo costs a read: only for a file whose writes could reach a scheduler we
      * report, and only while it could add a device to the buffered set. */

@@ -169,6 +169,105 @@ static void test_idle_on_none_is_ignored_and_on_bfq_not(void **state)
     verdicts_free(&w.v);
 }
 
+/* A stack in the world: dev's slaves and holders (names), as the sampler reads them. */
+static void w_stack(struct world *w, int dev, const char *slaves, const char *holders)
+{
+    struct blkstack *st = &w->dev[dev].stack;
+    const char *lists[2] = { slaves, holders };
+    struct blkstack_list *l[2] = { &st->slaves, &st->holders };
+    for (int k = 0; k < 2; k++) {
+        l[k]->known = true;
+        char buf[128];
+        snprintf(buf, sizeof(buf), "%s", lists[k]);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            snprintf(l[k]->name[l[k]->n++], BD_NAME_MAX, "%s", t);
+    }
+}
+
+/* A bio-based device: no scheduler, no queue of requests (dm, md). */
+static int w_bio(struct world *w, const char *name)
+{
+    int i = w_dev(w, name, "", -1, -1, 0, 0, 0);
+    w->dev[i].bd.nsched = 0;
+    return i;
+}
+
+static const char *text_for(const struct verdicts *v, enum warn_code c, int dev, int task)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->w[i].code == c && v->w[i].dev == dev && v->w[i].task == task)
+            return v->w[i].text;
+    return NULL;
+}
+
+/* An idle reader of dm-1 (dm-crypt) over dm-0 (dm-linear) over nb0: judged on nb0, the
+ * text names the path; the layers get no verdict of their own. Through a partition
+ * (dm-5 over sda1), the path ends at the disk. */
+static void test_stacked_verdicts_name_the_path(void **state)
+{
+    (void)state;
+    static const char *const scheds[] = { "none", "bfq" };
+    for (int sc = 0; sc < 2; sc++) {
+        struct world w;
+        w_init(&w);
+        int nb0 = w_dev(&w, "nb0", scheds[sc], 64, 0, 0.5, 0.2, 800);
+        int dm0 = w_bio(&w, "dm-0"), dm1 = w_bio(&w, "dm-1");
+        w_stack(&w, nb0, "", "dm-0");
+        w_stack(&w, dm0, "nb0", "dm-1");
+        w_stack(&w, dm1, "dm-0", "");
+        int t = w_task(&w, 300, "fio", P(IOC_IDLE, 7), 800 * 1024, NAN, NAN);
+        w_touch(&w, t, nb0);                 /* fdmap: the disk whose scheduler serves it */
+        w.td[t].via_top = (uint16_t)(dm1 + 1);
+        w.td[t].via = 1;
+        verdict_compute(&w.res, &w.v);
+        for (size_t i = 0; i < w.v.n; i++)
+            if (w.v.w[i].dev == dm0 || w.v.w[i].dev == dm1)
+                fail_msg("%s: a verdict on a layer: %s", scheds[sc], w.v.w[i].text);
+        const char *txt = sc == 0 ? text_for(&w.v, W_IOPRIO_IGNORED, nb0, t)
+                                  : text_for(&w.v, W_IOPRIO_UNSATURATED, nb0, t);
+        assert_non_null(txt);
+        assert_non_null(strstr(txt, sc == 0 ? "is ignored: dm-1 -> dm-0 -> nb0 uses none"
+                                            : "dm-1 -> dm-0 -> nb0 is not saturated"));
+        if (sc == 1)
+            assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, nb0, t), 0);
+        verdicts_free(&w.v);
+    }
+
+    struct world w;
+    w_init(&w);
+    int sda = w_dev(&w, "sda", "none", 64, 1, 8, 4, 8000);
+    int sda1 = w_dev(&w, "sda1", "", -1, -1, 0, 0, 0);
+    w.dev[sda1].bd.partition = true;
+    snprintf(w.dev[sda1].bd.disk, sizeof(w.dev[sda1].bd.disk), "sda");
+    int dm5 = w_bio(&w, "dm-5");
+    w_stack(&w, sda, "", "");
+    w_stack(&w, sda1, "", "dm-5");
+    w_stack(&w, dm5, "sda1", "");
+    int t = w_task(&w, 301, "backup", P(IOC_IDLE, 7), 1000, 50, 4);
+    w_touch(&w, t, sda);
+    w.td[t].via_top = (uint16_t)(dm5 + 1);
+    w.td[t].via = 1;
+    verdict_compute(&w.res, &w.v);
+    const char *txt = text_for(&w.v, W_IOPRIO_IGNORED, sda, t);
+    assert_non_null(txt);
+    assert_non_null(strstr(txt, "is ignored: dm-5 -> sda1 -> sda uses none"));
+    verdicts_free(&w.v);
+
+    /* a top whose stack does not lead to the disk (unknown lists: a replay): the disk */
+    w_init(&w);
+    sda = w_dev(&w, "sda", "none", 64, 1, 8, 4, 8000);
+    dm5 = w_bio(&w, "dm-5");
+    t = w_task(&w, 302, "backup", P(IOC_IDLE, 7), 1000, 50, 4);
+    w_touch(&w, t, sda);
+    w.td[t].via_top = (uint16_t)(dm5 + 1);
+    w.td[t].via = 1;
+    verdict_compute(&w.res, &w.v);
+    txt = text_for(&w.v, W_IOPRIO_IGNORED, sda, t);
+    assert_non_null(txt);
+    assert_non_null(strstr(txt, "is ignored: sda uses none"));
+    verdicts_free(&w.v);
+}
+
 static void test_nice19_on_mq_deadline_level_ignored(void **state)
 {
     (void)state;
@@ -618,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_code_names_are_stable),
         cmocka_unit_test(test_idle_on_none_is_ignored_and_on_bfq_not),
+        cmocka_unit_test(test_stacked_verdicts_name_the_path),
         cmocka_unit_test(test_nice19_on_mq_deadline_level_ignored),
         cmocka_unit_test(test_advice_names_only_schedulers_the_kernel_has),
         cmocka_unit_test(test_full_queue_is_a_lottery),
