@@ -40,6 +40,19 @@ for d in "$lin" "$crypt" md0; do
     [ "$(cat "/sys/block/$d/queue/scheduler")" = none ] || fail "$d took a scheduler: $(cat "/sys/block/$d/queue/scheduler")"
 done
 ok "$crypt (crypt) -> $lin (linear) -> nb0, md0 (raid1) -> nb1: bio-based, no scheduler, no hw queues"
+# Each device's stack in the JSON is its slaves/ and holders/ in sysfs, by name (sorted).
+for d in "$lin" "$crypt" md0 nb0 nb1; do
+    j=$(dev_json /tmp/s.json "$d")
+    for l in slaves holders; do
+        want=$(ls "/sys/block/$d/$l" | jq -R . | jq -cs 'sort')
+        got=$(jq -c ".$l" <<<"$j")
+        [ "$got" = "$want" ] || fail "$d: $l $got, sysfs $want"
+    done
+done
+[ "$(jq -c .holders <<<"$(dev_json /tmp/s.json nb0)")" = "[\"$lin\"]" ] &&
+    [ "$(jq -c .slaves <<<"$(dev_json /tmp/s.json "$crypt")")" = "[\"$lin\"]" ] ||
+    fail "the JSON's stacks: nb0 held by $(jq -c .holders <<<"$(dev_json /tmp/s.json nb0)"), $crypt on $(jq -c .slaves <<<"$(dev_json /tmp/s.json "$crypt")")"
+ok "slaves and holders in the JSON as in sysfs: $crypt -> $lin -> nb0, md0 -> nb1"
 # Each layer counts its own reads since boot (diskstats), as iostat shows them.
 for d in "$crypt:300" "md0:200"; do
     n=$(awk -v d="${d%%:*}" '$3 == d { print $4 }' /proc/diskstats)
@@ -56,12 +69,32 @@ for s in bfq none; do
     set_sched nb0 "$s"
     sample_during "stack-$s" 1 reader
     wait
-    w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device]]}]' "/tmp/stack-$s.json")
+    w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' "/tmp/stack-$s.json")
     jq -e '.[0].devices == ["nb0"]' <<<"$w" >/dev/null || fail "$s: the reader's devices: $w"
     jq -e 'all(.[].w[]; .[1] == "nb0")' <<<"$w" >/dev/null || fail "$s: a warning names a layer: $w"
+    # every priority verdict names the path the reader's I/O takes, from the device it opened
+    jq -e --arg p "$crypt -> $lin -> nb0" 'all(.[].w[] | select(.[0] | startswith("ioprio")); .[2] | contains($p))' \
+        <<<"$w" >/dev/null ||
+        fail "$s: a verdict without the path $crypt -> $lin -> nb0: $w"
     case $s in
     bfq)  jq -e 'all(.[].w[]; .[0] | test("ignored") | not)' <<<"$w" >/dev/null || fail "bfq: $w" ;;
-    none) jq -e '[.[].w[] | select(.[0] == "ioprio-ignored")] | length == 1' <<<"$w" >/dev/null || fail "none: $w" ;;
+    none) jq -e --arg p "is ignored: $crypt -> $lin -> nb0 uses none" \
+              '[.[].w[] | select(.[0] == "ioprio-ignored" and (.[2] | contains($p)))] | length == 1' <<<"$w" >/dev/null ||
+              fail "none: $w" ;;
     esac
     ok "idle reader on $crypt over nb0 under $s: $w"
 done
+# The same through md RAID 1: an idle reader of md0 with nb1 under none is ignored on
+# nb1, and the verdict names md0 -> nb1; md0 gets none of its own.
+reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 5 --ioengine=psync --rate_iops=200; }
+set_sched nb1 none
+sample_during stack-md 1 reader
+wait
+w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-md.json)
+jq -e '.[0].devices == ["nb1"]' <<<"$w" >/dev/null || fail "md: the reader's devices: $w"
+jq -e '[.[].w[] | select(.[0] == "ioprio-ignored" and .[1] == "nb1" and (.[2] | contains("is ignored: md0 -> nb1 uses none")))] | length == 1' \
+    <<<"$w" >/dev/null || fail "md: $w"
+jq -e 'all(.[].w[]; .[1] == "nb1")' <<<"$w" >/dev/null || fail "md: a warning names a layer: $w"
+[ "$(jq -c '[.devices[] | select(.name == "md0") | .warnings[]] | length' /tmp/stack-md.json)" = 0 ] ||
+    fail "md0 has warnings of its own: $(jq -c '.devices[] | select(.name == "md0") | .warnings' /tmp/stack-md.json)"
+ok "idle reader on md0 over nb1 under none: $w"
