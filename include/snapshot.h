@@ -301,4 +301,10 @@ const struct dev_sample *snapshot_dev(const struct snapshot *snap, const char *n
  * stack by name, for blkstack_walk, blkstack_path and blkstack_line. */
 const struct blkstack *snapshot_dev_stack(const void *snap, const char *name);
 
+/* The whole disks with a scheduler to choose at the bottom of bio-based device dev's
+ * stack (a partition below stands for its disk), nearest first, each once: what serves
+ * dev's I/O, and what a scheduler switch offered on dev switches. Names are the
+ * snapshot's. Returns how many (at most max); 0 for a device that stacks on nothing. */
+size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const char **out, size_t max);
+
 #endif

@@ -1198,6 +1198,25 @@ const struct blkstack *snapshot_dev_stack(const void *snap, const char *name)
     return d ? &d->stack : NULL;
 }
 
+size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const char **out, size_t max)
+{
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    size_t nh = blkstack_walk(snapshot_dev_stack, snap, dev, true, h, BLKSTACK_MAX_HOPS, NULL), n = 0;
+    for (size_t i = 1; i < nh && n < max; i++) {
+        const struct dev_sample *d = snapshot_dev(snap, h[i].name);
+        if (d && d->bd.partition)
+            d = snapshot_dev(snap, d->bd.disk);
+        if (!d || d->bd.partition || d->bd.nsched == 0)
+            continue;                /* a layer in between, or a device not listed */
+        bool seen = false;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = strcmp(out[k], d->ds.name) == 0;
+        if (!seen)
+            out[n++] = d->ds.name;
+    }
+    return n;
+}
+
 size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m)
 {
     int w = m->tgid ? snprintf(buf, n, "-p %d: a thread of process %d: use -P, or -p %d", (int)m->id,

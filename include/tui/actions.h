@@ -28,6 +28,10 @@ struct actions {
 
     /* a pending scheduler switch */
     char disk[64];
+    /* a bio-based device's switch: the disks below it, one to choose (DLG_SCHED_PICK) */
+    char pick_from[64];
+    char pick[16][64];
+    unsigned npick;
     struct sched_state expect;       /* the device as shown in the dialog */
     char to[BD_SCHED_MAX];
     long keep_nr;                    /* offered with k; 0 when not offered */

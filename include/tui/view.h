@@ -50,6 +50,7 @@ enum dialog_kind {
     DLG_NONE, DLG_SCHED_MENU, DLG_SCHED_CONFIRM, DLG_UNDO_CONFIRM, DLG_PRIO_CHOOSE,
     DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
     DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/actions.c) */
+    DLG_SCHED_PICK,                  /* a bio-based device: which disk below it to switch */
     /* space held by a deleted-but-open file: the action, the signal, a typed signal, the
      * confirmations, a typed copy path, the child at work */
     DLG_FS_MENU, DLG_FS_SIGNAL_MENU, DLG_FS_SIGNAL_TYPE, DLG_FS_SIGNAL_CONFIRM,

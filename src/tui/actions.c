@@ -114,31 +114,19 @@ static const struct dev_rates *find_dev(const struct result *r, const char *name
     return NULL;
 }
 
-void actions_sched(struct actions *a, const char *dev)
+/* The scheduler menu of whole disk `disk`; why: what the title adds after its name
+ * ("" none). */
+static void sched_menu(struct actions *a, const char *disk, const char *why)
 {
-    const char *no = refusal(a);
-    if (no) {
-        say(a, "%s", no);
-        return;
-    }
-    const struct dev_rates *d = find_dev(a->r, dev);
-    if (!d) {
-        say(a, "no device selected: Tab to the devices, pick one, then s");
-        return;
-    }
-    /* A partition shares its disk's queue: the switch is the disk's. */
-    str_copy(a->disk, d->dev->bd.disk, sizeof(a->disk));
+    str_copy(a->disk, disk, sizeof(a->disk));
     int rc = sched_read(a->sys_root, a->disk, &a->expect);
     if (rc < 0 || a->expect.nsched == 0) {
         say(a, "%s has no I/O scheduler to switch%s%s", a->disk, rc < 0 ? ": " : " (bio-based device)",
             rc < 0 ? strerror(-rc) : "");
         return;
     }
-    char title[160];
-    snprintf(title, sizeof(title), "I/O scheduler of %s%s%s", a->disk, d->dev->bd.partition ? " (the disk of " : "",
-             d->dev->bd.partition ? dev : "");
-    if (d->dev->bd.partition)
-        strncat(title, ")", sizeof(title) - strlen(title) - 1);
+    char title[200];
+    snprintf(title, sizeof(title), "I/O scheduler of %s%s", a->disk, why);
     dlg_open(a, DLG_SCHED_MENU, title);
     struct dialog *g = &a->vw->dlg;
     dlg_line(g, "now: %s, nr_requests %ld", a->expect.sched[0] ? a->expect.sched : "?", a->expect.nr_requests);
@@ -152,6 +140,67 @@ void actions_sched(struct actions *a, const char *dev)
     }
     g->nitems = a->expect.nsched;
     dlg_keys(g, "Up/Down choose   Enter review the switch   Esc cancel");
+}
+
+/* The menu of the disk chosen below a bio-based device. */
+static void sched_menu_below(struct actions *a, const char *disk)
+{
+    char why[160];
+    snprintf(why, sizeof(why), " (below %s, which has none of its own)", a->pick_from);
+    sched_menu(a, disk, why);
+}
+
+void actions_sched(struct actions *a, const char *dev)
+{
+    const char *no = refusal(a);
+    if (no) {
+        say(a, "%s", no);
+        return;
+    }
+    const struct dev_rates *d = find_dev(a->r, dev);
+    if (!d) {
+        say(a, "no device selected: Tab to the devices, pick one, then s");
+        return;
+    }
+    const struct blockdev_info *b = &d->dev->bd;
+    /* A bio-based device (dm, md) has no scheduler: its I/O is served by the disks at
+     * the bottom of its stack, whose switch is offered instead, each its own. */
+    if (!b->partition && b->nsched == 0) {
+        const char *below[16];
+        size_t n = snapshot_disks_below(a->r->cur, dev, below, 16);
+        if (n == 0) {
+            say(a, "%s has no I/O scheduler to switch (bio-based device, no disk below it listed)", dev);
+            return;
+        }
+        str_copy(a->pick_from, dev, sizeof(a->pick_from));
+        a->npick = (unsigned)n;
+        for (size_t i = 0; i < n; i++)
+            str_copy(a->pick[i], below[i], sizeof(a->pick[i]));
+        if (n == 1) {
+            sched_menu_below(a, a->pick[0]);
+            return;
+        }
+        char title[160];
+        snprintf(title, sizeof(title), "%s has no I/O scheduler: the disks below it serve its I/O", dev);
+        dlg_open(a, DLG_SCHED_PICK, title);
+        struct dialog *g = &a->vw->dlg;
+        dlg_line(g, "Switch the scheduler of which disk below it (each its own switch and undo)?");
+        dlg_line(g, "%s", "");
+        g->first_item = g->nlines;
+        for (unsigned i = 0; i < a->npick; i++) {
+            const struct dev_sample *s = snapshot_dev(a->r->cur, a->pick[i]);
+            dlg_line(g, "%-12s %s", a->pick[i], s && s->bd.scheduler[0] ? s->bd.scheduler : "?");
+        }
+        g->nitems = a->npick;
+        g->sel = 0;
+        dlg_keys(g, "Up/Down choose   Enter its schedulers   Esc cancel");
+        return;
+    }
+    /* A partition shares its disk's queue: the switch is the disk's. */
+    char why[160] = "";
+    if (b->partition)
+        snprintf(why, sizeof(why), " (the disk of %s)", dev);
+    sched_menu(a, b->disk, why);
 }
 
 /* Processes on the disk whose verdict the switch would change, as dialog lines. */
@@ -1278,6 +1327,21 @@ int actions_key(struct actions *a, int ch)
         if (ch == 27) {
             dlg_close(a);
             say(a, "the switch of %s goes on: its result opens when it is done", a->job.disk);
+        }
+        return 0;
+    case DLG_SCHED_PICK:
+        if (ch == 27 || ch == 'q' || ch == 'n') {
+            dlg_close(a);
+            say(a, "nothing changed");
+        } else if (is_enter(ch)) {
+            if (g->sel < a->npick) {
+                char disk[64];
+                str_copy(disk, a->pick[g->sel], sizeof(disk));
+                dlg_close(a);
+                sched_menu_below(a, disk);
+            }
+        } else {
+            menu_move(g, ch);
         }
         return 0;
     case DLG_SCHED_MENU:

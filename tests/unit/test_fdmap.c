@@ -38,6 +38,7 @@
 
 #include "source/blkstack.h"
 #include "source/fdmap.h"
+#include "snapshot.h"
 #include "source/taskiter.h"
 #include "util.h"
 
@@ -1598,6 +1599,45 @@ static void test_blkstack_walk_cycle_ends(void **state)
     close(f.sys);
 }
 
+/* What a scheduler switch on a bio-based device offers: the disks with a scheduler at the
+ * bottom of its stack, a partition standing for its disk, each once; nothing for a
+ * cycle of bio-based devices or a disk. The devices as the sampler lists them, their
+ * stacks read from the fixture tree. */
+static void test_disks_below_for_the_switch(void **state)
+{
+    (void)state;
+    int sys = open_stack_fixture();
+    static const char *const names[] = { "sda", "sda1", "sdb", "sdc", "dm-0", "dm-1", "dm-2",
+                                         "dm-7", "dm-8", "md0" };
+    enum { N = sizeof(names) / sizeof(names[0]) };
+    static struct dev_sample devs[N];
+    memset(devs, 0, sizeof(devs));
+    for (size_t i = 0; i < N; i++) {
+        struct dev_sample *d = &devs[i];
+        str_copy(d->ds.name, names[i], sizeof(d->ds.name));
+        str_copy(d->bd.disk, names[i], sizeof(d->bd.disk));
+        assert_int_equal(blkstack_read(sys, names[i], &d->stack), 0);
+        if (names[i][0] == 's' && strlen(names[i]) == 3) {     /* the disks */
+            d->bd.nsched = 2;
+            str_copy(d->bd.scheduler, "mq-deadline", sizeof(d->bd.scheduler));
+        }
+    }
+    devs[1].bd.partition = true;
+    str_copy(devs[1].bd.disk, "sda", sizeof(devs[1].bd.disk));
+    struct snapshot snap = { .devs = devs, .ndevs = N };
+    const char *out[16];
+    assert_int_equal(snapshot_disks_below(&snap, "dm-2", out, 16), 1);
+    assert_string_equal(out[0], "sda");
+    assert_int_equal(snapshot_disks_below(&snap, "md0", out, 16), 2);
+    assert_string_equal(out[0], "sdb");
+    assert_string_equal(out[1], "sdc");
+    assert_int_equal(snapshot_disks_below(&snap, "md0", out, 1), 1);
+    assert_int_equal(snapshot_disks_below(&snap, "dm-7", out, 16), 0);
+    assert_int_equal(snapshot_disks_below(&snap, "sda", out, 16), 0);
+    assert_int_equal(snapshot_disks_below(&snap, "sdz", out, 16), 0);
+    close(sys);
+}
+
 /* In memory: a chain c0 -> c1 -> ... -> c11, deeper than the bound, and a list holding a
  * name that is no device's (as a recording could). */
 struct chain { struct blkstack st[12]; };
@@ -1685,6 +1725,7 @@ int main(void)
         cmocka_unit_test(test_blkstack_walk_three_levels),
         cmocka_unit_test(test_blkstack_walk_cycle_ends),
         cmocka_unit_test(test_blkstack_walk_depth_bound),
+        cmocka_unit_test(test_disks_below_for_the_switch),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
