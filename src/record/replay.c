@@ -1049,6 +1049,23 @@ static int decode_psi(struct dec *d, const struct json_value *root, struct repla
 
 /* ---- devices ------------------------------------------------------------------------------- */
 
+/* Member i of list (the value of key), a string that fits dst with no NUL in it. */
+static int list_string(struct dec *d, const struct json_value *list, const char *key, unsigned i,
+                       const char *what, char *dst, size_t cap)
+{
+    const char *s;
+    size_t len;
+    enum json_status st = json_as_string(json_at(list, i), &s, &len);
+    char k[48], buf[64];
+    snprintf(k, sizeof(k), "%s[%u]", key, i);
+    if (st != JSON_OK)
+        return status_fail(d, k, json_at(list, i), st, "a string");
+    if (len >= cap || memchr(s, '\0', len))
+        return dfail(d, k, "\"%s\" is no %s", shown(buf, s, len), what);
+    copy_cut(dst, cap, s, len);
+    return 0;
+}
+
 static int decode_schedulers(struct dec *d, const struct json_value *o, struct blockdev_info *b)
 {
     const struct json_value *list;
@@ -1058,18 +1075,9 @@ static int decode_schedulers(struct dec *d, const struct json_value *o, struct b
     if (rc)
         return rc;
     b->nsched = (unsigned)json_len(list);
-    for (unsigned i = 0; i < b->nsched; i++) {
-        const char *s;
-        size_t len;
-        enum json_status st = json_as_string(json_at(list, i), &s, &len);
-        char key[32], buf[64];
-        snprintf(key, sizeof(key), "schedulers[%u]", i);
-        if (st != JSON_OK)
-            return status_fail(d, key, json_at(list, i), st, "a string");
-        if (len >= BD_SCHED_MAX || memchr(s, '\0', len))
-            return dfail(d, key, "\"%s\" is no scheduler name", shown(buf, s, len));
-        copy_cut(b->schedulers[i], BD_SCHED_MAX, s, len);
-    }
+    for (unsigned i = 0; i < b->nsched; i++)
+        if ((rc = list_string(d, list, "schedulers", i, "scheduler name", b->schedulers[i], BD_SCHED_MAX)))
+            return rc;
     return 0;
 }
 
@@ -1183,18 +1191,13 @@ static int decode_stack_list(struct dec *d, const struct json_value *o, const ch
     l->known = true;
     l->n = (uint8_t)json_len(list);
     for (unsigned i = 0; i < l->n; i++) {
-        const char *s;
-        size_t len;
-        enum json_status st = json_as_string(json_at(list, i), &s, &len);
-        char k[32], buf[64];
-        snprintf(k, sizeof(k), "%s[%u]", key, i);
-        if (st != JSON_OK)
-            return status_fail(d, k, json_at(list, i), st, "a string");
-        if (len >= BD_NAME_MAX || memchr(s, '\0', len))
-            return dfail(d, k, "\"%s\" is no device name", shown(buf, s, len));
-        copy_cut(l->name[i], BD_NAME_MAX, s, len);
-        if (!blkstack_name_ok(l->name[i]))
-            return dfail(d, k, "\"%s\" is no device name", shown(buf, s, len));
+        if ((rc = list_string(d, list, key, i, "device name", l->name[i], BD_NAME_MAX)))
+            return rc;
+        if (!blkstack_name_ok(l->name[i])) {
+            char k[48], buf[64];
+            snprintf(k, sizeof(k), "%s[%u]", key, i);
+            return dfail(d, k, "\"%s\" is no device name", shown(buf, l->name[i], strlen(l->name[i])));
+        }
     }
     return 0;
 }
