@@ -180,7 +180,7 @@ FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpoo
                 src/out/metrics.c src/record/store.c \
                 src/source/cgroups.c src/source/cgroup.c src/source/cgname.c src/record/replay_cgroups.c \
                 src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/taskstate.c src/record/state.c \
-                src/source/taskiter.c
+                src/source/taskiter.c src/act/trial_calc.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)

@@ -70,6 +70,11 @@ struct sched_outcome {
 int sched_apply(const char *sys_root, const char *disk, const struct sched_state *expect,
                 const char *to, long keep_nr, struct sched_outcome *out);
 
+/* Put disk back as b shows it, writing only what differs: the scheduler first (which
+ * resets nr_requests), then nr_requests when b knows it. Blocks like sched_apply (run it
+ * in a child, or where waiting is harmless: the trial's guardian). 0 or -errno. */
+int sched_restore(const char *sys_root, const char *disk, const struct sched_state *b);
+
 /* ---- work in a child process (act/child.c) ----
  * An action that may block on a stuck disk runs in a child that sends back one report (a
  * struct of at most PIPE_BUF bytes, one atomic write) through a pipe; the caller polls

@@ -107,6 +107,13 @@ static int restore(const char *sys_root, const char *disk, const struct sched_st
     return rc;
 }
 
+int sched_restore(const char *sys_root, const char *disk, const struct sched_state *b)
+{
+    if (act_read_only())
+        return -EROFS;
+    return restore(sys_root, disk, b);
+}
+
 int sched_apply(const char *sys_root, const char *disk, const struct sched_state *expect,
                 const char *to, long keep_nr, struct sched_outcome *out)
 {
