@@ -24,6 +24,7 @@
 #include "record/state.h"
 #include "record/store.h"
 #include "recorder.h"
+#include "trial.h"
 #include "tui/tui.h"
 #include "util.h"
 #include "util/heap.h"
@@ -60,6 +61,8 @@ static void usage(FILE *f)
           "       iotriage audit [--json] [--root DIR] [--units-only]\n"
           "       iotriage export [--listen ADDR:PORT] [--textfile PATH.prom] [-d SECONDS]\n"
           "       iotriage record [--dir DIR] [-d SECONDS] [--max-age DAYS] [--max-size MB]\n"
+          "       iotriage trial DEVICE SCHEDULER [--seconds N] [--nr-requests N] [--keep-if RULE]\n"
+          "                      [--yes] [--json]\n"
           "Shows block devices (iostat -x columns, scheduler, nr_requests), pressure stall\n"
           "information and per-process I/O rates, delays and effective I/O priority.\n"
           "\n"
@@ -379,6 +382,8 @@ int main(int argc, char **argv)
         return main_audit(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "record") == 0)
         return main_record(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "trial") == 0)
+        return trial_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1, IOTRIAGE_VERSION);
     struct args a;

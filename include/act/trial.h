@@ -10,9 +10,14 @@
  * the summed histograms, a rate from the summed counts). Its interval comes from a
  * bootstrap over the seconds: TRIAL_BOOT times, the seconds of each phase are drawn
  * again with replacement and the figure's change recomputed; the 2.5th and 97.5th
- * percentiles of those changes are the interval. A change whose interval holds 0 is
- * "no difference". The draws come from a fixed seed: the same seconds give the same
- * answer.
+ * percentiles of those changes are the interval, widened on both sides by the drift: how
+ * far the figure moved between the first and the second half of a phase under one
+ * scheduler (the larger of the two phases'), for the load and the machine change over
+ * time, which draws within a phase cannot see. A change whose interval holds 0 is
+ * "no difference", and so is a change smaller than TRIAL_MIN_CHANGE_PCT whatever its
+ * interval: percentiles come from log2 buckets, interpolated within a bucket, and a few
+ * percent is their resolution (and no reason to change a scheduler). The draws come
+ * from a fixed seed: the same seconds give the same answer.
  */
 #ifndef IOTRIAGE_ACT_TRIAL_H
 #define IOTRIAGE_ACT_TRIAL_H
@@ -33,6 +38,7 @@
 #define TRIAL_SETTLE_S        2.0    /* after the switch, before the second phase */
 #define TRIAL_SWITCH_WAIT_S   15.0   /* a switch not done by then: the disk is stuck */
 #define TRIAL_BOOT            1000
+#define TRIAL_MIN_CHANGE_PCT  5.0
 #define TRIAL_RULE_MAX        512    /* characters of a rule */
 #define TRIAL_RULE_NODES      32     /* conditions and operators of a rule */
 
@@ -72,27 +78,35 @@ bool trial_phase_lens(const struct trial_phase *p);
 
 enum trial_figure { TF_P50, TF_P99, TF_IOPS, TF_THROUGHPUT, TF_AWAIT, TF_N };
 const char *trial_figure_name(enum trial_figure f);  /* "p50" "p99" "iops" "throughput" "await" */
-/* Which figures a subject has: classes p50 p99 iops; total iops throughput await. */
+/* Which figures a subject has: classes p50 p99 iops throughput; total iops throughput
+ * await. */
 bool trial_figure_valid(enum trial_class c, enum trial_figure f);
 
 /* The figure of a phase for a selection of slots (a bit per slot; 0: the device as a
  * whole, from diskstats). p50/p99 in ms, iops per second, throughput bytes per second,
- * await ms. NAN when unknown (no request). With idx (n entries), the seconds idx[i]
+ * await ms. A selection's throughput is an estimate: the lens counts requests, not bytes,
+ * so each second's requests of the selection count at that second's mean request size
+ * on the device. NAN when unknown (no request). With idx (n entries), the seconds idx[i]
  * instead of all: one bootstrap draw. */
 double trial_figure(const struct trial_phase *p, uint32_t slots, enum trial_figure f,
                     const size_t *idx, size_t n);
 
 /* The slots of a class (TRIAL_TOTAL: 0). */
 uint32_t trial_class_slots(enum trial_class c);
+/* ... of a set of classes (bits 1 << class). */
+uint32_t trial_classes_slots(unsigned classes);
 
 /* Before and after, compared. */
 struct trial_diff {
     double before, after;            /* NAN unknown */
     double change_pct;               /* (after / before - 1) x 100; NAN unknown; +-INFINITY
                                       * from or to 0 for counts and rates */
-    double lo_pct, hi_pct;           /* the bootstrap interval of change_pct; NAN unknown */
-    int    dir;                      /* -1 lower, 0 no difference (or absent both times),
-                                      * +1 higher (beyond the noise) */
+    double lo_pct, hi_pct;           /* the bootstrap interval of change_pct, widened by the
+                                      * drift; NAN unknown */
+    double drift_pct;                /* the drift (first half against second half); NAN */
+    int    dir;                      /* -1 lower, 0 no difference (or absent both times,
+                                      * or under TRIAL_MIN_CHANGE_PCT), +1 higher (beyond
+                                      * the noise) */
     bool   absent;                   /* no request of the selection in either phase */
     bool   known;                    /* before and after both known (or absent) */
 };
@@ -105,10 +119,11 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
  *   any   = all                      (an "and" binds tighter than "or")
  *   all   = unit { "and" unit }
  *   unit  = "(" rule ")" | cond
- *   cond  = class "." figure op limit
- *   class = "rt" | "be" | "idle" | "total"
- *   figure= "p50" | "p99" | "iops"               (rt, be, idle)
- *         | "iops" | "throughput" | "await"      (total)
+ *   cond  = subject "." figure op limit
+ *   subject = class { "+" class } | "total"
+ *   class = "rt" | "be" | "idle"
+ *   figure= "p50" | "p99" | "iops" | "throughput"   (classes: their requests together)
+ *         | "iops" | "throughput" | "await"         (total: the device, diskstats)
  *   op    = "<" | "<=" | ">" | ">="
  *   limit = "noise" | ["+" | "-"] NUMBER "%"
  *
@@ -118,19 +133,19 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
  * itself (`total.throughput > -10%`: fell by less than 10 %). A class with no request in
  * either phase has not changed (0 %, no difference); one with requests in one phase
  * only cannot be judged (the condition fails: the trial puts the device back). Without
- * the lens, a class's figures are the device's: p50 and p99 its await, iops its
- * requests. Spaces between tokens are free; keywords are lower case.
+ * the lens, a class's figures are the device's: p50 and p99 its await, iops and
+ * throughput its own. A class's throughput is an estimate (trial_figure). Spaces between tokens are free; keywords are lower case.
  */
 #define TRIAL_RULE_DEFAULT \
     "(be.p50 < noise or be.p99 < noise or rt.p50 < noise or rt.p99 < noise) " \
-    "and be.p99 <= noise and rt.p99 <= noise and total.throughput > -10%"
+    "and be.p99 <= noise and rt.p99 <= noise and rt+be.throughput > -10%"
 
 enum trial_op { TOP_LT, TOP_LE, TOP_GT, TOP_GE };
 enum trial_node_kind { TN_COND, TN_AND, TN_OR };
 struct trial_node {
     enum trial_node_kind kind;
     int    left, right;              /* TN_AND, TN_OR: node indexes */
-    enum trial_class cls;            /* TN_COND */
+    unsigned classes;                /* TN_COND: 1 << TRIAL_RT ... (1 << TRIAL_TOTAL alone) */
     enum trial_figure fig;
     enum trial_op op;
     bool   noise;                    /* the limit is the noise, else pct */

@@ -51,6 +51,15 @@ uint32_t trial_class_slots(enum trial_class c)
     }
 }
 
+uint32_t trial_classes_slots(unsigned classes)
+{
+    uint32_t m = 0;
+    for (int c = TRIAL_RT; c < TRIAL_TOTAL; c++)
+        if (classes & (1u << c))
+            m |= trial_class_slots((enum trial_class)c);
+    return m;
+}
+
 const char *trial_figure_name(enum trial_figure f)
 {
     static const char *const names[TF_N] = { "p50", "p99", "iops", "throughput", "await" };
@@ -61,7 +70,7 @@ bool trial_figure_valid(enum trial_class c, enum trial_figure f)
 {
     if (c == TRIAL_TOTAL)
         return f == TF_IOPS || f == TF_THROUGHPUT || f == TF_AWAIT;
-    return f == TF_P50 || f == TF_P99 || f == TF_IOPS;
+    return f == TF_P50 || f == TF_P99 || f == TF_IOPS || f == TF_THROUGHPUT;
 }
 
 /* ---- phases ---- */
@@ -96,7 +105,7 @@ double trial_figure(const struct trial_phase *p, uint32_t slots, enum trial_figu
 {
     if (!idx)
         n = p->n;
-    double secs = 0, ios = 0, bytes = 0, await_w = 0, await_sum = 0, count = 0;
+    double secs = 0, ios = 0, bytes = 0, await_w = 0, await_sum = 0, count = 0, sel_bytes = 0;
     uint64_t hist[LENS_HIST] = { 0 };
     for (size_t k = 0; k < n; k++) {
         const struct trial_second *s = &p->s[idx ? idx[k] : k];
@@ -105,10 +114,12 @@ double trial_figure(const struct trial_phase *p, uint32_t slots, enum trial_figu
         bytes += s->bytes;
         if (!isnan(s->await_ms) && s->ios > 0)
             await_sum += s->await_ms * s->ios, await_w += s->ios;
+        double per_req = s->ios > 0 ? s->bytes / s->ios : 0;
         for (int sl = 0; slots && sl < TRIAL_SLOTS; sl++) {
             if (!(slots & (1u << sl)))
                 continue;
             count += s->count[sl];
+            sel_bytes += s->count[sl] * per_req;
             for (int b = 0; b < LENS_HIST; b++)
                 hist[b] += s->hist[sl][b];
         }
@@ -119,7 +130,7 @@ double trial_figure(const struct trial_phase *p, uint32_t slots, enum trial_figu
     case TF_P50: return slots ? lens_hist_quantile(hist, LENS_HIST, 0.50) : (double)NAN;
     case TF_P99: return slots ? lens_hist_quantile(hist, LENS_HIST, 0.99) : (double)NAN;
     case TF_IOPS: return (slots ? count : ios) / secs;
-    case TF_THROUGHPUT: return bytes / secs;
+    case TF_THROUGHPUT: return (slots ? sel_bytes : bytes) / secs;
     case TF_AWAIT: return await_w > 0 ? await_sum / await_w : (double)NAN;
     default: return (double)NAN;
     }
@@ -160,6 +171,18 @@ static bool slots_absent(const struct trial_phase *p, uint32_t slots)
     return true;
 }
 
+/* How far the figure moved between the first and the second half of one phase, under one
+ * scheduler (an A/A comparison), in percent: the drift of the load and the machine,
+ * which draws within a phase cannot see. NAN when unknown (fewer than 4 seconds). */
+static double phase_drift(const struct trial_phase *p, uint32_t slots, enum trial_figure f)
+{
+    if (p->n < 4)
+        return (double)NAN;
+    struct trial_phase h1 = { .s = p->s, .n = p->n / 2 }, h2 = { .s = p->s + p->n / 2, .n = p->n - p->n / 2 };
+    double c = change_pct(trial_figure(&h1, slots, f, NULL, 0), trial_figure(&h2, slots, f, NULL, 0));
+    return isnan(c) || isinf(c) ? (double)NAN : fabs(c);
+}
+
 void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uint32_t slots,
                    enum trial_figure f, struct trial_diff *out)
 {
@@ -167,7 +190,7 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
     out->before = trial_figure(b, slots, f, NULL, 0);
     out->after = trial_figure(a, slots, f, NULL, 0);
     out->change_pct = change_pct(out->before, out->after);
-    out->lo_pct = out->hi_pct = (double)NAN;
+    out->lo_pct = out->hi_pct = out->drift_pct = (double)NAN;
     if (slots && slots_absent(b, slots) && slots_absent(a, slots)) {
         out->absent = out->known = true;
         out->change_pct = out->lo_pct = out->hi_pct = 0;
@@ -192,12 +215,20 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
     /* a figure unknown in most draws has no interval worth giving */
     if (m >= TRIAL_BOOT / 2) {
         qsort(ch, m, sizeof(*ch), cmp_double);
-        out->lo_pct = ch[(size_t)(0.025 * (double)(m - 1) + 0.5)];
-        out->hi_pct = ch[(size_t)(0.975 * (double)(m - 1) + 0.5)];
+        double drift = phase_drift(b, slots, f);
+        double da = phase_drift(a, slots, f);
+        drift = isnan(drift) ? da : isnan(da) ? drift : drift > da ? drift : da;
+        out->drift_pct = drift;
+        if (isnan(drift))
+            drift = 0;
+        out->lo_pct = ch[(size_t)(0.025 * (double)(m - 1) + 0.5)] - drift;
+        out->hi_pct = ch[(size_t)(0.975 * (double)(m - 1) + 0.5)] + drift;
         out->dir = out->lo_pct > 0 ? 1 : out->hi_pct < 0 ? -1 : 0;
     } else {
         out->dir = out->change_pct > 0 ? 1 : out->change_pct < 0 ? -1 : 0;
     }
+    if (fabs(out->change_pct) < TRIAL_MIN_CHANGE_PCT)
+        out->dir = 0;
     free(ib);
     free(ia);
     free(ch);
@@ -272,15 +303,26 @@ static int parse_or(struct lexer *lx);
 
 static int parse_cond(struct lexer *lx)
 {
-    static const enum trial_class classes[] = { TRIAL_RT, TRIAL_BE, TRIAL_IDLE, TRIAL_TOTAL };
+    unsigned classes = 0;
     int cls = -1;
-    for (size_t i = 0; i < ARRAY_SIZE(classes); i++)
-        if (take_word(lx, trial_class_name(classes[i]))) {
-            cls = (int)classes[i];
-            break;
-        }
-    if (cls < 0)
-        return fail_at(lx, "a class: rt, be, idle or total, or '('");
+    if (take_word(lx, "total")) {
+        cls = TRIAL_TOTAL;
+        classes = 1u << TRIAL_TOTAL;
+    } else {
+        do {
+            int c = -1;
+            for (int k = TRIAL_RT; k < TRIAL_TOTAL; k++)
+                if (take_word(lx, trial_class_name((enum trial_class)k))) {
+                    c = k;
+                    break;
+                }
+            if (c < 0)
+                return fail_at(lx, classes ? "a class after '+': rt, be or idle"
+                                           : "a class: rt, be, idle (joined with '+') or total, or '('");
+            classes |= 1u << c;
+            cls = c;
+        } while (take_char(lx, '+'));
+    }
     if (!take_char(lx, '.'))
         return fail_at(lx, "'.' and a figure");
     int fig = -1;
@@ -304,7 +346,7 @@ static int parse_cond(struct lexer *lx)
     if (i < 0)
         return i;
     struct trial_node *nd = &lx->r->n[i];
-    nd->cls = (enum trial_class)cls;
+    nd->classes = classes;
     nd->fig = (enum trial_figure)fig;
     nd->op = op;
     if (take_word(lx, "noise")) {
@@ -407,12 +449,25 @@ static const char *op_text(enum trial_op op)
     return op == TOP_LT ? "<" : op == TOP_LE ? "<=" : op == TOP_GT ? ">" : ">=";
 }
 
+/* "rt+be", "total" */
+static void subject_text(unsigned classes, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int c = TRIAL_RT; c < TRIAL_NCLASS; c++)
+        if (classes & (1u << c)) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, n - used, "%s%s", used ? "+" : "", trial_class_name((enum trial_class)c));
+        }
+}
+
 static void cond_head(const struct trial_node *nd, char *buf, size_t n)
 {
+    char subj[32];
+    subject_text(nd->classes, subj, sizeof(subj));
     if (nd->noise)
-        snprintf(buf, n, "%s.%s %s noise", trial_class_name(nd->cls), trial_figure_name(nd->fig), op_text(nd->op));
+        snprintf(buf, n, "%s.%s %s noise", subj, trial_figure_name(nd->fig), op_text(nd->op));
     else
-        snprintf(buf, n, "%s.%s %s %g%%", trial_class_name(nd->cls), trial_figure_name(nd->fig), op_text(nd->op), nd->pct);
+        snprintf(buf, n, "%s.%s %s %g%%", subj, trial_figure_name(nd->fig), op_text(nd->op), nd->pct);
 }
 
 static void node_text(const struct trial_rule *r, int i, enum trial_node_kind parent, char *buf, size_t n)
@@ -474,11 +529,11 @@ static bool eval_node(const struct trial_rule *r, int i, const struct trial_phas
     memset(c, 0, sizeof(*c));
     c->node = i;
     enum trial_figure f = nd->fig;
-    uint32_t slots = trial_class_slots(nd->cls);
+    uint32_t slots = trial_classes_slots(nd->classes);
     if (!lens && slots) {
         /* no lens: the device's figures stand for every class */
         slots = 0;
-        f = f == TF_IOPS ? TF_IOPS : TF_AWAIT;
+        f = f == TF_P50 || f == TF_P99 ? TF_AWAIT : f;
     }
     trial_compare(b, a, slots, f, &c->d);
     c->holds = cond_holds(nd, &c->d);
@@ -517,8 +572,9 @@ void trial_cond_text(const struct trial_rule *r, const struct trial_cond_result 
     cond_head(nd, head, sizeof(head));
     const struct trial_diff *d = &c->d;
     if (d->absent) {
-        snprintf(buf, n, "%s: no %s request before or after: no change: %s", head, trial_class_name(nd->cls),
-                 c->holds ? "holds" : "fails");
+        char subj[32];
+        subject_text(nd->classes, subj, sizeof(subj));
+        snprintf(buf, n, "%s: no %s request before or after: no change: %s", head, subj, c->holds ? "holds" : "fails");
         return;
     }
     fig_value(bv, sizeof(bv), nd->fig, d->before);

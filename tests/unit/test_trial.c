@@ -45,10 +45,17 @@ static void test_rule_default(void **state)
     assert_string_equal(txt, "be.p99 <= noise and total.throughput > -10%");
     assert_int_equal(parse("idle.iops >= +2.5%", &r, err, sizeof(err)), 0);
     assert_int_equal(r.n[r.root].kind, TN_COND);
-    assert_int_equal(r.n[r.root].cls, TRIAL_IDLE);
+    assert_int_equal(r.n[r.root].classes, 1u << TRIAL_IDLE);
     assert_int_equal(r.n[r.root].fig, TF_IOPS);
     assert_int_equal(r.n[r.root].op, TOP_GE);
     assert_true(r.n[r.root].pct == 2.5);
+    /* classes together, written in one order */
+    assert_int_equal(parse("be + rt.throughput > -10%", &r, err, sizeof(err)), 0);
+    assert_int_equal(r.n[r.root].classes, (1u << TRIAL_RT) | (1u << TRIAL_BE));
+    trial_rule_text(&r, txt, sizeof(txt));
+    assert_string_equal(txt, "rt+be.throughput > -10%");
+    assert_int_equal(trial_classes_slots(r.n[r.root].classes),
+                     trial_class_slots(TRIAL_RT) | trial_class_slots(TRIAL_BE));
 }
 
 /* "and" binds tighter than "or", as in C and SQL */
@@ -83,7 +90,10 @@ static void test_rule_errors(void **state)
     refused("be.p99 << noise", "at character 9 ('<'): expected 'noise' or a percentage");
     refused("be.p98 < noise", "at character 4 ('p'): expected a figure of a class");
     refused("total.p99 < noise", "expected a figure of total");
-    refused("be.throughput < noise", "expected a figure of a class");
+    refused("be.await < noise", "expected a figure of a class");
+    refused("total+be.iops < noise", "expected '.'");
+    refused("be+total.iops < noise", "a class after '+'");
+    refused("be+.iops < noise", "a class after '+'");
     refused("be.p99 < 10", "expected '%' after the number");
     refused("be.p99 = noise", "expected a comparison");
     refused("be p99 < noise", "expected '.'");
@@ -160,7 +170,10 @@ static void test_compare(void **state)
     assert_true(d.lo_pct <= 0 && d.hi_pct >= 0);
     /* the device's throughput: 4 MB/s both times, +1 % within its noise */
     trial_compare(&b, &a, 0, TF_THROUGHPUT, &d);
-    assert_int_equal(d.dir, 1);      /* every after second is at or above: a real rise */
+    /* it rose through the after phase: that drift widens the interval past 0 */
+    assert_true(d.drift_pct > 0.5);
+    assert_true(d.lo_pct <= 0);
+    assert_int_equal(d.dir, 0);
     trial_compare(&b, &same, 0, TF_THROUGHPUT, &d);
     assert_int_equal(d.dir, 0);
     assert_true(d.change_pct == 0);
@@ -168,6 +181,17 @@ static void test_compare(void **state)
     trial_compare(&b, &a, trial_class_slots(TRIAL_RT), TF_P99, &d);
     assert_true(d.absent && d.known);
     assert_int_equal(d.dir, 0);
+    /* a load that changed halfway through a phase: its drift is noise, not the scheduler */
+    struct trial_phase steady = { 0 }, drifting = { 0 };
+    for (int i = 0; i < 10; i++) {
+        second(&steady, BE4, 100, 14, -1, 0, 0, 4e6);
+        second(&drifting, BE4, 100, i < 5 ? 13 : 15, -1, 0, 0, 4e6);
+    }
+    trial_compare(&steady, &drifting, 1u << BE4, TF_P99, &d);
+    assert_true(d.drift_pct > 50);
+    assert_int_equal(d.dir, 0);
+    trial_phase_free(&steady);
+    trial_phase_free(&drifting);
     /* the same inputs, the same interval: the draws come from a fixed seed */
     struct trial_diff d1, d2;
     trial_compare(&b, &same, trial_class_slots(TRIAL_BE), TF_P99, &d1);
@@ -196,8 +220,8 @@ static void test_default_rule_decides(void **state)
         /* be faster, idle far slower (the point of an idle class), throughput the same */
         second(&better, BE4, 150 + i, 11, TRIAL_SLOT_IDLE, 50 - i, 18, 4e6);
         second(&same, BE4, 100 + i, i % 4 == 0 ? 15 : 14, TRIAL_SLOT_IDLE, 100 - i, 14, 4e6);
-        /* be faster but the device moves 20 % fewer bytes */
-        second(&slower, BE4, 150 + i, 11, TRIAL_SLOT_IDLE, 50 - i, 18, 3.2e6);
+        /* be faster but served less: its share of the device's bytes falls by 23 % */
+        second(&slower, BE4, 80, 11, TRIAL_SLOT_IDLE, 120, 14, 4e6);
         /* be gone entirely after: cannot be judged */
         second(&starved, TRIAL_SLOT_IDLE, 100, 14, -1, 0, 0, 4e6);
     }
@@ -225,9 +249,14 @@ static void test_default_rule_decides(void **state)
     assert_true(res[4].holds);                       /* be.p99 <= noise: not worse */
 
     assert_false(trial_rule_eval(&r, &b, &slower, true, res, &n));
-    assert_false(res[6].holds);                      /* total.throughput > -10% */
+    assert_false(res[6].holds);                      /* rt+be.throughput > -10% */
     trial_cond_text(&r, &res[6], line, sizeof(line));
-    assert_non_null(strstr(line, "-20 %"));
+    assert_non_null(strstr(line, "-23 %"));
+    /* in the better case, idle's throughput fell by far more: it does not count */
+    assert_true(trial_rule_eval(&r, &b, &better, true, res, &n));
+    struct trial_diff d;
+    trial_compare(&b, &better, trial_class_slots(TRIAL_IDLE), TF_THROUGHPUT, &d);
+    assert_true(d.change_pct < -40);
 
     assert_false(trial_rule_eval(&r, &b, &starved, true, res, &n));
     trial_cond_text(&r, &res[4], line, sizeof(line));
