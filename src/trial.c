@@ -60,6 +60,7 @@ static void trial_usage(FILE *f)
             "  --yes              do not ask (without it, asks on the terminal)\n"
             "  --json             the report as one JSON object (docs/trial.md)\n"
             "  --no-bpf           measure without the BPF lens (the device's await)\n"
+            "  --read-only, --replay  refused, saying why: a trial changes a live device\n"
             "\n"
             "Default rule: keep when best-effort or realtime p50 or p99 falls beyond the noise,\n"
             "neither class's p99 rises beyond it, and total throughput falls by less than 10 %%;\n"
@@ -206,7 +207,8 @@ static void check(const struct topts *o, char *disk, size_t disklen, struct sche
         refuse("a replay shows a recording: there is no device to try a scheduler on (run the trial on the machine)");
     char dev[BD_NAME_MAX];
     esc_display(dev, sizeof(dev), o->dev, strlen(o->dev), false);
-    if (!o->dev[0] || strchr(o->dev, '/') || strlen(o->dev) >= BD_NAME_MAX)
+    if (!o->dev[0] || strchr(o->dev, '/') || strcmp(o->dev, ".") == 0 || strcmp(o->dev, "..") == 0 ||
+        strlen(o->dev) >= BD_NAME_MAX)
         refuse("'%s' is no block device name (sda, nvme0n1, loop3: a name under /sys/class/block)", dev);
     int sys_fd = open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (sys_fd < 0)
@@ -692,8 +694,6 @@ int trial_main(int argc, char **argv)
         fprintf(stderr, "iotriage trial: %s: nothing changed\n", err);
         return 1;
     }
-    const struct frame *f0 = NULL;
-    (void)f0;
     struct outcome oc;
     memset(&oc, 0, sizeof(oc));
     oc.trial = r.orig;

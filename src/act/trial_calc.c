@@ -222,6 +222,8 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
         if (isnan(drift))
             drift = 0;
         out->lo_pct = ch[(size_t)(0.025 * (double)(m - 1) + 0.5)] - drift;
+        if (out->lo_pct < -100)
+            out->lo_pct = -100;      /* nothing falls by more than all of it */
         out->hi_pct = ch[(size_t)(0.975 * (double)(m - 1) + 0.5)] + drift;
         out->dir = out->lo_pct > 0 ? 1 : out->hi_pct < 0 ? -1 : 0;
     } else {

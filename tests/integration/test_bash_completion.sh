@@ -29,14 +29,17 @@ expect "--read-only --record --replay" iotriage --re
 expect "export" iotriage ex
 expect "--textfile" iotriage export --text
 expect "audit" iotriage au
-expect "audit export record" iotriage ""
+expect "audit export record trial" iotriage ""
 expect "--root" iotriage audit --ro
 expect "--json" iotriage audit --units-only --j
 expect "--iterations" iotriage -b --it
 # no subcommand after the first argument, and audit's options only under audit
 expect "" iotriage -b au
 expect "" iotriage audit --batch
-ok "options and subcommands: --re, au, audit --ro, audit --units-only --j"
+expect "--keep-if" iotriage trial --ke
+expect "kyber" iotriage trial loop0 ky
+expect "kyber" iotriage trial --seconds 4 loop0 ky
+ok "options and subcommands: --re, au, audit --ro, audit --units-only --j, trial's arguments"
 
 # Values: files after --record/--replay, directories after --root, pids after -p,
 # nothing after -n (a number).
@@ -51,7 +54,7 @@ got=$(complete_line iotriage -p $$)
 ok "values: files, directories, pids"
 
 # Every option the binary documents is completed (a new option needs a line here).
-for sub in "" audit export record; do
+for sub in "" audit export record trial; do
     # shellcheck disable=SC2086
     # the option table (lines starting with an option) and, for a subcommand, the
     # [--options] of its usage line (the monitor's help shows audit's usage line too:

@@ -3,13 +3,13 @@
 # `none` with nr_requests set by hand (not the default, so that putting it back shows):
 #  - a synchronous best-effort reader beside an idle-class reader 16 requests deep, trial
 #    of mq-deadline (which reads the class): the best-effort p50 and p99 fall, the idle
-#    class's rise, and the default rule keeps mq-deadline (exit 0);
+#    class's p99 rises, and the default rule keeps mq-deadline (exit 0);
 #  - both readers best-effort, trial of kyber (which reads no priority): no difference in
 #    best-effort latency, and the default rule (something must improve) puts none and
 #    nr_requests back (exit 3);
 #  - kill -9 of iotriage mid-trial, and SIGHUP mid-trial (a lost ssh session): none and
 #    nr_requests are back within a few seconds (the guardian; the signal handler);
-#  - refusals: --read-only, no terminal without --yes, an unprivileged user, a scheduler
+#  - refusals: --read-only, a READ_ONLY=1 build, no terminal without --yes, an unprivileged user, a scheduler
 #    the kernel does not have, a bad rule.
 # Decisions and directions only: no time in ms is asserted.
 . "$(dirname "$0")/lib.sh"
@@ -62,8 +62,13 @@ NIOT=$(for_nobody "$IOT")
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$NIOT" trial "$LAB_NAME" mq-deadline --yes \
     2>"$TMP/e" && fail "an unprivileged trial ran"
 grep -q "needs root" "$TMP/e" || fail "unprivileged: $(cat "$TMP/e")"
+# built read-only: no option lifts it (the build as test_actions_prio makes it, under its lock)
+flock "$ROOT/build/.ro.lock" make -C "$ROOT" -s -j"$(nproc 2>/dev/null || echo 2)" readonly >"$TMP/ro.log" 2>&1 ||
+    { cat "$TMP/ro.log"; fail "make readonly failed"; }
+"$ROOT/build/ro/iotriage-ro" trial "$LAB_NAME" mq-deadline --yes 2>"$TMP/e" && fail "a read-only build ran a trial"
+grep -q "built read-only" "$TMP/e" || fail "read-only build: $(cat "$TMP/e")"
 is_back || fail "a refusal changed the disk: $(state)"
-ok "refused, saying why: read-only, no terminal, bad rule, no such scheduler, unprivileged"
+ok "refused, saying why: --read-only, a read-only build, no terminal, bad rule, no such scheduler, unprivileged"
 
 # ---- a trial that helps: mq-deadline serves best-effort ahead of idle ----
 reset_none
@@ -75,11 +80,14 @@ rc=$?
 it_kill_bg
 jqf . "$TMP/keep.json" >/dev/null
 [ "$(jq -r .source "$TMP/keep.json")" = lens ] || skip "the BPF lens is off: $(jq -r .lens_off "$TMP/keep.json")"
-summary="be p50 $(cmp "$TMP/keep.json" be p50), be p99 $(cmp "$TMP/keep.json" be p99), idle p50 $(cmp "$TMP/keep.json" idle p50)"
+summary="be p50 $(cmp "$TMP/keep.json" be p50), be p99 $(cmp "$TMP/keep.json" be p99), idle p99 $(cmp "$TMP/keep.json" idle p99) (p50 $(cmp "$TMP/keep.json" idle p50))"
 [ "$rc" = 0 ] || fail "mq-deadline: exit $rc, decision $(jq -r '"\(.decision): \(.reason)"' "$TMP/keep.json") ($summary)"
 [ "$(cmp "$TMP/keep.json" be p50)" = lower ] || fail "mq-deadline: be p50 not lower ($summary)"
 [ "$(cmp "$TMP/keep.json" be p99)" = lower ] || fail "mq-deadline: be p99 not lower ($summary)"
-[ "$(cmp "$TMP/keep.json" idle p50)" = higher ] || fail "mq-deadline: idle p50 not higher ($summary)"
+# idle's p99, not its p50: mq-deadline releases idle requests in bursts (when best-effort
+# leaves a gap, and at prio_aging_expire), some of them fast, so idle's p50 rose by
+# +20..+600 % in one run; its p99 rose 30-fold in every run
+[ "$(cmp "$TMP/keep.json" idle p99)" = higher ] || fail "mq-deadline: idle p99 not higher ($summary)"
 jqf '.decision == "keep" and .final.scheduler == "mq-deadline" and (.reason | test("the rule holds"))' \
     "$TMP/keep.json" >/dev/null
 jqf '.before.latency_by_prio["be/4"].count > 0 and .after.latency_by_prio.idle != null and .before.throughput_bps > 0' \
