@@ -508,7 +508,7 @@ static void report_text(const struct run *r, const struct trial_rule *rule, cons
         printf("measured by %s\n", oc->lens ? "the BPF lens: latency per I/O priority (submission to completion)"
                                             : "the device's await (no per-priority split)");
         if (!oc->lens && r->lens_note[0])
-            printf("  the lens is off: %s\n", r->lens_note);
+            printf("  the BPF lens: %s\n", r->lens_note);
         struct cmp_row rows[96];
         size_t n = compare_all(&r->before, &r->after, oc->lens, rows, ARRAY_SIZE(rows));
         printf("  %-6s %-10s %12s %12s %8s %16s  %s\n", "", "", "before", "after", "change", "noise", "difference");
@@ -628,7 +628,8 @@ static bool ask(const struct run *r, const char *rule_text)
             "Start the trial? [y/N] ",
             r->disk, r->orig.sched, r->orig.nr_requests, o->to, nr, o->seconds, r->orig.sched, TRIAL_SWITCH_WAIT_S,
             TRIAL_SETTLE_S, o->seconds, o->to, o->to, r->orig.sched, r->orig.nr_requests,
-            r->lens_note[0] ? "the device's await (the BPF lens is off)" : "the BPF lens, per I/O priority",
+            r->lens_note[0] ? "the device's await (no split per priority: the BPF lens is off)"
+                            : "the BPF lens, per I/O priority",
             rule_text, r->disk);
     fflush(stderr);
     char line[32];
