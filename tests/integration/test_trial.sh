@@ -7,6 +7,8 @@
 #  - both readers best-effort, trial of kyber (which reads no priority): no difference in
 #    best-effort latency, and the default rule (something must improve) puts none and
 #    nr_requests back (exit 3);
+#  - a scheduler the kernel refuses to set (EINVAL injected, tests/fault/): said, the disk
+#    unchanged (exit 1);
 #  - kill -9 of iotriage mid-trial, and SIGHUP mid-trial (a lost ssh session): none and
 #    nr_requests are back within a few seconds (the guardian; the signal handler);
 #  - refusals: --read-only, a READ_ONLY=1 build, no terminal without --yes, an unprivileged user, a scheduler
@@ -14,11 +16,13 @@
 # Decisions and directions only: no time in ms is asserted.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
+. "$ROOT/tests/fault/lib_fault.sh"
 need fio
 need ionice
 need jq
 need setpriv
 [ "$(id -u)" = 0 ] || skip "needs root (a scheduler switch)"
+fault_build || fail "cannot build $FAULT_SO"
 lab_up 2000 4 64 || exit $?
 trap 'it_kill_bg; lab_down; it_cleanup' EXIT
 Q=/sys/block/$LAB_NAME/queue
@@ -69,6 +73,18 @@ flock "$ROOT/build/.ro.lock" make -C "$ROOT" -s -j"$(nproc 2>/dev/null || echo 2
 grep -q "built read-only" "$TMP/e" || fail "read-only build: $(cat "$TMP/e")"
 is_back || fail "a refusal changed the disk: $(state)"
 ok "refused, saying why: --read-only, a read-only build, no terminal, bad rule, no such scheduler, unprivileged"
+
+# ---- a scheduler the kernel will not set (EINVAL injected into the switch's write) ----
+reset_none
+fault_run 'write:path=*/queue/scheduler:errno=EINVAL:count=1' "$TMP/fault.log" \
+    "$IOT" trial "$LAB_NAME" mq-deadline --seconds 3 --yes >"$TMP/nset.out" 2>"$TMP/nset.err"
+rc=$?
+[ "$(fault_hits "$TMP/fault.log")" -ge 1 ] || fail "the injected EINVAL was never met"
+[ "$rc" = 1 ] || fail "a scheduler that cannot be set: exit $rc, not 1: $(cat "$TMP/nset.out" "$TMP/nset.err")"
+grep -q "decision: revert: mq-deadline cannot be set: .*Invalid argument" "$TMP/nset.out" ||
+    fail "cannot be set, not said: $(cat "$TMP/nset.out")"
+is_back || fail "a switch that failed changed the disk: $(state)"
+ok "a scheduler that cannot be set: said, nothing changed, exit 1"
 
 # ---- a trial that helps: mq-deadline serves best-effort ahead of idle ----
 reset_none
