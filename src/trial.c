@@ -723,6 +723,9 @@ int trial_main(int argc, char **argv)
         if (s == 1) {
             switched = true;
         } else if (s == 0) {
+            /* what the child will set once the disk drains */
+            str_copy(oc.trial.sched, o.to, sizeof(oc.trial.sched));
+            oc.trial.nr_requests = o.nr > 0 ? o.nr : sched_default_nr_requests(o.to, r.orig.queue_depth);
             snprintf(oc.reason, sizeof(oc.reason), "the switch to %s still waits for %s's requests after %g s (a stuck "
                      "disk?): process %d finishes it, then the guardian (process %d) puts %s back", o.to, r.disk,
                      TRIAL_SWITCH_WAIT_S, (int)waiting, (int)g.pid, r.orig.sched);
