@@ -530,29 +530,72 @@ static bool lens_has_row(const struct snapshot *out, const struct task_sample *t
                         : lens_wait_find(l->tgids, l->ntgids, t->id) != NULL;
 }
 
-static void take_uring_waits(struct sampler *s, struct snapshot *out)
+static void read_async_wait(struct sampler *s, const struct snapshot *out, struct task_sample *t)
+{
+    char path[64], buf[128];
+    if (out->threads)
+        snprintf(path, sizeof(path), "%d/task/%d/wchan", (int)t->tgid, (int)t->id);
+    else
+        snprintf(path, sizeof(path), "%d/wchan", (int)t->id);
+    ssize_t n = read_file_at(s->proc_fd, path, buf, sizeof(buf));
+    if (n < 0)
+        return;
+    t->uring_read = true;
+    t->uring_wait = n > 0 && taskstate_wchan_is_uring(buf, (size_t)n);
+    t->aio_wait = n > 0 && taskstate_wchan_is_aio(buf, (size_t)n);
+}
+
+static unsigned take_uring_waits(struct sampler *s, struct snapshot *out)
 {
     for (size_t i = 0; i < out->ntasks; i++)
-        out->tasks[i].uring_read = out->tasks[i].uring_wait = false;
+        out->tasks[i].uring_read = out->tasks[i].uring_wait = out->tasks[i].aio_wait = false;
     const struct psi_sample *p = &out->psi[PSI_IO];
     if (p->err || !p->some.valid || !(p->some.avg10 >= URING_READ_PSI_MIN))
-        return;
+        return 0;
     unsigned reads = 0;
     for (size_t i = 0; i < out->ntasks && reads < URING_READS_MAX; i++) {
         struct task_sample *t = &out->tasks[i];
         if (t->state != 'S' || t->kthread || (out->lens_on && lens_has_row(out, t)))
             continue;
-        char path[64], buf[128];
-        if (out->threads)
-            snprintf(path, sizeof(path), "%d/task/%d/wchan", (int)t->tgid, (int)t->id);
-        else
-            snprintf(path, sizeof(path), "%d/wchan", (int)t->id);
         reads++;
-        ssize_t n = read_file_at(s->proc_fd, path, buf, sizeof(buf));
-        if (n < 0)
+        read_async_wait(s, out, t);
+    }
+    return reads;
+}
+
+/* Does cgroup c, or one of its ancestors, limit a rate with io.max (v1: blkio.throttle)? */
+static bool cg_limited(const struct cgroup_set *set, int c)
+{
+    for (; c >= 0; c = set->v[c].parent) {
+        const struct cgroup_settings *st = &set->v[c].settings;
+        if (st->iomax_err)
             continue;
-        t->uring_read = true;
-        t->uring_wait = n > 0 && taskstate_wchan_is_uring(buf, (size_t)n);
+        for (unsigned i = 0; i < st->iomax.n; i++) {
+            const struct cg_limit_row *l = &st->iomax.row[i];
+            if (l->rbps != CG_UNLIMITED || l->wbps != CG_UNLIMITED || l->riops != CG_UNLIMITED ||
+                l->wiops != CG_UNLIMITED)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The tasks in S of cgroups held by io.max, whatever the io pressure (verdict.c
+ * cg_limit_rule): an asynchronous reader held at its limit waits for completions, which
+ * for libaio is no iowait at all, so neither PSI nor the delays see it. Each task once a
+ * refresh (those read above are not read again), within the same URING_READS_MAX. */
+static void take_limited_waits(struct sampler *s, struct snapshot *out, unsigned reads)
+{
+    const struct cgroup_set *set = out->cgroups;
+    if (!set || set->err || !set->task_cg || set->ntasks != out->ntasks)
+        return;
+    for (size_t i = 0; i < out->ntasks && reads < URING_READS_MAX; i++) {
+        struct task_sample *t = &out->tasks[i];
+        if (t->state != 'S' || t->kthread || t->uring_read || set->task_cg[i] < 0 ||
+            !cg_limited(set, set->task_cg[i]))
+            continue;
+        reads++;
+        read_async_wait(s, out, t);
     }
 }
 
@@ -1156,11 +1199,12 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     take_lens(s, out);
     if (s->procs) {
         take_tasks(s, out);
-        take_uring_waits(s, out);
+        unsigned reads = take_uring_waits(s, out);
         take_task_devs(s, out);
         if (s->cg) {
             out->cgroups = cgroups_take(s->cg, out->mono, out->threads, out->tasks, out->ntasks);
             name_wb_cgroups(s, out);
+            take_limited_waits(s, out, reads);
         }
     }
     hidden_note(s, out);

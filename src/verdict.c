@@ -719,18 +719,68 @@ static void cg_weight_rule(const struct result *r, const struct cgroup_set *set,
     }
 }
 
-/* A rate at its io.max (v1: blkio.throttle) limit, the cgroup stalled, the device not
- * saturated: the limit, not the disk, is what its tasks wait for. */
-static void cg_limit_rule(const struct result *r, int k, struct verdicts *v)
+/* The cgroup's tasks held waiting, beside its stall (docs/verdicts.md "cgroup-at-limit"):
+ * an asynchronous reader's wait is no stall to PSI or the delays for libaio, so its tasks
+ * found in a completion wait count too. Fills why (the evidence, named) and returns the
+ * evidence, *who the first waiter (-1), or -1 when nothing says the tasks are held. */
+static int cg_held(const struct result *r, const struct cgroup_set *set, int k, char *why, size_t n,
+                   int *who)
+{
+    const struct cgroup_rates *c = &r->cgroups[k];
+    *who = -1;
+    /* Stalled: its own io.pressure (v2), or without PSI its tasks' summed delay. */
+    double stall = !isnan(c->some_pct) ? c->some_pct : c->io_delay_pct;
+    if (!isnan(stall) && stall >= CG_LIMIT_PRESSURE) {
+        snprintf(why, n, "stalls %.0f%% of the time", stall);
+        return EV_RULE;
+    }
+    if (!set || set->ntasks != r->ntasks)
+        return -1;
+    /* Measured: the lens's interruptible iowait of its tasks, io_uring's wait. */
+    double uring = 0;
+    unsigned sampled = 0;
+    int first = -1;
+    const char *where = "";
+    for (size_t ti = 0; ti < r->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        if (!task_below(set, ti, k))
+            continue;
+        if (t->uring_source == DELAY_SRC_BPF && t->uring_wait_pct > 0)
+            uring += t->uring_wait_pct;
+        if (t->task->uring_read && (t->task->aio_wait || t->task->uring_wait)) {
+            if (first < 0) {
+                first = (int)ti;
+                where = t->task->aio_wait ? "libaio's io_getevents" : "io_uring's completion wait";
+            }
+            sampled++;
+        }
+    }
+    if (uring >= CG_LIMIT_PRESSURE) {
+        snprintf(why, n, "its tasks wait %.0f%% of the time in io_uring for completions (measured)", uring);
+        return EV_MEASURED;
+    }
+    if (first < 0)
+        return -1;
+    const struct task_sample *s = r->tasks[first].task;
+    snprintf(why, n, "%s[%d]%s wait%s for asynchronous completions (in %s, sampled at the refresh)",
+             s->comm, (int)s->id, sampled > 1 ? " and others" : "", sampled > 1 ? "" : "s", where);
+    *who = first;
+    return EV_SAMPLED;
+}
+
+/* A rate at its io.max (v1: blkio.throttle) limit, the cgroup's tasks held (stalled, or
+ * waiting for asynchronous completions), the device not saturated: the limit, not the
+ * disk, is what its tasks wait for. */
+static void cg_limit_rule(const struct result *r, const struct cgroup_set *set, int k, struct verdicts *v)
 {
     const struct cgroup_rates *c = &r->cgroups[k];
     const struct cgroup_entry *e = c->cg;
     const struct cgroup_settings *st = &e->settings;
     if (st->iomax_err)
         return;
-    /* Stalled: its own io.pressure (v2), or without PSI its tasks' summed delay. */
-    double stall = !isnan(c->some_pct) ? c->some_pct : c->io_delay_pct;
-    if (isnan(stall) || stall < CG_LIMIT_PRESSURE)
+    char why[160];
+    int who, ev = cg_held(r, set, k, why, sizeof(why), &who);
+    if (ev < 0)
         return;
     for (unsigned i = 0; i < st->iomax.n; i++) {
         const struct cg_limit_row *l = &st->iomax.row[i];
@@ -758,12 +808,13 @@ static void cg_limit_rule(const struct result *r, int k, struct verdicts *v)
         for (int q = 0; q < 4; q++) {
             if (lim[q] == CG_UNLIMITED || isnan(rate[q]) || rate[q] < CG_LIMIT_NEAR * (double)lim[q])
                 continue;
-            push_cg(v, W_CG_AT_LIMIT, di, -1, k,
-                    "%s is at its %s limit on %s (%.0f of %llu%s) and stalls %.0f%% of the time, "
+            push_cg(v, W_CG_AT_LIMIT, di, who, k,
+                    "%s is at its %s limit on %s (%.0f of %llu%s) and %s, "
                     "while %s is not saturated: the limit is the cause; raise %s",
                     e->path, what[q], r->devs[di].dev->ds.name, rate[q], (unsigned long long)lim[q],
-                    q < 2 ? " B/s" : "/s", stall, r->devs[di].dev->ds.name,
+                    q < 2 ? " B/s" : "/s", why, r->devs[di].dev->ds.name,
                     st->v1 ? "blkio.throttle.*_device" : "io.max");
+            v->w[v->n - 1].evidence = (unsigned char)ev;
             break;
         }
     }
@@ -909,7 +960,7 @@ static void cgroup_findings(const struct result *r, struct verdicts *v)
     bool *devs = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(bool));
     for (size_t k = 0; k < r->ncgroups; k++) {
         cg_weight_rule(r, set, (int)k, devs, v);
-        cg_limit_rule(r, (int)k, v);
+        cg_limit_rule(r, set, (int)k, v);
         cg_iostat_rules(r, (int)k, v);
     }
     free(devs);

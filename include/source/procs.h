@@ -75,9 +75,10 @@ struct task_sample {
     bool     cmdline_pending;    /* not read yet: the next procs_read has it (a first
                                   * frame's, procs_defer_idle_cmdlines) */
     bool     delay_valid;        /* delay: a taskstats reply arrived and passed the checks */
-    bool     uring_read;         /* its wchan was read for uring_wait (only without the
-                                  * lens, under io pressure, in S: snapshot.c) */
+    bool     uring_read;         /* its wchan was read, in S (snapshot.c: without the
+                                  * lens under io pressure, or in a cgroup with io.max) */
     bool     uring_wait;         /* ... and it was asleep in io_uring's completion wait */
+    bool     aio_wait;           /* ... or in libaio's (io_getevents), which is not iowait */
     pid_t    live_tid;           /* 0, or when the process's leader has exited (a zombie,
                                   * e.g. after pthread_exit in main) while other threads
                                   * live: the live thread of lowest tid. Its

@@ -65,6 +65,9 @@ bool taskstate_wchan_is_io(const char *name, size_t len);
  * counts as iowait (PSI io) although the task sleeps interruptibly (S) and may wait on
  * a socket, not a disk? The list is in taskstate.c. */
 bool taskstate_wchan_is_uring(const char *name, size_t len);
+/* Pure: is it libaio's wait for completions (io_getevents), an interruptible sleep that
+ * is not iowait: an asynchronous reader's wait that PSI and the delays never see? */
+bool taskstate_wchan_is_aio(const char *name, size_t len);
 
 /* Without the lens, the snapshot reads the wait channel of the tasks in S while the io
  * pressure's avg10 is at least this % (a gate: the rule itself judges the interval's

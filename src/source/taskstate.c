@@ -78,17 +78,34 @@ static const char *const uring_waits[] = {
     "io_cqring_schedule_timeout",
 };
 
-bool taskstate_wchan_is_uring(const char *name, size_t len)
+/* libaio's wait for completions (fs/aio.c): io_getevents sleeps interruptibly in
+ * read_events (wait_event_interruptible_hrtimeout), not in iowait: nothing in PSI io, nor
+ * in the blkio delay. read_events on 6.18 and 6.1; do_io_getevents where it is inlined. */
+static const char *const aio_waits[] = { "read_events", "do_io_getevents" };
+
+/* Is name (a wait channel, trailing newline and a .isra/.constprop suffix allowed) one of
+ * the n names in list? */
+static bool wchan_in(const char *name, size_t len, const char *const *list, size_t n)
 {
     while (len > 0 && (name[len - 1] == '\n' || name[len - 1] == ' '))
         len--;
     const char *dot = memchr(name, '.', len);
     if (dot && dot != name)
         len = (size_t)(dot - name);
-    for (size_t i = 0; i < ARRAY_SIZE(uring_waits); i++)
-        if (strlen(uring_waits[i]) == len && memcmp(uring_waits[i], name, len) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && memcmp(list[i], name, len) == 0)
             return true;
     return false;
+}
+
+bool taskstate_wchan_is_uring(const char *name, size_t len)
+{
+    return wchan_in(name, len, uring_waits, ARRAY_SIZE(uring_waits));
+}
+
+bool taskstate_wchan_is_aio(const char *name, size_t len)
+{
+    return wchan_in(name, len, aio_waits, ARRAY_SIZE(aio_waits));
 }
 
 enum ts_class taskstate_classify(char state, const char *wchan, size_t wlen)

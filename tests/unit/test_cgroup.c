@@ -742,6 +742,32 @@ static void test_verdict_at_limit(void **state)
     p->pressure.some.total_us += 1790000;
     world_compute(w);
     assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
+    /* ... unless its task waits for asynchronous completions, which no stall counts: a
+     * libaio reader found in io_getevents at the refresh (its wait channel) */
+    w->task[0].uring_read = true;
+    w->task[0].aio_wait = true;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, 2, &text), 1);
+    assert_non_null(strstr(text, "worker[100]"));
+    assert_non_null(strstr(text, "libaio's io_getevents"));
+    for (size_t i = 0; i < w->v.n; i++)
+        if (w->v.w[i].code == W_CG_AT_LIMIT) {
+            assert_int_equal(w->v.w[i].evidence, EV_SAMPLED);
+            assert_int_equal(w->v.w[i].task, 0);
+        }
+    /* a wait channel read and found elsewhere (a self-paced reader asleep in its timer) */
+    w->task[0].aio_wait = false;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, -1, NULL), 0);
+    /* io_uring's wait measured by the lens (its interruptible iowait) */
+    w->trates[0].uring_source = DELAY_SRC_BPF;
+    w->trates[0].uring_wait_pct = 80.0;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_AT_LIMIT, 2, &text), 1);
+    assert_non_null(strstr(text, "measured"));
+    for (size_t i = 0; i < w->v.n; i++)
+        if (w->v.w[i].code == W_CG_AT_LIMIT)
+            assert_int_equal(w->v.w[i].evidence, EV_MEASURED);
     world_free(w);
 }
 

@@ -51,6 +51,11 @@ static void test_wchan_names(void **st)
     assert_false(taskstate_wchan_is_uring(S("io_cqring_waitx")));
     assert_false(taskstate_wchan_is_uring(S("do_sys_poll")));
     assert_false(taskstate_wchan_is_uring(S("")));
+    /* libaio's io_getevents: not iowait at all */
+    assert_true(taskstate_wchan_is_aio(S("read_events")));
+    assert_true(taskstate_wchan_is_aio(S("do_io_getevents.constprop.0\n")));
+    assert_false(taskstate_wchan_is_aio(S("io_cqring_wait")));
+    assert_false(taskstate_wchan_is_uring(S("read_events")));
     assert_false(taskstate_wchan_is_io(S("io_cqring_wait")));
 }
 

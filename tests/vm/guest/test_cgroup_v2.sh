@@ -1,9 +1,9 @@
 # The cgroup v2 io controller, live on Debian's kernel (the host's io controller is bound
 # to v1): io.weight that nothing reads (cgroup-weight-ignored) until io.cost reads it;
 # io.bfq.weight under bfq, and what two weights do to two cgroups competing for a
-# saturated disk; a cgroup held at io.max (cgroup-at-limit); writeback charged by the
-# kernel to the dirtier's cgroup (cgroup_from "blkcg"); io.prio.class where the kernel
-# has none; iotriage audit on the live tree.
+# saturated disk; a cgroup held at io.max (cgroup-at-limit) with a psync, a libaio and an
+# io_uring reader; writeback charged by the kernel to the dirtier's cgroup (cgroup_from
+# "blkcg"); io.prio.class where the kernel has none; iotriage audit on the live tree.
 . /iot/tests/vm/guest/lib.sh
 scsi_debug dev_size_mb=64 max_queue=4 delay=1 || fail "scsi_debug did not make a disk"
 D=/dev/$SD MM=$(cat "/sys/block/$SD/dev")
@@ -58,6 +58,25 @@ wait
 c=$(cg_codes /tmp/limit.json /iot-a)
 [[ ,$c, == *,cgroup-at-limit,* ]] || fail "held at riops=40: codes '$c'; $(jq -c '.cgroups[] | select(.path == "/iot-a") | [.io_stat, .io_pressure, .settings.io_max]' /tmp/limit.json)"
 ok "io.max riops=40: cgroup-at-limit"
+
+# 4b. The same limit on asynchronous readers, 16 requests deep: libaio's io_getevents
+# sleeps interruptibly, not in iowait, so its cgroup's io.pressure stays near 0; the
+# evidence is the reader found in its completion wait (wait channel), named. io_uring's
+# wait is iowait on 6.1.39 and later, and its wait channel is io_uring's.
+for eng in libaio io_uring; do
+    fio --enghelp 2>/dev/null | grep -qx "[[:space:]]*$eng" || { echo "# fio has no $eng: not tried"; continue; }
+    readers_async() { FIO_PRE="cgin iot-a" fio_read a "$D" 5 --ioengine="$eng" --iodepth=16; }
+    sample_during "limit-$eng" 1 readers_async
+    wchans=$(for p in $(cat "$CG/iot-a/cgroup.procs"); do printf '%s:%s ' "$(cat /proc/$p/stat | cut -d' ' -f3)" "$(cat /proc/$p/wchan)"; done)
+    wait
+    w=$(jq -c '.cgroups[] | select(.path == "/iot-a") | .warnings[] | select(.code == "cgroup-at-limit")' "/tmp/limit-$eng.json")
+    [ -n "$w" ] || fail "$eng held at riops=40: no cgroup-at-limit; codes '$(cg_codes "/tmp/limit-$eng.json" /iot-a)'; wait channels now: $wchans; $(jq -c '.cgroups[] | select(.path == "/iot-a") | [.io_stat, .io_pressure, .settings.io_max]' "/tmp/limit-$eng.json")"
+    if [ "$eng" = libaio ]; then
+        [[ $w == *'"evidence":"sampled"'* && $w == *"io_getevents"* ]] ||
+            fail "libaio's cgroup-at-limit does not name its evidence: $w"
+    fi
+    ok "io.max riops=40, fio $eng iodepth 16: cgroup-at-limit ($(jq -r .evidence <<<"$w"): $(jq -r .text <<<"$w"))"
+done
 echo "$MM riops=max" >"$CG/iot-a/io.max"
 
 # 5. io.prio.class: Debian's 6.1 has no blk-ioprio (CONFIG_BLK_CGROUP_IOPRIO unset), so no
