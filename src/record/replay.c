@@ -1757,7 +1757,8 @@ static int decode_warning(struct dec *d, const struct json_value *o, const struc
 {
     const char *dev;
     size_t len;
-    int code = 0, sev = 0, rc;
+    int code = 0, sev = 0, rc; /* set by get_name() on success; gcc cannot see that
+                                 * through the lookup pointer with Debian's flags */
     enum json_status st = json_as_object(o);
     if (st != JSON_OK)
         return status_fail(d, NULL, o, st, "an object");
