@@ -50,6 +50,13 @@ LIBSRCS := $(filter-out src/main.c,$(SRCS))
 OBJS    := $(SRCS:%.c=$(BUILD)/%.o)
 LIBOBJS := $(LIBSRCS:%.c=$(BUILD)/%.o)
 
+# The version is debian/changelog's first line: one source of truth for the package and
+# `iotriage --version` (a new version is a new changelog entry, `dch -v`). Only
+# src/main.c reads it.
+VERSION := $(shell awk -F'[()]' 'NR == 1 { print $$2 }' debian/changelog)
+$(BUILD)/src/main.o: ALL_CFLAGS += -DIOTRIAGE_VERSION='"$(VERSION)"'
+$(BUILD)/src/main.o: debian/changelog
+
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 # Helpers of the integration tests that a lens's mk/NAME.mk builds (CHECK_HELPERS += ...).
 CHECK_HELPERS :=
@@ -131,6 +138,14 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 COMPDIR ?= $(DATADIR)/bash-completion/completions
 UNITS   := $(wildcard contrib/systemd/*.service)
 RULES   := $(wildcard contrib/prometheus/*.yml)
+
+# ---- Debian package (debian/, README.md Install) ----------------------------------------
+# make deb: iotriage_VERSION_ARCH.deb in $(BUILD)/deb/, built by dpkg-buildpackage from
+# a clean export of the committed tree (git archive HEAD): the working tree is neither
+# read nor dirtied.
+.PHONY: deb
+deb:
+	scripts/deb.sh $(BUILD)/deb
 
 .PHONY: install uninstall
 install: iotriage

@@ -9,12 +9,22 @@
 #                           for the VM lane, tests/vm/: qemu-system-x86 to boot Debian's
 #                           kernel, busybox-static as the guest's tools, kmod's depmod and
 #                           modprobe to order its modules, cpio for the initramfs, mdadm
-#                           for md RAID in the guest)
+#                           for md RAID in the guest; and what `scripts/deps.sh deb`
+#                           adds, since make check builds the package too)
+#   scripts/deps.sh deb     the build packages plus the Debian packaging tools: debhelper
+#                           and dpkg-dev (dpkg-buildpackage), lintian, autopkgtest, and jq
+#                           and curl that debian/tests use (make deb, make check-deb)
+# The build packages are debian/control's Build-Depends (tests/integration/test_deb.sh
+# checks that every one of them is in this list).
 set -eu
 what=${1:-build}
 pkgs="gcc make pkg-config libncurses-dev libproc2-dev libnl-3-dev libnl-genl-3-dev libmicrohttpd-dev libzstd-dev clang libbpf-dev libelf-dev zlib1g-dev bpftool"
+debpkgs="debhelper dpkg-dev lintian autopkgtest jq curl"
+if [ "$what" = deb ]; then
+    pkgs="$pkgs $debpkgs"
+fi
 if [ "$what" = test ]; then
-    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs liburing-dev qemu-system-x86 busybox-static kmod cpio mdadm"
+    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs liburing-dev qemu-system-x86 busybox-static kmod cpio mdadm $debpkgs"
 fi
 missing=""
 for p in $pkgs; do

@@ -29,7 +29,10 @@
 #include "util.h"
 #include "util/heap.h"
 
-#define IOTRIAGE_VERSION "0.1.0"
+/* The version comes from debian/changelog through the Makefile (one source of truth). */
+#ifndef IOTRIAGE_VERSION
+#error "IOTRIAGE_VERSION is defined by the Makefile from debian/changelog"
+#endif
 #define MAX_PIDS 256
 
 static volatile sig_atomic_t stop_requested;
