@@ -9,8 +9,11 @@ LIBPKGS += libbpf
 BPF_CLANG   ?= clang
 BPFTOOL     ?= bpftool
 BPF_ARCH    := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/s390x/s390/')
+# -ffile-prefix-map: the objects' BTF and DWARF name the source as ./src/bpf/kern/...,
+# not by the build directory's absolute path, so the binary that embeds them does not
+# depend on where it was built (the Debian package is reproducible, test_deb.sh).
 BPF_CFLAGS  := -target bpf -g -O2 -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror -Iinclude \
-               $(shell pkg-config --cflags libbpf 2>/dev/null)
+               -ffile-prefix-map=$(CURDIR)=. $(shell pkg-config --cflags libbpf 2>/dev/null)
 BPF_SKEL    := $(BUILD)/bpf/iotriage.skel.h
 
 $(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h include/bpf/kern_types.h mk/bpf.mk
