@@ -142,10 +142,17 @@ RULES   := $(wildcard contrib/prometheus/*.yml)
 # ---- Debian package (debian/, README.md Install) ----------------------------------------
 # make deb: iotriage_VERSION_ARCH.deb in $(BUILD)/deb/, built by dpkg-buildpackage from
 # a clean export of the committed tree (git archive HEAD): the working tree is neither
-# read nor dirtied.
-.PHONY: deb
+# read nor dirtied. make check-deb: tests/integration/test_deb.sh (lintian, contents,
+# install/upgrade/purge in a throw-away root, debian/tests; also part of make check)
+# with a second build that must be byte-identical, which make check leaves out (about
+# 40 s more); .ci/run runs it after make check.
+.PHONY: deb check-deb
 deb:
 	scripts/deb.sh $(BUILD)/deb
+
+check-deb:
+	@scripts/deps.sh deb
+	IOTRIAGE_DEB_REPRO=1 tests/run.sh integration test_deb
 
 .PHONY: install uninstall
 install: iotriage
