@@ -27,10 +27,12 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=build/test-logs
 mkdir -p "$logdir"
-# test_deb builds the package in its own directory and installs it only in a throw-away
-# root (an overlay in a mount namespace of its own); what it shares is a loopback port it
-# finds free (19851-19858) and a second BPF lens loaded for a few seconds.
-LANE=(test_vm test_vm_selftest test_build_clang test_fuzz_smoke test_deb)
+# Not test_deb, though it builds in its own directory and installs only in a throw-away
+# root: its debian/tests validate samples of the whole machine, and next to other tests'
+# processes they twice met a sample jq refused ("Invalid escape", not reproduced alone
+# since; docs/reliability.md, the Debian package). In the foreground (about 45 s) the
+# processes it sees are its own and the lane's.
+LANE=(test_vm test_vm_selftest test_build_clang test_fuzz_smoke)
 in_lane() { local l; for l in "${LANE[@]}"; do [ "$l" = "$1" ] && return 0; done; return 1; }
 
 run_one() {
