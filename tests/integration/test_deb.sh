@@ -12,7 +12,9 @@
 #    touched. No enablement symlink, no iotriage process started by dpkg, and after purge
 #    nothing named iotriage left (dpkg's own records and logs aside);
 #  - with IOTRIAGE_DEB_REPRO=1 (make check-deb, run by .ci/run): a second build from
-#    another directory, byte-identical (cmp).
+#    another directory, byte-identical (cmp);
+#  - with IOTRIAGE_DEB_VM=1 (make check-deb): the packaged binary boots in the VM lane
+#    on Debian 12's kernel 6.1 (tests/vm/guest/test_boot.sh, lens on).
 . "$(dirname "$0")/lib.sh"
 for t in git dpkg-buildpackage dh lintian dpkg-deb readelf unshare chroot jq curl; do need "$t"; done
 git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null || skip "not a git checkout (scripts/deb.sh exports HEAD)"
@@ -167,4 +169,12 @@ if [ "${IOTRIAGE_DEB_REPRO:-0}" = 1 ]; then
     ok "reproducible: a second build from $TMP/b2 is byte-identical"
 else
     ok "reproducibility not checked here (make check-deb sets IOTRIAGE_DEB_REPRO=1)"
+fi
+
+# With IOTRIAGE_DEB_VM=1 (make check-deb): the packaged binary on Debian 12's own kernel,
+# the VM lane's boot test (tests/vm/run.sh with VM_BIN; it needs the helpers built).
+if [ "${IOTRIAGE_DEB_VM:-0}" = 1 ]; then
+    (cd "$ROOT" && VM_BIN="$TMP/x/usr/sbin/iotriage" tests/vm/run.sh test_boot) >"$TMP/vm.out" 2>&1 ||
+        { cat "$TMP/vm.out"; fail "the VM lane's test_boot with the packaged binary"; }
+    ok "VM lane: $(grep -m1 '^      | ok:' "$TMP/vm.out" | sed 's/^ *| ok: //')"
 fi
