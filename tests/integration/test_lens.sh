@@ -12,7 +12,10 @@
 #    after SIGKILL (the ids are read from the process's own fdinfo while it runs);
 #  - the first two, and the SIGKILL check, with each loader (IOTRIAGE_BPF_LOADER: the
 #    light skeleton from 6.1 on, where the kernel has in-kernel CO-RE and the lens's
-#    wait maps may allocate, and libbpf's), the JSON saying which loaded the lens.
+#    wait maps may allocate, and libbpf's), the JSON saying which loaded the lens;
+#  - the scheduler costs one program (issue #40): the lens's links are on sched_switch
+#    and on no wakeup tracepoint (sched_wakeup, sched_waking), the block reader's wait
+#    ended at its switch back in and still found (the suffer verdict above).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -99,6 +102,11 @@ run_watched() {
         lens_attached "$TMP/ids" && break
         kill -0 "$pid" 2>/dev/null || break
     done
+    # the tracepoints of its links, while it holds them
+    local id
+    for id in $(sed -n 's/^link://p' "$TMP/ids"); do
+        bpftool link show id "$id" 2>/dev/null | sed -n "s/.*tp '\([a-z_]*\)'.*/\1/p"
+    done >"$TMP/tps"
     wait "$pid" || fail "iotriage $* failed"
 }
 
@@ -124,6 +132,9 @@ for LOADER in $LOADERS; do
     grep -q '^prog:' "$TMP/ids" && lens_attached "$TMP/ids" || fail "not the lens's BPF programs and links in iotriage's fds: $(tr '\n' ' ' <"$TMP/ids")"
     [ "$(first '.lens.on')" = true ] || fail "lens off ($LOADER): $(first '.lens.reason')"
     [ "$(first '.lens.loader')" = "$LOADER" ] || fail "IOTRIAGE_BPF_LOADER=$LOADER: the lens says loader $(first '.lens.loader')"
+    grep -qx sched_switch "$TMP/tps" || fail "$LOADER: no lens link on sched_switch: $(tr '\n' ' ' <"$TMP/tps")"
+    grep -q '^sched_wak' "$TMP/tps" && fail "$LOADER: a lens program on a wakeup tracepoint: $(tr '\n' ' ' <"$TMP/tps")"
+    ok "$LOADER: one scheduler program, on sched_switch ($(grep -c . "$TMP/tps") tracepoint links)"
     [ "$(first '.delayacct')" = "$([ "$DA_OFF" = true ] && echo false || echo true)" ] || fail "delay accounting reported $(first '.delayacct'), sysctl says $da"
     dev=$(first '.devices[] | select(.name == $d) | [.saturated, .saturated_source, .stages.growth, .stages.busy_depth] | @tsv')
     [ "$(cut -f1-2 <<<"$dev")" = "$(printf 'true\tlens')" ] || fail "none: device not saturated by the lens in the first interval: $dev"

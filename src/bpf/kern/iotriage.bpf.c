@@ -4,7 +4,8 @@
  *
  * What it keeps (layouts in lens_maps.h), all cumulative and in bounded maps:
  *  - per thread and per thread group: time blocked with in_iowait set (the scheduler's
- *    iowait), from sched_switch (a task leaves the CPU with in_iowait) to sched_wakeup,
+ *    iowait), from sched_switch out (a task leaves the CPU with in_iowait) to its
+ *    sched_switch back in (the run-queue delay after the wakeup included),
  *    and the part of it slept interruptibly (io_uring's completion wait, not a block wait);
  *  - per device and priority: the stages of each request (tag wait, scheduler, device,
  *    total) as counts, sums and log2 histograms; per device the depth in flight at issue;
@@ -13,7 +14,7 @@
  *  - per inode: the last process (and its v2 cgroup) that dirtied one of its pages, and
  *    per (device, dirtier, cgroup): the bytes kernel threads submitted for it (writeback
  *    charged to whoever dirtied the pages, and the cgroup the kernel itself charged).
- * It runs on every context switch, wakeup and block request of the machine, so the cost
+ * It runs on every context switch and block request of the machine, so the cost
  * per event is kept small (docs/performance.md: the lens's cost): scheduler events
  * return on the first test for a task not in iowait; on a fast device only a sample of
  * the requests is timed (lens_maps.h: sampled timing), every one still counted; a timed
@@ -295,8 +296,8 @@ __u64 lens_marks[LENS_MARKS] = {};
 
 
 /* ---- Per-thread iowait. ----
- * Both programs run on every context switch and wakeup of the machine: they return on
- * the first test for a task not in iowait, before any map access or clock read.
+ * lens_switch runs on every context switch of the machine: it returns on the first tests
+ * when neither task is in iowait, before any map access or clock read.
  *
  * A wait is also told apart by how the task sleeps (lens_wait.intr_ns): block waits
  * (io_schedule: folio and buffer locks, bio completion) sleep TASK_UNINTERRUPTIBLE (D);
@@ -313,9 +314,73 @@ static __always_inline __u32 switch_intr(struct task_struct *prev)
     return BPF_CORE_READ((struct task_struct___pre514 *)prev, state) & TASK_INTERRUPTIBLE;
 }
 
+/* Ends next's wait, if one was started (lens_switch): adds it to the thread's and its
+ * group's sums. Inlined: a subprogram taking a task pointer would not be verified alone
+ * on 6.1. */
+static __always_inline void wait_end(struct task_struct *task)
+{
+    __u32 tid = task->pid;
+    struct lens_wait *w = bpf_map_lookup_elem(&waits_tid, &tid);
+    if (!w || !w->start_ns)
+        return;
+    __u64 now = bpf_ktime_get_ns();
+    __u64 start = w->start_ns;
+    w->start_ns = 0;
+    if (now <= start)
+        return;
+    __u64 d = now - start;
+    /* The interruptible part, added only when there is one: a block wait pays a load
+     * and a test, not another atomic add. */
+    __u32 intr = w->open_intr;
+    __sync_fetch_and_add(&w->wait_ns, d);
+    if (intr)
+        __sync_fetch_and_add(&w->intr_ns, d);
+    __sync_fetch_and_add(&w->waits, 1);
+    __u32 tgid = w->tgid;
+    struct lens_wait *g = bpf_map_lookup_elem(&waits_tgid, &tgid);
+    if (g) {
+        __sync_fetch_and_add(&g->wait_ns, d);
+        if (intr)
+            __sync_fetch_and_add(&g->intr_ns, d);
+        __sync_fetch_and_add(&g->waits, 1);
+        return;
+    }
+    /* The group's first finished wait (none for an exiting thread, as for a start).
+     * Two threads may race here: the loser's update fails (NOEXIST) and it adds to the
+     * winner's entry. */
+    if (task->flags & PF_EXITING)
+        return;
+    struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid,
+                          .intr_ns = intr ? d : 0 };
+    if (bpf_map_update_elem(&waits_tgid, &tgid, &n, BPF_NOEXIST) == 0)
+        return;
+    g = bpf_map_lookup_elem(&waits_tgid, &tgid);
+    if (g) {
+        __sync_fetch_and_add(&g->wait_ns, d);
+        if (intr)
+            __sync_fetch_and_add(&g->intr_ns, d);
+        __sync_fetch_and_add(&g->waits, 1);
+    }
+}
+
+/* The one scheduler program (issue #40: no sched_wakeup program; the wakeup tracepoint
+ * runs as often as the switch and its program cost a synchronous read as much). A wait
+ * starts when prev leaves the CPU with in_iowait set and ends when the task is switched
+ * back in: in_iowait is the sleeper's own flag, which it clears itself only after
+ * schedule() returns (kernel/sched/core.c io_schedule_finish; io_uring's
+ * io_cqring_wait_schedule sets and clears it around its schedule() likewise, 6.1 and
+ * 6.18), so it is still set on next here. The wait so includes the run-queue delay
+ * after the wakeup, as delay accounting's blkio_delay does (delayacct_blkio_end in
+ * io_schedule_finish). Every other switch costs the two flag loads and the preempt
+ * test. A task preempted with in_iowait set (between io_schedule_prepare and the
+ * switch, or after the switch back in before it clears the flag) starts no wait; at
+ * its switch back in its entry has no start and nothing is added. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+    /* (BPF_CORE_READ_BITFIELD has a local named p: the tasks are not named so.) */
+    if (BPF_CORE_READ_BITFIELD(next, in_iowait))
+        wait_end(next);
     /* A preempted task is runnable, not waiting, whatever in_iowait says. */
     if (preempt || !BPF_CORE_READ_BITFIELD(prev, in_iowait))
         return 0;
@@ -337,59 +402,6 @@ int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_st
         return 0;
     struct lens_wait n = { .start_ns = now, .tgid = prev->tgid, .open_intr = intr };
     bpf_map_update_elem(&waits_tid, &tid, &n, BPF_NOEXIST);
-    return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(lens_wakeup, struct task_struct *task)
-{
-    /* in_iowait is the sleeper's own flag, cleared by itself once it runs again: at its
-     * wakeup it still says whether it slept in iowait. (The argument is not named p:
-     * BPF_CORE_READ_BITFIELD has a local of that name.) */
-    if (!BPF_CORE_READ_BITFIELD(task, in_iowait))
-        return 0;
-    __u32 tid = task->pid;
-    struct lens_wait *w = bpf_map_lookup_elem(&waits_tid, &tid);
-    if (!w || !w->start_ns)
-        return 0;
-    __u64 now = bpf_ktime_get_ns();
-    __u64 start = w->start_ns;
-    w->start_ns = 0;
-    if (now <= start)
-        return 0;
-    __u64 d = now - start;
-    /* The interruptible part, added only when there is one: a block wait pays a load
-     * and a test, not another atomic add. */
-    __u32 intr = w->open_intr;
-    __sync_fetch_and_add(&w->wait_ns, d);
-    if (intr)
-        __sync_fetch_and_add(&w->intr_ns, d);
-    __sync_fetch_and_add(&w->waits, 1);
-    __u32 tgid = w->tgid;
-    struct lens_wait *g = bpf_map_lookup_elem(&waits_tgid, &tgid);
-    if (g) {
-        __sync_fetch_and_add(&g->wait_ns, d);
-        if (intr)
-            __sync_fetch_and_add(&g->intr_ns, d);
-        __sync_fetch_and_add(&g->waits, 1);
-        return 0;
-    }
-    /* The group's first finished wait (none for an exiting thread, as in lens_switch).
-     * Two threads may race here: the loser's update fails (NOEXIST) and it adds to the
-     * winner's entry. */
-    if (task->flags & PF_EXITING)
-        return 0;
-    struct lens_wait n = { .wait_ns = d, .waits = 1, .tgid = tgid,
-                          .intr_ns = intr ? d : 0 };
-    if (bpf_map_update_elem(&waits_tgid, &tgid, &n, BPF_NOEXIST) == 0)
-        return 0;
-    g = bpf_map_lookup_elem(&waits_tgid, &tgid);
-    if (g) {
-        __sync_fetch_and_add(&g->wait_ns, d);
-        if (intr)
-            __sync_fetch_and_add(&g->intr_ns, d);
-        __sync_fetch_and_add(&g->waits, 1);
-    }
     return 0;
 }
 
