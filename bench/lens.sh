@@ -140,9 +140,10 @@ stats_off() {
           printf "  %s: lens programs %.0f ns per watched request (%.0f per read at duty %s), %.0f ns per context switch, scheduler programs %.0f ns per read (load average %s)\n",
                  label, rq, am, (duty != "" ? duty : 1), (cs > 0 ? sched / cs : 0), sr, la
           if (ios > 0)
-              printf "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %s |\n", label,
+              printf "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %s | %.0f | %s |\n", label,
                      each["lens_bio_queue"], each["lens_getrq"], each["lens_rq_issue"], each["lens_rq_complete"],
-                     rq, duty, am, each["lens_switch"], each["lens_wakeup"], sr, la >> (md ".stats") }'
+                     rq, duty, am, each["lens_switch"],
+                     ("lens_wakeup" in each ? sprintf("%.0f", each["lens_wakeup"]) : "(none)"), sr, la >> (md ".stats") }'
 }
 
 # fio_run DEV ENGINE MODE: one run; prints "MODE IOPS NS_CPU_PER_IO"
