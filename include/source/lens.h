@@ -266,9 +266,6 @@ struct lens_dev_interval {
                                     * depth fit says nothing */
 #define LENS_SAT_ELASTIC    0.25   /* device time growing at least this fast with the
                                     * depth at issue (elasticity): saturated */
-#define LENS_FREE_MIN_SD    0.5    /* with at least this spread of depths, */
-#define LENS_FREE_ELASTIC   0.2    /* an elasticity within this of 0 */
-#define LENS_FREE_GROWTH    1.5    /* and a growth measured below this: free slots */
 
 /* Pure: the share of the interval between two readings (prev NULL or without a read
  * time: since the lens started) that the per-request programs were attached, in [0, 1]:

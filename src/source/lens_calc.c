@@ -461,22 +461,15 @@ int lens_judge_saturation(const struct lens_dev_interval *d)
      * device time grows with their number (Little's law per request: elasticity 1);
      * with free slots it does not depend on it (0). The fit needs the depths to spread
      * (LENS_FIT_MIN_SD); on the lab disk in FIFO (3 at once, 16-17 in flight) 0.3 to 4.9
-     * with an sd of 0.2-0.9, with free slots (32 at once, the same load) -0.04 to -0.11
-     * with an sd of 1.1-1.6. */
+     * with an sd of 0.2-0.9 on a quiet machine, with free slots (32 at once, the same
+     * load) -0.35 to -0.03. The converse does not hold: a flat fit does not prove free
+     * slots (FIFO intervals on a loaded machine gave -0.37 to 0.7, CPU delays in the
+     * lab's server swamping the depth's effect), so it never says "not saturated". */
     const struct lens_depth_fit *f = &d->fit;
     bool fit = f->n >= LENS_SAT_MIN_REQS && f->depth_sd >= LENS_FIT_MIN_SD && !isnan(f->elasticity);
     if (fit && f->elasticity >= LENS_SAT_ELASTIC)
         return 1;
     if (d->held_back)
-        return 0;
-    /* Free slots, measured twice: over a real spread of depths the device time stays
-     * flat, and it stays near the service time (a growth measured, below
-     * LENS_FREE_GROWTH). Either alone can mislead: the growth when no request found the
-     * device free since the lens started (the service time is then itself a queued
-     * request's), the fit in an unlucky interval (one of 16 FIFO intervals above gave
-     * 0.04). */
-    if (fit && f->depth_sd >= LENS_FREE_MIN_SD && fabs(f->elasticity) < LENS_FREE_ELASTIC &&
-        d->growth < LENS_FREE_GROWTH)
         return 0;
     return -1;
 }

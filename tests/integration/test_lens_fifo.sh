@@ -6,9 +6,9 @@
 #  - 3 requests served at once: 17 in flight, each waits for those ahead of it, and the
 #    device time grows with the depth a request found at issue: saturated (lens), even
 #    when no request ever found the device free to tell its service time;
-#  - 32 served at once: the same 17 in flight all served in parallel, the time flat
-#    over the depths: not saturated (lens), where the service-time rules alone could not
-#    say (null) and no reader is a cause.
+#  - 32 served at once: the same 17 in flight all served in parallel: never called
+#    saturated (the time does not grow with the depth; a flat fit proves nothing either
+#    way, so the lens may say null), and no reader is a cause.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
 need fio
@@ -68,6 +68,8 @@ ok "FIFO, 3 at once: saturated (lens) in the first interval, busy $busy, depth $
 run_case 32; r=$R
 IFS=$'\t' read -r on sat src busy depth sd el rs rd <<<"$r"
 between "$busy" 10 20 || fail "free slots: $busy at the device on average (want about 17): $r"
-[ "$sat $src" = "false lens" ] || fail "free slots: want not saturated by the lens in the first interval: $r"
+[ "$sat" != true ] || fail "free slots: called saturated ($src) in the first interval: $r"
 case $rd in cause|both) fail "free slots: deep reader called a cause: $r" ;; esac
-ok "free slots, 32 at once: not saturated (lens), busy $busy, depth $depth sd $sd, elasticity $el; sync $rs, deep $rd"
+awk -v e="$el" 'BEGIN { exit !(e == "null" || e < 0.25) }' ||
+    fail "free slots: the device time grew with the depth (elasticity $el): $r"
+ok "free slots, 32 at once: not called saturated ($sat, $src), busy $busy, depth $depth sd $sd, elasticity $el; sync $rs, deep $rd"
