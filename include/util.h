@@ -8,6 +8,7 @@
 #define IOTRIAGE_UTIL_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -96,6 +97,15 @@ int parse_u64(const char **p, const char *end, uint64_t *out);
 /* Parse a non-negative finite decimal fraction ("12.34") in [*p, end); same contract.
  * No exponent, sign, hex, inf or nan: the kernel prints none of those here. */
 int parse_udouble(const char **p, const char *end, double *out);
+
+/* A command-line number: the whole of s a decimal in [lo, hi] (sign allowed). Returns 0
+ * and *out, or -EINVAL (empty, trailing bytes, overflow, out of range). */
+int parse_long_in(const char *s, long lo, long hi, long *out);
+
+/* A bad command line or a refusal: "WHO: message" (then " (try --help)" when hint) on
+ * stderr, and exit status 2. */
+__attribute__((format(printf, 3, 4), noreturn))
+void exit_usage(const char *who, bool hint, const char *fmt, ...);
 
 /* Seconds since an arbitrary point, from CLOCK_MONOTONIC (rates never jump with the wall clock). */
 double clock_mono(void);

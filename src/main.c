@@ -92,25 +92,12 @@ static void usage(FILE *f)
 }
 
 /* A one-line complaint and exit status 2, for anything wrong on the command line. */
-__attribute__((format(printf, 1, 2), noreturn))
-static void bad_usage(const char *fmt, ...);
-static void bad_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("iotriage: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (try --help)\n", stderr);
-    exit(2);
-}
+#define bad_usage(...) exit_usage("iotriage", true, __VA_ARGS__)
 
 static long parse_long_arg(const char *s, const char *opt, long min, long max)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+    long v;
+    if (parse_long_in(s, min, max, &v) < 0)
         bad_usage("invalid value for %s", opt);
     return v;
 }

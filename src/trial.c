@@ -71,25 +71,12 @@ static void trial_usage(FILE *f)
             TRIAL_SETTLE_S, TRIAL_SECONDS_DEFAULT, TRIAL_SECONDS_MIN, TRIAL_SECONDS_MAX, TRIAL_RULE_DEFAULT);
 }
 
-__attribute__((format(printf, 1, 2), noreturn))
-static void refuse(const char *fmt, ...);
-static void refuse(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("iotriage trial: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(2);
-}
+#define refuse(...) exit_usage("iotriage trial", false, __VA_ARGS__)
 
 static long num_arg(const char *s, const char *opt, long lo, long hi)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi)
+    long v;
+    if (parse_long_in(s, lo, hi, &v) < 0)
         refuse("invalid value '%s' for %s (%ld to %ld) (try --help)", s, opt, lo, hi);
     return v;
 }

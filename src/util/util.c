@@ -265,6 +265,28 @@ char *str_chomp(char *s)
     return s;
 }
 
+int parse_long_in(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+void exit_usage(const char *who, bool hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", who);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(hint ? " (try --help)\n" : "\n", stderr);
+    exit(2);
+}
+
 int parse_u64(const char **p, const char *end, uint64_t *out)
 {
     const char *s = *p;
