@@ -152,7 +152,7 @@ deb:
 	scripts/deb.sh $(BUILD)/deb
 
 check-deb: deps-test
-	$(MAKE) -j$(NPROC) $(BUILD)/tests/taskhelper $(BUILD)/tests/slowfs $(BUILD)/tests/loopctl
+	$(MAKE) -j$(NPROC) iotriage $(BUILD)/tests/taskhelper $(BUILD)/tests/slowfs $(BUILD)/tests/loopctl
 	IOTRIAGE_DEB_REPRO=1 IOTRIAGE_DEB_VM=1 tests/run.sh integration test_deb
 
 .PHONY: install uninstall
