@@ -143,7 +143,7 @@ RULES   := $(wildcard contrib/prometheus/*.yml)
 # make deb: iotriage_VERSION_ARCH.deb in $(BUILD)/deb/, built by dpkg-buildpackage from
 # a clean export of the committed tree (git archive HEAD): the working tree is neither
 # read nor dirtied. make check-deb: tests/integration/test_deb.sh (lintian, contents,
-# install/upgrade/purge in a throw-away root, debian/tests; also part of make check)
+# install/upgrade/purge in a throw-away root, debian/tests; not part of make check)
 # with what make check leaves out: a second build that must be byte-identical and the
 # packaged binary booted in the VM lane on Debian 12's kernel (about 2 minutes more
 # here); .ci/run runs it before make check.
@@ -198,7 +198,7 @@ fuzz-build:
 
 # The parsers and what they call: nothing else of the program is linked in.
 FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpool.c $(addprefix src/source/,$(addsuffix .c, \
-                blockdev diskstats fdmap ioprio procs mounts psi taskstats unitfile unitpath)) src/record/replay.c src/record/replay_fs.c \
+                blkstack blockdev diskstats fdmap ioprio procs mounts psi taskstats unitfile unitpath)) src/record/replay.c src/record/replay_fs.c \
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c \
                 src/out/metrics.c src/record/store.c \
                 src/source/cgroups.c src/source/cgroup.c src/source/cgname.c src/record/replay_cgroups.c \

@@ -27,8 +27,8 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=build/test-logs
 mkdir -p "$logdir"
-# Not test_deb, though it builds in its own directory and installs only in a throw-away
-# root: its debian/tests validate samples of the whole machine, and next to other tests'
+# test_deb runs in make check-deb only (below); not in the lane either, though it builds
+# in its own directory and installs only in a throw-away root: its debian/tests validate samples of the whole machine, and next to other tests'
 # processes they twice met a sample jq refused ("Invalid escape", not reproduced alone
 # since; docs/reliability.md, the Debian package). In the foreground (about 45 s) the
 # processes it sees are its own and the lane's.
@@ -96,6 +96,10 @@ if [ "$what" = integration ] || [ "$what" = all ]; then
     for t in tests/integration/test_*.sh; do
         [ -x "$t" ] || continue
         in_lane "$(basename "$t" .sh)" && continue
+        # The package's test is make check-deb's (first in .ci/run, with nothing else
+        # running): its build would share the CPUs with the VM lane here, and make check
+        # keeps within its time (issue #38 allows either). Named, it runs.
+        [ "$(basename "$t" .sh)" = test_deb ] && [ -z "$filter" ] && continue
         run_one "integration/$(basename "$t" .sh)" "$t"
     done
 fi

@@ -15,8 +15,13 @@ jq -c '.devices |= map(
     else . end)' "$ROOT/tests/fixtures/replay/rec.jsonl" >"$TMP/stack.jsonl" || fail "jq"
 
 # open_vda LOCALE: the replay, paused, on the device view of vda (the first device listed)
+# Each screen in a server of its own ($SOCK-N): a new session started just as the last
+# server exits after kill-server can find it still there ("server exited unexpectedly").
+OPENS=0
 open_vda() {
     T kill-server 2>/dev/null
+    OPENS=$((OPENS + 1))
+    SOCK=$SOCK_BASE-$OPENS
     T new-session -d -s ui -x 120 -y 30 "LC_ALL=$1 $IOT --replay $TMP/stack.jsonl; echo EXITED \$?; sleep 60"
     wait_for 'REPLAY [0-9]/3'
     T send-keys -t ui p
