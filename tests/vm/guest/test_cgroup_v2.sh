@@ -56,9 +56,11 @@ ok "bfq weights 800:100: fio $A:$B IOPS, iotriage's riops $ra:$rb, no cgroup-wei
 set_sched "$SD" mq-deadline
 echo "$MM riops=40" >"$CG/iot-a/io.max" || fail "io.max"
 readers_one() { FIO_PRE="cgin iot-a" fio_read a "$D" 6 --ioengine=psync; }
-sample_during limit 1 readers_one
+SAMPLES=2 sample_during limit 1 readers_one
 wait
-c=$(cg_codes /tmp/limit.json /iot-a)
+# in either of the two samples after the reader started (a loaded guest's reader fell to
+# 29 of its 40 reads in one 1.5 s sample)
+c=$(cg_codes /tmp/limit.more /iot-a | sort -u | paste -sd, -)
 [[ ,$c, == *,cgroup-at-limit,* ]] || fail "held at riops=40: codes '$c'; $(jq -c '.cgroups[] | select(.path == "/iot-a") | [.io_stat, .io_pressure, .settings.io_max]' /tmp/limit.json)"
 ok "io.max riops=40: cgroup-at-limit"
 

@@ -89,8 +89,11 @@ ok "mq-deadline: ioprio-level-ignored for be/7 (be/0 $A IOPS, be/7 $B)"
 
 # The lottery: mq-deadline holding 8 requests of the 17 in demand.
 echo 8 >"/sys/block/$SD/queue/nr_requests" || fail "nr_requests 8"
-pair lottery "" "ionice -c3"
-[[ ,$(codes lottery idle 0), == *,ioprio-lottery,* ]] || fail "nr_requests 8: idle codes $(codes lottery idle 0)"
-dev_json /tmp/lottery.json "$SD" | jq -e '.warnings | any(.code == "ioprio-lottery")' >/dev/null ||
-    fail "no device-level ioprio-lottery"
+# (the full queue looked for in two samples: a loaded guest's readers kept it below 90 %
+# of nr_requests in one 1.5 s sample)
+SAMPLES=2 pair lottery "" "ionice -c3"
+lot=$(for i in 1 2; do sed -n "${i}p" /tmp/lottery.more >/tmp/lottery.json; codes lottery idle 0; done | paste -sd, -)
+[[ ,$lot, == *,ioprio-lottery,* ]] || fail "nr_requests 8: idle codes $lot"
+jq --arg d "$SD" '.devices[] | select(.name == $d) | .warnings | any(.code == "ioprio-lottery")' \
+    /tmp/lottery.more | grep -q true || fail "no device-level ioprio-lottery"
 ok "nr_requests 8: ioprio-lottery (idle $B IOPS, best-effort $A)"
