@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # iotriage: see README.md. `make` builds ./iotriage; `sudo make run` installs what is
 # missing, builds and starts it; `sudo make check` installs, builds and runs every test.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bpfstats: keep the kernel's BPF run-time statistics on (BPF_ENABLE_STATS) for as long
  * as this process lives, so that `bpftool prog show` reports run_time_ns and run_cnt per
  * program; they go off again when it exits, however it exits (the kernel counts the

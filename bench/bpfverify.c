@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bpfverify: what the kernel's verifier spends on each program of a BPF object. Loads
  * the object with libbpf at log level 4 (the verifier's statistics only) and prints, per
  * program, the instructions it processed, its states and its verification time, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cgcost: what the cgroup lens adds to a refresh (cgroups.h), measured alone.
  *
  *   cgcost [-c CGROUPS] [-n PROCS] [-r REFRESHES]     (root; defaults 500, 10000, 30)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the lens's writeback split costs (issue 14; docs/performance.md "Whose pages the
 # flusher writes"): the page-dirtying program per dirtied page, and the kernel-thread
 # bio's extra lookup in block_bio_queue.

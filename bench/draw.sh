@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/draw.sh: what the screen adds on top of sampling.
 #
 # With N idle processes (bench/spawn.c, plus two readers and two writers), three runs of

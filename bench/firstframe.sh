@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/firstframe.sh: how long after its start a monitor's screen shows the process
 # table, at N idle processes (bench/spawn.c), for iotriage (with the BPF lens and with
 # --no-bpf), iotop-c and htop, each on a 200x50 terminal in a tmux server of its own.

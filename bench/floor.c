@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* floor: the least a monitor must ask the kernel for iotriage's per-task data, and
  * nothing else: no formatting, no rates, no verdicts. What iotriage costs above this
  * program is what its own design costs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/growth.sh: the cost of one steady refresh against the number of tasks, with the
 # BPF lens (iotriage -b) and without it (--no-bpf), as a table and an SVG plot (gnuplot).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the BPF lens costs per I/O and per context switch (issue #13; docs/performance.md).
 #
 # Devices: the fastest block device this machine can make, a loop device over a file in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the lens's duty cycle costs in accuracy (issue #40; docs/performance.md "Issue
 # #40"): on a loop device over tmpfs read at full rate (fio, ENGINE libaio at iodepth 32
 # or psync with two readers), two iotriage processes run at once, each with its own lens:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # bench/lib.sh: what the benchmark scripts share. Source it after setting BIN (the bench
 # binaries), OUT (a scratch directory) and die().

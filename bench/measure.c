@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* measure: run one command and report what it cost, as the kernel accounted it.
  *
  *   measure [-o OUTFILE] -- COMMAND [ARG ...]

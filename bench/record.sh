@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the always-on recorder costs (issue #16: at most 0.5 % of one core on average and
 # 50 MB of disk a day, at 1,000 processes with a few doing I/O). Needs root (taskstats).
 #

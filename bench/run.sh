@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/run.sh: what one refresh of `iotriage -b` costs, against `iotop-c -b` and the floor
 # (bench/floor.c: only the reads the kernel must be asked for the same data).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* spawn: the population a benchmark measures against.
  *
  *   spawn [-t THREADS] [-r READERS] [-w WRITERS] [-f FILE] N

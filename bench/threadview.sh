@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/threadview.sh: what the process view costs for a process with many threads,
 # against what the main table costs per task.
 #

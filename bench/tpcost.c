@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tpcost: what an attached BPF program that returns at once costs a tracepoint's caller,
  * against attaching and detaching it (issue #40: the duty cycle's choice, docs/
  * performance.md "Issue #40").

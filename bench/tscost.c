@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tscost: what the sampling of thread states costs (source/taskstate.h), measured alone.
  *
  *   tscost [-n PROCS] [-t THREADS] [-r ROUNDS]     (defaults 64, 4, 2000)

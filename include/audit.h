@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* audit.h: `iotriage audit`, a one-shot report for fleets and CI.
  *
  * Lists every running process whose effective I/O priority is not the default, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* delta.h: two snapshots in, rates out.
  *
  * delta_compute() reads prev and cur and writes only *out and the device baselines in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* export.h: `iotriage export`, the Prometheus exporter (docs/metrics.md).
  *
  * One sampling loop (the main thread) takes a snapshot every interval, computes rates and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pipeline.h: one refresh, one way. The one owner of the sampler, the snapshots, the
  * rates and the verdicts; every consumer (batch text, JSON, the screen, a recording, and
  * whatever comes next) reads the frame it produces.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* recorder.h: `iotriage record`, the always-on recorder (issue #16).
  *
  * Contract

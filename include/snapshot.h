@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapshot.h: one moment of the machine, as every source saw it.
  *
  * The sampler owns long-lived handles (directory fds, the name caches, the netlink

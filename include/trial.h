@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trial.h: `iotriage trial DEVICE SCHEDULER` (issue #39; docs/trial.md).
  *
  * Measures the disk for --seconds under its scheduler, switches to SCHEDULER in a child

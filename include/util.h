@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.h: small helpers shared by every module.
  *
  * Allocation wrappers abort with a message when memory runs out: a monitor that cannot

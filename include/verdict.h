@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* verdict.h: who reads the label, and who suffers from whom.
  *
  * A priority set with ionice, IOSchedulingClass= or nice is only a label: whether anyone

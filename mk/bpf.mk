@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The BPF lens (src/bpf/kern/iotriage.bpf.c: one level below src/*/ so that the
 # Makefile's glob of host sources does not pick it up, read by src/source/lens.c): clang compiles the
 # program into a BPF object, bpftool turns it into a skeleton header (the object embedded)

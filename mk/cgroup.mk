@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The cgroup lens (include/cgroups.h): its benchmark, which links the library objects.
 # `make build/bench/cgcost && sudo build/bench/cgcost` (docs/performance.md, "cgroup lens");
 # `make bench` builds and runs it last (bench/run.sh).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The fault-injection library for tests (tests/fault/fault.c): an LD_PRELOAD object that
 # makes chosen reads, opens, writes and netlink calls fail (docs/reliability.md). Built
 # for tests only; never linked into iotriage.

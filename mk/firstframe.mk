@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The first screen and the growth of a refresh's cost with the number of tasks (issue 19),
 # both part of `make bench` (they run before its other parts).
 bench: bench-firstframe bench-growth

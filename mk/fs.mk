@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/fs.mk: the filesystems lens (issue #20): its test driver for the space actions.
 # tests/integration/test_fs_deleted.sh runs it; `make check` builds it.
 FSFIX_OBJS := $(LIBOBJS)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The recorder's storage (src/record/store.c): zstd-compressed hourly files.
 PKGS    += libzstd
 # linked no more: store.c loads it with dlopen when a store is opened

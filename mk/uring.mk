@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mk/uring.mk: the io_uring helper of the integration tests (issue #35): an idle network
 # service waiting on a socket receive through io_uring, whose wait the kernel counts as
 # iowait and PSI io. tests/integration/test_psi_uring.sh runs it; `make check` builds it.

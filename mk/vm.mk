@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane (tests/vm/, docs/vm.md): Debian 12's own kernel under qemu, with an
 # initramfs made from this build. `make check` runs it (tests/integration/test_vm.sh, in
 # the background lane of tests/run.sh); `make check-vm` runs it alone. KVER names another

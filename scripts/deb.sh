@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build the Debian package from a clean export of the committed tree (make deb).
 #   scripts/deb.sh OUTDIR
 # The committed HEAD (git archive, so neither uncommitted changes nor build products get

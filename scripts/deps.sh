@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install the Debian packages iotriage needs to build and test, only those missing.
 # Needs root (apt-get). Set IOTRIAGE_NO_APT=1 to skip (you install them yourself).
 #   scripts/deps.sh build   libraries and tools to build ./iotriage

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Check the include graph of src/ and include/ against the layer order written in the
 # README's layout section (the line that starts with "Layers, lowest first:"): a file may
 # include headers of its own layer and of the layers below it, never of one above.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* audit.c: `iotriage audit`: running processes and unit files, their labels, verdicts;
  * every cgroup's I/O controls against the devices. */
 #include "audit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* delta.c: iostat math for devices, stall shares for PSI, per-task rates and delays. */
 #include "delta.h"
 

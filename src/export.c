@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* export.c: `iotriage export`: the sampling loop, the page swap, HTTP and the textfile. */
 #include "export.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c: arguments, then one of: the screen, batch text or JSON, audit. Every one of
  * them reads the frames of one pipeline (pipeline.h): source -> snapshot -> delta ->
  * verdict -> sinks. */

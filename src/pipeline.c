@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pipeline.c: one refresh, one way (pipeline.h). */
 #include "pipeline.h"
 

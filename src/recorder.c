@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* recorder.c: `iotriage record`; contract in include/recorder.h. The pipeline's frames
  * (pipeline.h), each as one sample line (record/sample.h), into the recorder's files
  * (record/store.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* snapshot.c: assemble one immutable snapshot from every source. */
 #include "snapshot.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* trial.c: `iotriage trial DEVICE SCHEDULER`: measure, switch, measure, keep or put back
  * (trial.h, act/trial.h, docs/trial.md). */
 #include "trial.h"

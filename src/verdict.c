@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* verdict.c: the rule table (scheduler x priority x queue state -> warnings) and roles. */
 #include "verdict.h"
 

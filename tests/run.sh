@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The test runner behind `make check`. Runs, in order:
 #   unit         build/tests/test_*          cmocka unit tests on fixtures (tests/unit/)
 #   integration  tests/integration/test_*.sh real processes, the lab disk, the binary

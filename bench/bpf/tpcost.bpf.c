@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tpcost.bpf.c: the cheapest tp_btf program the lens could leave attached (bench/tpcost.c):
  * one load of a global and a return, as a paused request program would be (issue #40).
  * signal_generate fires on every kill(2), even of an ignored signal. */

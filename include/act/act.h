@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/act.h: the only code that changes the machine.
  *
  * The actions, each called by the screen only after the operator confirmed it:

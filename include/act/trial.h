@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/trial.h: a scheduler trial (issue #39): measure a device under its scheduler, switch,
  * measure again, and keep or put back on a rule stated in advance.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kern_types.h: what a BPF program of iotriage (src/bpf/kern/) needs before libbpf's
  * headers, since none includes vmlinux.h: the kernel's fixed-width types, bool, the map
  * types and update flags used, and the task flags read. Each program declares the few

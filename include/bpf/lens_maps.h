@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lens_maps.h: the layout of the BPF lens's maps, shared by the BPF program
  * (src/bpf/kern/iotriage.bpf.c) and its reader (src/source/lens.c).
  *

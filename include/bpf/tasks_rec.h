@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tasks_rec.h: the record the task iterator (src/bpf/kern/tasks.bpf.c) writes for each
  * task, read by src/source/taskiter.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/columns.h: the process table's columns, one table for every output that shows it.
  *
  * The batch text (out/text.c), the screen (tui/draw.c), the sort keys (`<` `>` on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/metrics.h: one sample as a Prometheus page (text format 0.0.4 or OpenMetrics 1.0).
  *
  * metrics_format() reads a result and its verdicts (and the snapshot they point to) and

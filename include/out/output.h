@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/output.h: the human outputs. Each reads one result (and the snapshot it points to)
  * and writes; none of them changes anything it is given. The machine-readable sample is
  * the recording format's writer (record/sample.h).

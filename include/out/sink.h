@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/sink.h: a stream as a pipeline sink (pipeline.h): every frame as text or as a JSON
  * line, to stdout or to a recording file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/text_fs.h: the filesystems section of the batch text output (-b), issue #20.
  *
  * out_text_filesystems writes, for every filesystem of r->cur (docs/json.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/json.h: a small, strict JSON reader (RFC 8259) for text users hand us (recordings).
  *
  * Contract

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/replay.h: a recording (`iotriage --record FILE`, one sample_write line per
  * sample) read back into the structs the outputs and the screen draw from.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/replay_cgroups.h: the cgroup lens's part of a recording read back (replay.h).
  *
  * replay_cgroups_decode() reads a sample's top-level "cgroups" array and each process's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/replay_fs.h: the `filesystems` key of a recorded sample (docs/json.md) read back
  * into the snapshot and result of a replay frame (source/replay.h), so that out_json
  * writes it again byte for byte.

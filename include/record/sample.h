@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/sample.h: the sample format, one JSON object per line (NDJSON): what `--json`
  * prints, what `--record` writes and `--replay` reads back (record/replay.h). Keys are
  * documented in docs/json.md.

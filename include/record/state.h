@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/state.h: the devices' quiet-time levels remembered from one run to the next.
  *
  * A live run learns each device's quiet-time await (delta.h, the `saturated` verdict)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/blkstack.h: how block devices stack, from sysfs: what each device stacks on
  * (slaves/: a device mapper or md device's members) and what stacks on it (holders/:
  * a disk or a partition claimed by dm or md), by name.

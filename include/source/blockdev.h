@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/blockdev.h: what sysfs says about a block device (queue attributes, scheduler).
  *
  * Partitions are told from whole disks by the kernel's own marker, the `partition`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/bpfload.h: what loading a BPF object needs, shared by the lens (source/lens.h)
  * and the task iterator (source/taskiter.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/cgroup.h: cgroup membership, I/O controls and pressure, and the names a person
  * knows a cgroup by.
  *

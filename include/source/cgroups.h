@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/cgroups.h: the cgroup lens's model: which cgroup each task is in, the cgroups that hold a
  * listed task (and their ancestors, for the tree), their I/O controls and pressure, and
  * per cgroup rates over an interval.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/diskstats.h: /proc/diskstats, parsed.
  *
  * Each line is "major minor name" and 11, 15 or 17 counters depending on the kernel

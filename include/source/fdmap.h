@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/fdmap.h: which block devices each process does I/O to, judged from its open files.
  *
  * The question behind it: does the scheduler of the device a process's I/O lands on read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/ioprio.h: a task's I/O priority, raw and as the block layer will apply it.
  *
  * ioprio_get(IOPRIO_WHO_PROCESS) returns the raw stored value, class NONE for most tasks.

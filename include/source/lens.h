@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/lens.h: the BPF lens (issue #13), iowait per task and the stages of each request
  * per device and priority, measured in the kernel (src/bpf/kern/iotriage.bpf.c).
  *

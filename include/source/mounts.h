@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/mounts.h: the mounted filesystems worth watching for space, from
  * /proc/self/mountinfo and statvfs(3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/procinfo.h: one process in depth, for the process view: the process through
  * libproc2, its threads from their own stat and wchan files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/procs.h: processes or threads, their identity, scheduling and I/O counters.
  *
  * Read straight from procfs, the way libproc2 4.0 reads the same fields but without its

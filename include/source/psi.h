@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/psi.h: pressure stall information (/proc/pressure/{io,cpu,memory}).
  *
  * A resource whose file is missing (kernel without PSI, or booted with it off: ENOENT)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskiter.h: every task of the machine in one pass, from a BPF task iterator
  * (src/bpf/kern/tasks.bpf.c, issue #19).
  *

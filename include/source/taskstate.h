@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskstate.h: the state and wait channel of threads, sampled, for an estimate of
  * their I/O wait where no measurement exists (no taskstats figure, no BPF lens).
  *

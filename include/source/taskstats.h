@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskstats: per-task delay accounting from the kernel's TASKSTATS generic netlink family.
  *
  * Contract

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/unitfile.h: the systemd unit-file parser: the text of a unit file and its
  * drop-ins -> the I/O and CPU scheduling settings they give (and the paths they name).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/unitpath.h: the systemd unit load path under a root directory: which files make
  * up each unit (main file, aliases, masks, templates, drop-ins), each parsed with
  * source/unitfile.h. No function prints or exits; nothing talks to systemd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/actions.h: the screen's side of changing the machine.
  *
  * Each key that would change something (s, u, i, A, and Enter on a holder of a deleted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/latency.h: the screen's memory of measured latency per I/O priority (issue #14),
  * for the latency view (a heat map over the last minutes) and the before/after of a
  * scheduler switch.

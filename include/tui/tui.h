@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/tui.h: the interactive screen.
  *
  * tui_run() owns the terminal from initscr() to endwin(); it steps the pipeline it is

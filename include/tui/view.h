@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/view.h: what the screen shows, and how: the state the keys change and the drawing
  * functions that read it. draw.c only reads the model (result, verdicts) and the view
  * state; tui.c owns both and changes them, actions.c fills the dialogs; view.c holds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/escape.h: make untrusted bytes (process names, command lines) safe to show.
  *
  * Any local user chooses their process's name and command line, so these bytes must never

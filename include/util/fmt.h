@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/fmt.h: numbers and errors as the outputs print them, without printf's machinery
  * where a refresh prints thousands of them. Pure: no state, no allocation. */
 #ifndef IOTRIAGE_UTIL_FMT_H

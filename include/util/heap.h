@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/heap.h: the process's heap, set up first thing in main.
  *
  * Two settings and one placement. The settings: every block below 32 MB from the heap, and

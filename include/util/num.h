@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/num.h: the few functions of libm iotriage needs, so that it does not load libm.
  *
  * Loading libm.so.6 costs every run 0.2-0.4 MB of resident memory before a line of it

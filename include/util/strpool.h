@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/strpool.h: shared strings, one copy of each distinct text, reference-counted.
  *
  * The task list keeps names, command lines and user names here: the caches and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/act.c: the read-only gate and the one function that writes. */
 #include "act/act.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/child.c: an action in a child process, its one report back through a pipe.
  *
  * A write to a device whose requests are stuck (a scheduler switch freezes the queue

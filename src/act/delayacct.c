@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/delayacct.c: kernel.task_delayacct, read and written through procfs. */
 #include "act/act.h"
 

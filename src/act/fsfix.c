@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/fsfix.c: give back the space a deleted-but-open file holds (issue #20). */
 #include "act/act.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/fsjob.c: the space actions (fsfix.c) in a child process (act/child.c), so that a
  * copy to a slow disk or a stalled truncate never freezes the screen; and what a signal will do to the
  * process it is sent to, for the confirmation that says so. */

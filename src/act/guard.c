@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/guard.c: the trial's guardian, which puts the device back when the trial dies
  * (act/trial.h). */
 #include "act/trial.h"

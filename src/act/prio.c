@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/prio.c: set an I/O priority on every thread of a process, and check each one.
  *
  * ioprio_set(IOPRIO_WHO_PROCESS, tid) changes one thread: a label set on the main thread

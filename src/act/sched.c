@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/sched.c: switch a device's I/O scheduler, keep or reset nr_requests, undo on failure. */
 #include "act/act.h"
 

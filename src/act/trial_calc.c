@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* act/trial_calc.c: the pure part of a scheduler trial: figures of a phase, comparison
  * with a bootstrap interval, the rule's parser and evaluation (act/trial.h). */
 #include "act/trial.h"

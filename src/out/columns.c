@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/columns.c: the process table's columns (out/columns.h). */
 #include "out/columns.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/metrics.c: a sample as a Prometheus / OpenMetrics page (docs/metrics.md). */
 #include "out/metrics.h"
 

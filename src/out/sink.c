@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/sink.c: a stream as a pipeline sink (out/sink.h). */
 #include "out/sink.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/text.c: one sample as human text, like `top -b` with iostat's device columns. */
 #include <errno.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/text_fs.c: the filesystems section of the batch text output (out/text_fs.h). */
 #include "out/text_fs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/json.c: a strict recursive-descent JSON reader into a small DOM (record/json.h). */
 #include "record/json.h"
 

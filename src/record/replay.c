@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/replay.c: recorded JSON samples back into snapshot + result + verdicts.
  *
  * Each key is read back into the field src/record/write.c wrote it from; the comments name

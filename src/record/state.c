@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/state.c: the devices' quiet-time levels across runs (record/state.h). */
 #include "record/state.h"
 

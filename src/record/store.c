@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/store.c: hourly zstd files of JSON lines; contract in include/record/store.h.
  *
  * Why zstd: at a low level it compresses these repetitive JSON lines about as well as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record/write.c: one sample as one JSON line (record/sample.h). The keys are a contract
  * (docs/json.md); record/replay.c reads them back. */
 #include <errno.h>

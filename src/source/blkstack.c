@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/blkstack.c: the stacks of block devices (slaves/, holders/), read and walked. */
 #include "source/blkstack.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/blockdev.c: sysfs block device attributes, reader and pure parsers. */
 #include "source/blockdev.h"
 

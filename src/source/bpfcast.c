@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bpfcast.c: the light skeletons that read through untrusted pointers (source/bpfload.h).
  * Built with -isystem $(BUILD)/bpf/cast, where mk/bpf.mk puts them under the plain ones'
  * names: this file alone includes them, so that each type is defined once a file. */

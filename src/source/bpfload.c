@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bpfload.c: privileges, BTF and libbpf's messages for loading a BPF object
  * (source/bpfload.h). */
 #include "source/bpfload.h"

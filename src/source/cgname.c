@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/cgname.c: the names a person knows a cgroup by, from path conventions alone
  * (source/cgroup.h: cgroup_names_of). The conventions, as each project writes them:
  *   systemd       slices nest by name (a-b.slice inside a.slice), services and scopes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/cgroups.c: task -> cgroup membership on a slow cadence, the set of cgroups a snapshot
  * shows, and their rates (cgroups.h). */
 #include "source/cgroups.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/diskstats.c: reader and pure parser for /proc/diskstats. */
 #include "source/diskstats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/fdmap.c: process -> block devices, from /proc/PID/fd and sysfs, with two caches:
  * one answer per process (tgid, start), one resolution per dev_t. */
 #include "source/fdmap.h"

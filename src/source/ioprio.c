@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/ioprio.c: raw ioprio via the syscall, effective ioprio from nice and policy. */
 #include "source/ioprio.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lens.c: load, attach and read the BPF lens (source/lens.h). The pure arithmetic on
  * readings is in lens_calc.c. */
 #include "source/lens.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lens_calc.c: the pure arithmetic on lens readings (source/lens.h). No BPF here, so
  * tests/unit/test_lens.c exercises all of it without privileges. */
 #include "source/lens.h"

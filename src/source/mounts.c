@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/mounts.c: mountinfo parser and the filesystems kept for the space view. */
 #include "source/mounts.h"
 

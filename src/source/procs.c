@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/procs.c: the task list, identity and scheduling from /proc/PID/stat, the owner of
  * /proc/PID, I/O counters from /proc/PID/io; every parser pure. */
 #include "source/procs.h"

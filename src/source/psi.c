@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/psi.c: reader and pure parser for /proc/pressure files
  * (format: kernel/sched/psi.c:psi_show). */
 #include "source/psi.h"

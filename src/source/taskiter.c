@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* taskiter.c: load, attach and read the task iterator (source/taskiter.h); the pure
  * conversions of its records into what /proc says. */
 #include "source/taskiter.h"

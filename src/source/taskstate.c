@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskstate.c: threads' state and wait channel, sampled (source/taskstate.h). */
 #include "source/taskstate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskstats: delay accounting over generic netlink (TASKSTATS family), see the contract in
  * include/source/taskstats.h.
  *

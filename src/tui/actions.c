@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/actions.c: dialogs that ask before anything is changed, and report what changed.
  *
  * Every dialog is filled here as plain text (untrusted names escaped) and painted by

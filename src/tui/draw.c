@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/draw.c: the screen, drawn from the model and the view state; reads, never changes
  * the model. Every untrusted string goes through esc_display before it reaches curses. */
 #define _XOPEN_SOURCE_EXTENDED 1

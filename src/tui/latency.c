@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/latency.c: the rings of measured latency per priority and the pure arithmetic of
  * the latency view (tui/latency.h). No curses here. */
 #include "tui/latency.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/term.c: whether curses can drive the terminal at all (tui/tui.h). Apart from the
  * rest of the screen code because <term.h> defines macros (lines, columns...) that would
  * leak into it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/tui.c: the interactive loop: sample on time, read keys in between, draw. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #include "tui/tui.h"

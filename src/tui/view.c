@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/view.c: the view state's own helpers, shared by the loop (tui.c), the dialogs
  * (actions.c) and the painter (draw.c): per-device history, before/after. */
 #include "tui/view.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/escape.c: escaping of untrusted text for the terminal and for JSON. */
 #include "util/escape.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/fmt.c: numbers and errors as text (util/fmt.h). */
 #include "util/fmt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/heap.c: the allocator's settings and the heap's first 2 MB in a huge page
  * (util/heap.h says why). */
 #include "util/heap.h"

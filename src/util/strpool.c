@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/strpool.c: reference-counted shared strings (util/strpool.h). */
 #include "util/strpool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util/util.c: allocation wrappers, whole-file reads relative to a directory fd, clocks. */
 #include "util.h"
 

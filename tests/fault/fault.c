@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/fault/fault.c: fault injection for tests, as an LD_PRELOAD library.
  *
  * The program under test runs unchanged; this library sits in front of the C library's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Test-script functions for the fault-injection library (tests/fault/fault.c). Source
 # after tests/integration/lib.sh (it uses ROOT).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/fuzz/fuzz.h: shared by the libFuzzer harnesses (tests/fuzz/fuzz_*.c).
  *
  * Every harness hands the parser a heap copy of exactly the fuzzer's bytes, with no

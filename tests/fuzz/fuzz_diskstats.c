@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz diskstats_parse (/proc/diskstats text). */
 #include "fuzz.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz esc_display. The input's first byte chooses the mode (bit 0: utf8) and the output
  * capacity (1..256 from the second byte); the rest is the untrusted text. Checked:
  *  - the output is NUL-terminated at the returned length, within cap;

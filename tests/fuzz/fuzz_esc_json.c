@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz esc_json. The output must be one JSON string (RFC 8259 section 7) and nothing else:
  * quoted, no raw control character, valid UTF-8, only the escapes JSON has, surrogates in
  * pairs. It must also be exact: decoded, it gives the input with every byte that is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz fdinfo_parse_flags (/proc/PID/fdinfo/N, the octal `flags:` line). */
 #include "fuzz.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz blockdev_parse_inflight (sysfs `inflight`, "reads writes"). C-string contract, as
  * for the scheduler: one NUL after the bytes. */
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the JSON reader (src/record/json.c) directly: any bytes as a document. The first
  * byte picks the options (the \ufffd convention of esc_json, a small depth or value
  * limit), the rest is the text. A document that parses is walked whole through every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the arithmetic over the BPF lens's maps (src/source/lens_calc.c): the user-space
  * side decodes counters the kernel programs keep, and a reading can hold anything a race,
  * a reset or an eviction leaves there (counters that went backwards, sums that wrapped,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz parse_majmin (sysfs `dev`, "MAJ:MIN\n"). Two properties: what it accepts is only
  * digits, one colon and an optional final newline; and any pair it is shown printed
  * canonically parses back to itself. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz what the exporter takes from a client or the kernel into its page: the Accept
  * header (metrics_negotiate, sent by anyone who can connect) and a label value
  * (metrics_escape_label: a device name is whatever a driver chose). The escaped value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz mountinfo_parse and mountinfo_unescape (/proc/self/mountinfo, source/mounts.h). */
 #include "fuzz.h"
 

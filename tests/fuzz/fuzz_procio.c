@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz procio_parse (/proc/PID/io text). */
 #include "fuzz.h"
 

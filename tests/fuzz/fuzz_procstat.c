@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz procstat_parse (/proc/PID/stat text: a name of any bytes between parentheses,
  * then numbers). */
 #include "fuzz.h"

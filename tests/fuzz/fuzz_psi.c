@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz psi_parse (/proc/pressure/{io,cpu,memory} text). */
 #include "fuzz.h"
 

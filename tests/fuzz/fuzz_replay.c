@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the replay reader (src/record/json.c, src/record/replay.c): any bytes as a recording.
  * Every sample that decodes must write out again (sample_write) without a report; a
  * sample that does not must say why in one line. The bytes go through a memfd because

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz trial_rule_parse (the --keep-if rule of `iotriage trial`, act/trial.h): exactly
  * the fuzzer's bytes, no terminator. A rule that parses has its root in range, every
  * operator's children before it, and its text (trial_rule_text) parses again to the same

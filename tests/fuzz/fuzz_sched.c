@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz blockdev_parse_scheduler (sysfs queue/scheduler). Its contract takes a C string
  * (blockdev_read NUL-terminates what it read), so the input gets one NUL and nothing more. */
 #include "fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the parsers of the sampled I/O wait and of the remembered levels: state_parse
  * (record/state.h: a file anyone who can write the state directory may have made) and
  * the /proc/.../stat and wchan texts of taskstate (source/taskstate.h). The first byte

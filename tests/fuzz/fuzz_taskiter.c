@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the task iterator's stream decoder (taskiter_acc_feed, src/source/taskiter.c): the
  * bytes a read of the BPF task iterator returns, fixed records with a command line after
  * some (include/bpf/tasks_rec.h: Framing). A damaged or cut stream must not be read past

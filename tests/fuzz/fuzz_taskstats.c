@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz taskstats_parse (the payload of a TASKSTATS_TYPE_STATS netlink attribute). The copy
  * is at an odd address half of the time: the contract says it needs no alignment. */
 #include "fuzz.h"

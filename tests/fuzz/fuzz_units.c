@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz units_parse (systemd unit files and drop-ins), through units_sched_init/free.
  * Input: the first byte chooses the unit type (UNIT_ANY..UNIT_SWAP); the rest is split at
  * each "\n--8<--\n" into the main file and drop-ins, applied in order as the scanner does. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run the libFuzzer harnesses built by `make fuzz-build` (build/fuzz/fuzz/fuzz_NAME).
 # Usage: tests/fuzz/run.sh SECONDS [NAME...]    (all harnesses when no NAME is given)
 #   make fuzz-smoke   SECONDS=3: every harness, part of `make check` (test_fuzz_smoke.sh)

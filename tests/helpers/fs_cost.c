@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/helpers/fs_cost.c: what the filesystems lens adds to a refresh, measured alone
  * (docs/performance.md "Filesystems"). Needs root for other processes' fds: here it
  * forks its own holders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/helpers/fsfix.c: the space actions (act/act.h fsfix_*) from the command line, for
  * tests/integration/test_fs_deleted.sh until the screen offers them.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Abusive HTTP clients for tests/integration/test_export.sh (loopback only).
 
 Each mode connects from a source address of its own (127.0.0.2 by default), so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* recorder: record_run() as a program of its own, for tests and `make bench` (the same
  * `iotriage record`.
  *   recorder DIR INTERVAL_S ITERATIONS [FLUSH_S]

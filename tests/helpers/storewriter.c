@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* storewriter: drives record/store.c from tests/integration/test_store_faults.sh.
  *
  *   storewriter write DIR COUNT SLEEP_MS FLUSH_EVERY PAD_BYTES [RETRY_S]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* taskhelper: processes with known shapes for the integration tests.
  *   taskhelper threads N SECONDS   N threads in all (main included), all asleep
  *   taskhelper dread FILE SECONDS  synchronous 4 KiB O_DIRECT reads of FILE in a loop

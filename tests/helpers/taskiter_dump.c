@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* taskiter_dump: one line per task from the BPF task iterator, converted as the
  * sampler converts it (source/taskiter.h), for tests/integration/test_taskiter.sh to
  * compare with /proc:

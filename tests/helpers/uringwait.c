@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* uringwait: an idle network service on io_uring, for test_psi_uring (issue #35).
  *
  * It submits one receive on a socket nothing ever sends to (one end of a socketpair; the

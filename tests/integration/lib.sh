@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Shared by the integration tests: paths, assertions, background-process cleanup.
 # Source it first: . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Screen tests: the real binary in a tmux server of the test's own (set SOCK first),
 # keys sent with send-keys, the screen read with capture-pane. Source after lib.sh.

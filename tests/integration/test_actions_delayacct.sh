@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Delay accounting from the screen: A asks, n writes nothing, y turns it on; a reader
 # started before shows no taskstats delay (unknown, or the BPF lens's), one started after a
 # number from taskstats; on q

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Setting a process's I/O priority from the screen: every thread set and read back
 # (checked here with ionice, i.e. ioprio_get, per thread); Esc writes nothing; per-thread
 # failures are reported (an unprivileged user asking for realtime); --read-only and a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Switching a device's I/O scheduler from the screen, on the lab disk only (never vda):
 # y applies and nr_requests ends where the dialog said; n and Esc write nothing; k keeps a
 # hand-set nr_requests; u undoes; the dialog names the process whose verdict changes; a

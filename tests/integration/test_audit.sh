@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage audit`: unit files and running processes with a label, the devices behind
 # the paths they name, and whether those devices' schedulers read the label. Exit 1
 # when any label is ignored, 0 when all are honoured, 2 on error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage audit`'s cgroup section: every cgroup of the hierarchy the cgroup lens shows,
 # its I/O controls judged against the devices with the live verdicts' rules.
 #  1. a v2 fixture tree (tests/fixtures/cgroup/audit, the kernel documentation's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage audit --units-only` on unit trees built here (no device needed):
 #  - a label systemd rejects (IOSchedulingClass=Idle, IOSchedulingPriority=9, Nice=50)
 #    is listed as ignored ("rejected"), with file and line, and counted in the exit status;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # contrib/bash-completion/iotriage: sourced in a plain bash (no bash-completion package),
 # it completes subcommands, options and their values; and it knows every option that
 # `iotriage --help` and `iotriage audit --help` print, so it cannot fall behind them.

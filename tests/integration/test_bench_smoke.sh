@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The benchmark harness still works: bench/run.sh --smoke spawns a small population,
 # runs iotriage -b, iotop-c -b and the two floor programs a few refreshes each (processes,
 # then threads), and prints the table. Asserts nothing about time: only that every

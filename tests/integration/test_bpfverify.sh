@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the verifier does to load the BPF lens (issue 19; docs/performance.md, "The
 # lens's load: verification"), through build/bench/bpfverify, which loads the lens object
 # at log level 4 and prints per program the instructions the verifier processed.

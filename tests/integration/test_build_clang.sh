@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The code builds warning-free with clang too (gcc is the default build).
 . "$(dirname "$0")/lib.sh"
 need clang

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The cgroup lens on real cgroups: cgroups made in the v2 hierarchy (found through
 # mountinfo, wherever it is mounted) and named like those of docker, podman, Kubernetes
 # (containerd) and systemd, with real processes started inside them:

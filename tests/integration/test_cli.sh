@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The command line: bad input gets one line and exit status 2; good input gets the
 # number of samples asked for, at the interval asked for, as valid JSON with the
 # contract's keys, filtered by -p and -o.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One column table (out/columns.h) for every output: each column `iotriage --list-columns`
 # names appears in the header of the -b process table and on a 120-column screen, in the
 # same order; the help screen lists each with its text; sorting by each works on the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package (debian/, `make deb`, issue #38), built from the committed HEAD as
 # scripts/deb.sh does (git archive: uncommitted changes are not in it):
 #  - debian/control's Build-Depends are all in scripts/deps.sh's build list;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Devices kept open (source/blockdev.h, snapshot.c: DEV_FILES_MAX) on a machine of many
 # disks, made up: a /proc and /sys tree of 200 block devices under mq-deadline (eleven
 # files each kept open), given with --proc-root and --sys-root. Must hold: every device

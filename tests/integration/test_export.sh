@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage export` against the real engines. The rules and the unit file are checked by
 # promtool and systemd-analyze; the page by `promtool check metrics`; then, on the lab
 # disk under `none` with an `ionice -c3` fio reader (the ignored-label case of

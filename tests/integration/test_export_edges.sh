@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage export` at its edges, with no root, lab disk or Prometheus (test_export.sh is
 # the run against the real engines):
 #  - the textfile's temporary name already taken, by a hard link or a symlink to another

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Faults injected under the real binary (tests/fault/fault.c, LD_PRELOAD; issue #18):
 # EIO, EACCES, EINTR and short reads on /proc and /sys, netlink errors. Each case checks
 # that iotriage keeps running (exit 0, every sample printed, valid JSON), that what it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The open-files iterator (source/fdmap.h: fdmap_set_bulk; source/taskiter.h:
 # taskiter_files). Where the BPF task iterator loads, a sample that scans many processes
 # (a first sample) asks it once for every open file of the machine instead of opening

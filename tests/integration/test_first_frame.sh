@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The first screen comes before the first interval ends: `iotriage -d 5` in a tmux server
 # of its own. Must hold, in this order: a full process table drawn from the first sample
 # (the header, a marker sleeper's row with its PID, USER, PRIO and COMMAND), its rates and

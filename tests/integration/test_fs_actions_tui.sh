@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Giving back the space of a deleted-but-open file from the screen (issue #20), on a small
 # ext4 of our own (a file in the scratch directory on a free loop device, mounted; all of
 # it undone on EXIT: writers first, then umount, then detach), checked against df:

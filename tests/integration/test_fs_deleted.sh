@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Space held by deleted-but-open files, and a filesystem filling up (issue #20), on a
 # small ext4 of our own: a file in the scratch directory, attached to a free loop device
 # and mounted; all of it undone on EXIT (writers first, then umount, then detach).

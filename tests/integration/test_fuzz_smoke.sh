@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every libFuzzer harness (tests/fuzz/) built and run for 3 s: no crash, no sanitizer
 # report, no failed invariant, no hang (make fuzz-smoke; `make fuzz` runs them longer).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The run-time gate (source/procs.h): a task the kernel says has not run since its last
 # full read is taken from the cache. Nothing it shows may go stale: what others can
 # change without the task running (nice, policy, I/O priority) shows at once, and a task

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Golden output over stored data, in the manner of sysstat's tests: the recordings in
 # tests/fixtures/replay/ are printed with `iotriage -b --replay` and `--json --replay`
 # (and -o, and ASCII) and the text is compared, byte for byte, with the expected files in

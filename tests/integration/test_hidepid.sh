@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # hidepid hides processes, and iotriage says so (issue #18 item 6). In a mount namespace
 # of the test's own, a procfs mounted hidepid=2 (invisible) or hidepid=1 (noaccess) over
 # /proc; iotriage run as nobody sees its own process only. Before: "1 process" and no

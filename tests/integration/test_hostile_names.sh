@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Process names and command lines are chosen by any local user: escape sequences, BEL,
 # invalid UTF-8 and bidi overrides must never reach the terminal raw, and JSON must stay
 # valid and exact.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make install and make uninstall into a staging directory (DESTDIR) with a PREFIX: the
 # program runs from there, the man page renders, the completion and unit files land where
 # their tools look (unit files with ExecStart in the PREFIX); uninstall leaves nothing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Effective I/O priority of real processes, as the kernel will apply it
 # (KERNEL-FACTS sections 1 and 2): class none follows nice (level (nice+20)/5) and the
 # scheduling policy (idle -> idle, fifo/rr -> realtime); an explicit ionice wins.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Per-process figures against the lab disk (2 ms per request): a synchronous direct
 # reader's read rate must match what fio says it read, its block-I/O delay must be near
 # 100 % of the interval (it always waits) and its mean wait near the device's 2 ms.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Device columns against the known-truth lab disk (2 ms per request, 4 at once, so at
 # most ~2,000 IOPS): iotriage's r/s, r_await, aqu-sz, %util and request size must agree
 # with fio's own numbers and with `iostat -dxy` over the same run, and the saturated

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Without the lens (issue #13, --no-bpf), on the lab disk (2 ms per request, 4 at once),
 # the load started before iotriage and delay accounting off (this test never changes it;
 # when someone else has it on, the readers' delays may come from taskstats and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Who reads the label, measured: on the lab disk under each scheduler (bfq where the
 # kernel offers it), two fio jobs at once, one at the default priority and one under a
 # label. Where iotriage says the label is ignored, the two get about the same IOPS;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Buffered writes leave the writer's priority behind (flusher threads write them back at
 # be/4): an idle-class process appending to a file through the page cache gets
 # ioprio-writeback; the same writer with O_DIRECT does not. The lab disk uses

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The lab disk (tests/lab) must behave as built: 2 ms per request, at most 4 at
 # once. One synchronous reader then sees ~1/latency IOPS at ~2 ms; eight see
 # ~threads/latency IOPS in total at ~twice the latency (they queue for the 4

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Latency per I/O priority, measured by the BPF lens (issue #14), on the lab disk (2 ms a
 # request, 4 at once), under each scheduler the device offers (bfq only where the kernel
 # has it; the VM lane's does):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The tree shows the flow: no file includes a header of a layer above its own, in the
 # order the README's layout section writes down (scripts/layers.sh). The check itself must
 # be able to fail: a copy of the tree with one upward include, and one with a file in a

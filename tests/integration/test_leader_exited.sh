@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A process whose main thread exited first (pthread_exit in main): its leader is a zombie,
 # whose /proc/PID reads no command line, no open files and (no I/O context) the default
 # priority, while its threads go on reading the lab disk at idle priority (ionice -c3,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The BPF lens (issue #13) on the lab disk, with the load started before iotriage and
 # delay accounting off (this test never changes it; when someone else has it on, the
 # delay source may be taskstats and the --no-bpf delay check is left out, said so):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Who submitted the I/O (issue 14): the BPF lens charges each bio to the process that
 # submitted it, where open files cannot tell. On a btrfs of our own (a loop device over a
 # file in /dev/shm, so no I/O reaches the real disk), whose files have an anonymous

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Whose dirty pages the kernel's writeback carries (issue 14): the lens remembers who
 # dirtied each inode's pages and charges the flusher's bios to that process and its v2
 # cgroup. On an ext4 of our own (a loop device over a file in /dev/shm, so no I/O reaches

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The lens's duty cycle (issue #13's cost; source/lens.h, docs/devices.md "The lens on a
 # fast machine"):
 #  - on the fastest device this machine makes (a loop device over a file in tmpfs, fio

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Saturation in steady FIFO, judged by the BPF lens from the first full interval
 # (issue #35, docs/devices.md "With the BPF lens"). The same load, a synchronous reader
 # and a 16-deep one under none, started before iotriage, on two lab disks of 1.5 ms a

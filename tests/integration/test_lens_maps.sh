@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The lens's per-task wait maps hold the tasks that waited on I/O, not the tasks there
 # are (issue 19's memory): their kernel memory (the memlock the kernel reports in the
 # map's fdinfo, what `make bench` counts) grows by an entry for each thread that blocks

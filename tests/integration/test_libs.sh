@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The libraries every run loads: only those every run needs. libproc2 (the process view),
 # libzstd (the recorder) and libmicrohttpd (the exporter) are opened when their feature
 # starts, libm not at all (util/num.h), and the rest are linked from their archives: a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # How tasks are listed (source/procs.h, "How tasks are listed"): /proc is read whole once,
 # then only from the pid the kernel allocated last, the rest of the list carried over.
 # Nothing may be missed or kept: a process started between two samples is in the first

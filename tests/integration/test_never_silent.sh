@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Never silent, never stuck (issue 18): each case failed before its fix.
 #  1. A write that fails stops a batch run with one line naming the file and the reason,
 #     exit 1: stdout on a full device, --record on a full device, --record on a tmpfs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Partitions appearing and disappearing while iotriage samples (--json -d 0.2), with I/O on
 # them. This kernel parses no partition table (CONFIG_MSDOS_PARTITION and
 # CONFIG_EFI_PARTITION off), so the partitions are made with BLKPG ioctls (util-linux

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A restricted /proc or a missing /sys is said as such (issue #18 item 5), in a mount
 # namespace of the test's own (unshare -m: the mounts vanish with it, private to it).
 #   - /proc mounted subset=pid: diskstats, pressure/ and sys/ are absent from the mount,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # io pressure that is not block I/O (issue 35): an idle network service on io_uring, a
 # receive on a socket nothing sends to (build/tests/uringwait), and no disk I/O at all.
 # The kernel counts io_uring's completion wait as iowait, and so in /proc/pressure/io,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Baselines from the record (issue 16): the recorder keeps each device's quiet-time level
 # in its samples, and a live run on a machine it records starts from them, so that a run
 # started in the middle of an incident judges saturation from its first refresh. Here,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A recording with a known incident in the middle, looked up by time: record_run()
 # (tests/helpers/recorder) records the lab disk under `none` while, after a quiet spell,
 # a default-priority reader and an `ionice -c3` backup job hit it for 10 s. Seeking the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage record` (src/recorder.c) on this machine with one process writing synchronously: the store
 # holds one sample per interval, in a file named by the UTC hour; each sample lists only
 # processes that did I/O or waited on it (the writer among them, with its write rate);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What --record writes, --replay reads: fresh live recordings (processes, threads with -P,
 # only active ones with -o) are decoded by record/replay.c and written again with
 # sample_write, and must come out byte for byte, notes included. The decoding and the

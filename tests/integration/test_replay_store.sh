@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage --replay` of a recorder's files (record/store.h) from the command line, on
 # hourly files made here: real samples (tests/fixtures/replay/rec.jsonl with new times),
 # one zstd frame each, as `iotriage record` writes them.

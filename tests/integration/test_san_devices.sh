@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Block devices appearing and disappearing under a running sanitized iotriage
 # (build/san/iotriage --json -d 0.1): a loop device of our own (a number from 240 up that
 # does not exist yet, over a file in /dev/shm with an MBR of two partitions) is attached

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (leaks included):
 # every unit test binary, built into build/san/ by `make san`, and a representative set of
 # runs of the sanitized iotriage (the list is in docs/reliability.md). Any sanitizer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A scheduler switch on a device with stuck requests (issue #18, item 2). The lab disk
 # serves one request at a time, each taking 3 s; a direct-I/O reader keeps 4 in flight.
 # Writing queue/scheduler then waits in D state until all of them have completed (up to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # contrib/systemd/iotriage-record.service passes `systemd-analyze verify` offline (PID 1
 # need not be systemd) with no message at all: systemd loads a unit with a bad setting and
 # only says "..., ignoring", so any output is a failure. ExecStart points at a copy of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The BPF task iterator (src/source/taskiter.c) against /proc, on real processes with
 # known attributes: a reniced one, SCHED_IDLE and SCHED_BATCH ones, ionice -c3 and
 # -c2 -n5, one running as another user, one with 6 threads, one that read 8 MiB with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # iotriage on a kernel without the TASKSTATS generic-netlink family (CONFIG_TASKSTATS off):
 # delays must read as unavailable, with the reason, per-task delays null (never 0), and
 # everything else (device rows, rates, PSI, I/O priorities) must go on working.

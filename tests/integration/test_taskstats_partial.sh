@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A taskstats query that fails for one chunk of a sample's tasks leaves those tasks'
 # delays unknown; the tasks of the chunks that were answered must not carry counters of
 # 0 marked valid into the next sample, or that sample shows their whole lifetime's

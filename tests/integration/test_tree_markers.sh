@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No merge-conflict markers left in the tree's text files: a marker in a doc or a script
 # is silently wrong; this catches it whatever file it is in.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage trial` (issue #39) on the lab disk (2 ms a request, 4 at once), starting under
 # `none` with nr_requests set by hand (not the default, so that putting it back shows):
 #  - a synchronous best-effort reader beside an idle-class reader 16 requests deep, trial

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # `iotriage trial` on a stuck disk (issue #39): the lab disk serves one request at a time,
 # each taking 6 s, and a direct-I/O reader keeps 4 in flight, so writing queue/scheduler
 # waits in D state for up to 24 s, longer than the trial's bound on a switch (15 s,

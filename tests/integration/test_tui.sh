@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The interactive screen, driven like a person would: the real binary in tmux, keys sent
 # with send-keys, the screen read with capture-pane, at several sizes.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The latency view (issue #14) on the lab disk under mq-deadline, with a best-effort and
 # an idle-class reader (both deep): l in the device view shows, per priority, the last
 # interval's histogram and a heat map of the last minutes, measured by the BPF lens.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The screen loads the BPF lens after its first frame (sampler_opts.defer_lens), so the
 # verifier's 100-300 ms do not hold up the first screen, and the first interval still has
 # the lens's figures, counted from the lens's attachment. A synchronous reader of the lab

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --replay drives the same screen from a recording: the banner recorded on the lab disk
 # is there, keys step forward and back, change the speed and jump; a frame looks the
 # same however it is reached; a damaged line is reported with its line number.

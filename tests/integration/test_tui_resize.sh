@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Resize storms and tiny terminals: the interactive screen in a tmux server of its own,
 # its window resized hundreds of times back to back through 10x3, 1x1, 20x5, 200x60,
 # 120x40 and sizes on either side of the 30x8 minimum, with keys sent in between.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The device view shows a device's stack, above and below, on one line: from a recording
 # whose devices carry slaves and holders (docs/json.md), as dm-crypt over dm-linear over
 # a disk would: loop2 -> loop1 -> vda. UTF-8 arrows on a UTF-8 terminal, ASCII in the C

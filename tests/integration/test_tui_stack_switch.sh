@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The scheduler switch on a bio-based device offers the disks below it, never the device
 # itself: on a made-up /proc and /sys (--proc-root, --sys-root; the host kernel has no
 # device mapper), dm-0 over sda goes straight to sda's menu, md0 over sdb and sdc asks

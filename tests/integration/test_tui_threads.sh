@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The process view of a process with more threads than it shows: every thread counted,
 # the leader first, and the thread waiting on I/O shown even though 100 threads have
 # lower ids, because the BPF lens saw it wait; with --no-bpf, nothing tells which thread

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The cgroup and filesystem views of the screen, driven through tmux: c lists the cgroups
 # as a tree with the names a person knows (a made docker cgroup shows as docker:<id>),
 # Enter on one shows only its processes, C lifts that; F lists the filesystems with their

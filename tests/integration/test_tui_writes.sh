@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frame goes to the terminal in a few write()s, not one per cursor move: over ssh each
 # write wakes sshd and often becomes a packet of its own, and on a slow link hundreds of
 # them a refresh make the screen crawl. (ncurses 6.4 flushes at every cursor move until the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The unit-file parser checked against systemd itself. Real unit files in a temp root
 # (drop-ins, aliases, templates, masks, invalid values, Nice=, IOSchedulingClass=,
 # IOSchedulingPriority=, CPUSchedulingPolicy=); what `iotriage audit --units-only --json`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run as an unprivileged user: what is missing is said (taskstats needs CAP_NET_ADMIN,
 # other users' io files are EACCES), the rest keeps working, nothing is reported as 0.
 . "$(dirname "$0")/lib.sh"

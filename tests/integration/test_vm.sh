@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane (tests/vm/run.sh, docs/vm.md): Debian 12's own kernel under qemu with real
 # drivers (null_blk, scsi_debug, NVMe, virtio-blk, device mapper, md) and the cgroup v2
 # io controller, each guest test against its known truth. It fails when it cannot run:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane never passes silently: no qemu, no kernel package and a guest that stops
 # answering each fail it, the last after one more boot and with the console's tail.
 . "$(dirname "$0")/lib.sh"

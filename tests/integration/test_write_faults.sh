@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Write errors must not be silent (issue #18 item 1), through the fault-injection library
 # (tests/fault/): the cases a real full device cannot make, such as a disk that fills up
 # after some bytes, through stdio or write(2).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # The "known-truth lab disk": a loop block device with direct I/O on top of one
 # file of slowfs (tests/lab/slowfs.c), a FUSE filesystem whose every request takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * slowfs: a FUSE filesystem with one in-memory file, /disk.img, whose every
  * read and write takes a fixed latency and of which at most N are served at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/soak/churn.c: process and thread churn for the soak test (tests/soak/churn.sh).
  *
  *   churn [-r FORKS_PER_S] [-s SECONDS] [-l MAX_LIFE_MS] [-L LONG_LIFE_MS] [-k LONG_EVERY]

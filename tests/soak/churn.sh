@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/soak/churn.sh SECONDS: process and thread churn under the sanitized iotriage.
 #   make soak                             SECONDS=600 (SOAK_SECONDS)
 #   tests/integration/test_soak_smoke.sh  SECONDS=20, in `make check`

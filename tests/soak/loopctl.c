@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tests/soak/loopctl.c: add or remove one loop device through /dev/loop-control, which
  * losetup cannot do. Used by tests/integration/test_san_devices.sh to make a loop device
  * vanish and come back under the same name with fresh (lower) disk counters.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Shared by the sanitizer tests (tests/integration/test_san_*.sh, test_soak_smoke.sh) and
 # tests/soak/churn.sh: the sanitized build, the sanitizer options, and how a report is

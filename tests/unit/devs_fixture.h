@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* devs_fixture.h: the devices several unit tests share: a disk sdb (8:16), its
  * partition sdb1 (8:17) and another disk sdc (8:32), in diskstats' order. */
 #ifndef IOTRIAGE_TEST_DEVS_FIXTURE_H

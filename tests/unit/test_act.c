@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the write side (src/act/): the nr_requests rules, the udev rule text,
  * and sched_apply's refusals and roll-back on a tree of plain files standing in for
  * sysfs (the real kernel is exercised by tests/integration/test_actions_*.sh). */

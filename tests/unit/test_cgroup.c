@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for src/source/cgroup.c and cgname.c: the cgroup parsers on the kernel's formats,
  * the fixture trees under tests/fixtures/cgroup/ (README there), and the names of a table
  * of real-looking paths. Expected values are written out by hand from the text. */

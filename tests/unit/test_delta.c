@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for delta.c: two hand-built snapshots in, rates and verdicts out.
  *
  * No sampler, no fixtures: every snapshot is built here from numbers, and every expected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the writeback's split by dirtier (issue 14), on hand-built readings and
  * the cgroup fixture tree: no BPF, no privileges.
  *   - lens_wb_interval: the interval of the lens's (device, dirtier, cgroup) rows;

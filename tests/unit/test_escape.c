@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for util/escape.c: untrusted bytes (process names, command lines) made safe for the
  * terminal (esc_display) and for JSON (esc_json).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for source/fdmap: which block devices a process does I/O to.
  *
  * Three kinds of test:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the number formatting of util/fmt.c: fmt_fixed must give printf's "%.*f"
  * text exactly (the batch output swapped one for the other), fmt_int its "%lld", and
  * fmt_rate the iotop-style rates it gave with printf.

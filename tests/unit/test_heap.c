@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for util/heap.h: the parsers of the kernel's files on made-up texts and, in a
  * process of its own (the test binary exec'd again: the placement is done once, before
  * anything else is allocated), the placement on this machine: when the kernel allows huge

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for json.c, the strict reader behind --replay.
  *
  * Every input is copied into a heap buffer of exactly its length (no NUL after it), so a

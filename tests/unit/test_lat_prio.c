@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests of latency per I/O priority (issue #14): delta.c's rows per (device, priority)
  * from two hand-built lens readings, and the verdicts' evidence from them, including a
  * measurement that contradicts the rule table. No BPF, no privileges.

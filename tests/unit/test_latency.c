@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the latency view's pure parts (src/tui/latency.c): bucket labels, the
  * shading, the rows a heat map takes, and the per-disk ring fed with hand-built frames of
  * dev_rates.lat: columns in order, priorities kept sorted and bounded, wrap-around, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the BPF lens's user-space arithmetic (src/source/lens_calc.c) and of how
  * delta.c and verdict.c use it, on hand-built readings: no BPF, no privileges.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the Prometheus page (src/out/metrics.c) on a hand-built result, content
  * negotiation, and the --listen parser of src/export.c. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the filesystems lens (issue #20): source/mounts (pure mountinfo parser on
  * tests/fixtures/mounts/mountinfo, the octal unescape, the statvfs figures), the
  * deleted-file notes of source/fdmap on a live child, delta_fs (time to full only when

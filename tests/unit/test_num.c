@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for util/num.h: each function against libm's own (this test links libm), over the
  * values iotriage passes them and the edges where a hand-written version goes wrong:
  * halves, the largest double below one half, negative numbers, NaN, powers of two. */

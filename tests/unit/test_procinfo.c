@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of source/procinfo.c (one process in depth) on this very process: its
  * threads, leader first, then the caller's choice, then by tid; its state, memory and v2
  * cgroup; and a pid that does not exist. */

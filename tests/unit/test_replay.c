@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for record/replay.c: recordings read back into what the outputs draw from.
  *
  * Fixtures (tests/fixtures/replay/, or $IOTRIAGE_FIXTURES/replay; README there says how

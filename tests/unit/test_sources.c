@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for the pure parsers and fixture readers of src/source/: diskstats, psi, blockdev,
  * procio (source/procs.h) and ioprio.
  *

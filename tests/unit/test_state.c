@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the remembered quiet-time levels (record/state.h): the parser on good
  * and hostile files, the atomic write and the read back, the identity from sysfs, and
  * where the file goes. */

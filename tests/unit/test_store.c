@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for record/store.c: the recorder's hourly zstd files, in temporary directories.
  *
  * Sample lines are made up here ({"version":1,"ts":T,"n":N}); the store does not decode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the task iterator's pure conversions (src/source/taskiter.c): records
  * built by hand as the BPF program writes them, turned into what /proc and taskstats
  * say. No BPF, no privileges. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the sampled I/O wait (source/taskstate.h): the stat and wchan parsers,
  * the counts and the estimate, how delta_sampled fills only the tasks nothing else
  * measures, and the reader on a procfs tree built in a temporary directory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for source/taskstats: the pure parser on fixtures (tests/fixtures/taskstats, see the
  * README there), then live queries against the running kernel (need root: CAP_NET_ADMIN for
  * the GET command, CAP_SYS_ADMIN to switch kernel.task_delayacct for the blkio test).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the scheduler trial (act/trial.h): the rule's grammar and parser, the
  * comparison of two phases with its bootstrap interval, the rule's decision, and the
  * guardian on a tree of plain files standing in for sysfs (the kernel itself:

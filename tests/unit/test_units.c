@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests for source/unitfile.c and unitpath.c: the unit file parser (inline texts) and the scanner (fixture
  * trees, a tree built at run time for the limits, and this machine's own root).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the verdict rules (src/verdict.c) on hand-built results: the rule table
  * scheduler x priority, the queue-state findings, and roles. */
 #include <math.h>

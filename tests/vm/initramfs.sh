@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane's initramfs: busybox-static as the shell and tools, the built iotriage and
 # the test helpers, fio, dmsetup, mdadm and jq with the libraries ldd names, the guest
 # scripts (tests/vm/guest/) and the modules the guest tests load, each with the modules it

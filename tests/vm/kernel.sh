@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane's kernel: a Debian kernel package, downloaded with apt and unpacked under
 # build/vm/KVER/ (vmlinuz, config, modules with modules.dep). Nothing is installed on the
 # host. Prints KVER (e.g. 6.1.0-57-cloud-amd64) on stdout.

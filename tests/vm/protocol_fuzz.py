@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Fuzz the VM lane's reader of a guest's result port (tests/vm/results.awk).
 
 Directed cases (a test's output forging another's end, an end twice, an end without a

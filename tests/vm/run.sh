@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM lane: boots a Debian kernel under qemu with an initramfs made from this build
 # and runs the guest tests (tests/vm/guest/test_*.sh) in it. Nothing on the host changes:
 # the guest's disks are files under a scratch directory, its devices, schedulers,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* files.bpf.c: the open-files pass of the task source (issue #19). A BPF iterator over
  * every open file of every thread group (iter/task_file): reading its file runs the
  * program once per open file, and each run writes one record (include/bpf/tasks_rec.h:

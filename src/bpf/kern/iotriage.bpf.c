@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* iotriage.bpf.c: the BPF lens (issue #13). Built by mk/bpf.mk with clang -target bpf
  * into an object and a skeleton; loaded by src/source/lens.c.
  *

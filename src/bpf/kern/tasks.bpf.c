@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tasks.bpf.c: the task source (issue #19). A BPF task iterator: reading its file runs
  * the program once for every task of the machine, and each run writes one record
  * (include/bpf/tasks_rec.h) with what /proc/PID/stat, the owner of /proc/PID,

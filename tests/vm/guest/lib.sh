@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Shared by the guest tests of the VM lane (tests/vm/guest/test_*.sh), run by the guest's
 # /init under bash (busybox for the tools). Exit 0 pass, 77 skip (the last line says

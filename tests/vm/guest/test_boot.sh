@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The guest is the machine the lane promises: Debian's kernel, cgroup v2 alone with the io
 # controller, the drivers' modules, and iotriage running with its BPF lens on it (the
 # light loader: 6.1 runs the lens's loader program itself).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The cgroup v2 io controller, live on Debian's kernel (the host's io controller is bound
 # to v1): io.weight that nothing reads (cgroup-weight-ignored) until io.cost reads it;
 # io.bfq.weight under bfq, and what two weights do to two cgroups competing for a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Real drivers, each with its known truth, as iotriage reads them on Debian's kernel:
 # the default scheduler the kernel picks (mq-deadline for one hardware queue, none for
 # several), nr_requests (the scheduler's twice the tag depth; under none the tags per

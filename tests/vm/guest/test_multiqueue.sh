@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A full queue on a disk of two hardware queues (issue #33): nr_requests is each hardware
 # queue's (every hctx has its own scheduler tags of that depth), while aqu-sz counts the
 # requests of both. A SCSI disk with two submit queues (scsi_debug submit_queues=2, 4

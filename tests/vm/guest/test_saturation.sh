@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Saturation, roles and queues on a real driver under Debian's kernel: the SCSI disk
 # (scsi_debug, 4 commands at once, a jiffy each). A light synchronous reader alone
 # saturates nothing and has no role; a 32-deep reader joining saturates the disk (judged

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stacked block devices on Debian's kernel, as iotriage reads them: device mapper linear
 # and crypt (dm-crypt over dm-linear) and md RAID 1 over null_blk disks. They are
 # bio-based: no scheduler of their own (6.1's sysfs shows a bare "none" and ignores

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The verdict matrix on a real driver under Debian's kernel: a SCSI disk (scsi_debug, 4
 # commands at once, a jiffy each) with a best-effort synchronous reader and an idle-class
 # 16-deep reader, under each scheduler. Where iotriage says the label is ignored (none,
