@@ -147,8 +147,8 @@ void heap_settle(void)
      * trimmed and grown again: fresh pages each time and a peak that depends on the order
      * they came in (9.6-11.6 MB at 10,000 processes). With the threshold fixed above
      * them, they come from the heap, whose free blocks the next refresh reuses, and the
-     * heap's top is given back only past 8 MB free (docs/performance.md, the memory
-     * round); the huge region is under that, so it stays until it is used. */
+     * heap's top is given back only past 8 MB free (docs/performance.md, Memory at
+     * 10,000 processes); the huge region is under that, so it stays until it is used. */
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
     huge_start();
