@@ -199,7 +199,8 @@ fuzz-build:
 
 # The parsers and what they call: nothing else of the program is linked in.
 FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpool.c $(addprefix src/source/,$(addsuffix .c, \
-                blkstack blockdev diskstats fdmap ioprio procs mounts psi taskstats unitfile unitpath)) src/record/replay.c src/record/replay_fs.c \
+                blkstack blockdev diskstats fdmap ioprio procs mounts psi taskstats)) src/audit/unitfile.c src/audit/unitpath.c \
+                src/record/replay.c src/record/replay_fs.c \
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c \
                 src/out/metrics.c src/record/store.c \
                 src/source/cgroups.c src/source/cgroup.c src/source/cgname.c src/record/replay_cgroups.c \

@@ -17,7 +17,7 @@
 
 #include "record/sample.h"
 #include "act/act.h"
-#include "audit.h"
+#include "audit/audit.h"
 #include "out/columns.h"
 #include "out/sink.h"
 #include "pipeline.h"

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "source/unitfile.h"
+#include "audit/unitfile.h"
 
 #define MAX_LEN (64 * 1024)
 static const char SEP[] = "\n--8<--\n";

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for source/unitfile.c and unitpath.c: the unit file parser (inline texts) and the scanner (fixture
+/* Tests for audit/unitfile.c and unitpath.c: the unit file parser (inline texts) and the scanner (fixture
  * trees, a tree built at run time for the limits, and this machine's own root).
  *
  * Fixtures (tests/fixtures, or the directory in IOTRIAGE_FIXTURES; run from the repo root):
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "source/ioprio.h"
-#include "source/unitpath.h"
+#include "audit/unitpath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/unitfile.c: the systemd unit-file parser: the text of one unit file or drop-in
+/* audit/unitfile.c: the systemd unit-file parser: the text of one unit file or drop-in
  * applied to the scheduling settings of a unit (pure: no file is opened here). The rules
  * followed are in the header. */
-#include "source/unitfile.h"
+#include "audit/unitfile.h"
 
 #include <errno.h>
 #include <limits.h>

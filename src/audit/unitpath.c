@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/unitpath.c: the systemd unit load path under a root: unit directories, aliases,
+/* audit/unitpath.c: the systemd unit load path under a root: unit directories, aliases,
  * masks, linked unit files, templates and drop-in directories; each file found is handed
- * to the parser (source/unitfile.c). The rules followed are in the header. */
-#include "source/unitpath.h"
+ * to the parser (audit/unitfile.c). The rules followed are in the header. */
+#include "audit/unitpath.h"
 
 #include <dirent.h>
 #include <errno.h>

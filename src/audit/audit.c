@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* audit.c: `iotriage audit`: running processes and unit files, their labels, verdicts;
+/* audit/audit.c: `iotriage audit`: running processes and unit files, their labels, verdicts;
  * every cgroup's I/O controls against the devices. */
-#include "audit.h"
+#include "audit/audit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include "util/escape.h"
 #include "snapshot.h"
 #include "source/fdmap.h"
-#include "source/unitpath.h"
+#include "audit/unitpath.h"
 #include "util.h"
 #include "verdict.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/unitpath.h: the systemd unit load path under a root directory: which files make
+/* audit/unitpath.h: the systemd unit load path under a root directory: which files make
  * up each unit (main file, aliases, masks, templates, drop-ins), each parsed with
- * source/unitfile.h. No function prints or exits; nothing talks to systemd.
+ * audit/unitfile.h. No function prints or exits; nothing talks to systemd.
  *
  * Scanning (units_scan) walks, relative to a root directory fd, the system unit load path
  * in systemd's precedence: /etc/systemd/system, /run/systemd/system,
@@ -9,15 +9,15 @@
  * is resolved inside that root (an absolute symlink target restarts at the root, ".." never
  * climbs above it). Details are with units_scan below.
  */
-#ifndef IOTRIAGE_SOURCE_UNITPATH_H
-#define IOTRIAGE_SOURCE_UNITPATH_H
+#ifndef IOTRIAGE_AUDIT_UNITPATH_H
+#define IOTRIAGE_AUDIT_UNITPATH_H
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "source/unitfile.h"
+#include "audit/unitfile.h"
 
 #define UNITS_NAMES_MAX    50000       /* directory entries considered across the unit dirs */
 #define UNITS_PROBLEMS_MAX 256         /* problems remembered per scan */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/unitfile.h: the systemd unit-file parser: the text of a unit file and its
+/* audit/unitfile.h: the systemd unit-file parser: the text of a unit file and its
  * drop-ins -> the I/O and CPU scheduling settings they give (and the paths they name).
  *
  * Pure: text in, settings out; no file is opened, nothing prints or exits. The load path
- * (which files make up a unit) is source/unitpath.h. `iotriage audit` lists the units that
+ * (which files make up a unit) is audit/unitpath.h. `iotriage audit` lists the units that
  * set IOSchedulingClass=, IOSchedulingPriority=, Nice= or CPUSchedulingPolicy=, the
  * effective I/O priority that results, and where their processes run; nothing talks to
  * systemd, so a stopped system, an image or a fixture tree is audited the same way.
@@ -36,8 +36,8 @@
  *  - Checked against systemd 252 itself (its `systemd --test` dump of the parsed units and
  *    its warnings): tests/integration/test_units_systemd.sh.
  */
-#ifndef IOTRIAGE_SOURCE_UNITFILE_H
-#define IOTRIAGE_SOURCE_UNITFILE_H
+#ifndef IOTRIAGE_AUDIT_UNITFILE_H
+#define IOTRIAGE_AUDIT_UNITFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

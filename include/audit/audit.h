@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* audit.h: `iotriage audit`, a one-shot report for fleets and CI.
+/* audit/audit.h: `iotriage audit`, a one-shot report for fleets and CI.
  *
  * Lists every running process whose effective I/O priority is not the default, and every
  * systemd unit file that sets IOSchedulingClass=, IOSchedulingPriority=, Nice= or
@@ -25,8 +25,8 @@
  * device not listed); 0 when every label and setting is honoured, or there is none; 2 on
  * error.
  */
-#ifndef IOTRIAGE_AUDIT_H
-#define IOTRIAGE_AUDIT_H
+#ifndef IOTRIAGE_AUDIT_AUDIT_H
+#define IOTRIAGE_AUDIT_AUDIT_H
 
 #include <stdbool.h>
 
