@@ -39,4 +39,10 @@ struct audit_opts {
 
 int audit_run(const struct audit_opts *o);
 
+/* Shared by the audit's files (src/audit/), no part of the command's interface: text from
+ * outside written to stdout through esc_display (UTF-8 kept when the locale's codeset is
+ * UTF-8), padded with blanks to width columns; a JSON string, or null for NULL. */
+void put_disp(const char *s, int width);
+void json_str(const char *s);
+
 #endif
