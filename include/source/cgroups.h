@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 #include "source/ioprio.h"
 #include "source/procs.h"
 #include "source/psi.h"

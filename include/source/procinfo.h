@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 
 struct procinfo_thread {
     pid_t tid;

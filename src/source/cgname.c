@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/cgname.c: the names a person knows a cgroup by, from path conventions alone
- * (source/cgroup.h: cgroup_names_of). The conventions, as each project writes them:
+ * (source/cgroupfs.h: cgroup_names_of). The conventions, as each project writes them:
  *   systemd       slices nest by name (a-b.slice inside a.slice), services and scopes
  *                 sit in slices, a user's manager is user@UID.service;
  *   docker        systemd driver docker-<64 hex>.scope, cgroupfs driver /docker/<id>;
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 #include "util.h"
 
 static bool ends_with(const char *s, size_t n, const char *suf)

@@ -18,7 +18,7 @@
 
 #include <libproc2/pids.h>
 
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 #include "source/procs.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz the cgroup parsers (source/cgroup.h). The first byte chooses the parser, the rest
+/* Fuzz the cgroup parsers (source/cgroupfs.h). The first byte chooses the parser, the rest
  * is the file's text: 0 mountinfo, 1 /proc/PID/cgroup, 2 io.stat, 3 io.max, 4 a v1
  * blkio.throttle file (field from the second byte), 5 io.weight, 6 io.cost.qos and
  * io.latency (both "MAJ:MIN key=value" lines),
@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 
 #define MAX_LEN 4096
 

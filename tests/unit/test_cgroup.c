@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for src/source/cgroup.c and cgname.c: the cgroup parsers on the kernel's formats,
+/* Tests for src/source/cgroupfs.c and cgname.c: the cgroup parsers on the kernel's formats,
  * the fixture trees under tests/fixtures/cgroup/ (README there), and the names of a table
  * of real-looking paths. Expected values are written out by hand from the text. */
 #include <stdarg.h>
@@ -24,7 +24,7 @@
 #include "record/sample.h"
 #include "record/replay.h"
 #include "snapshot.h"
-#include "source/cgroup.h"
+#include "source/cgroupfs.h"
 #include "util.h"
 #include "verdict.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/cgroup.h: cgroup membership, I/O controls and pressure, and the names a person
+/* source/cgroupfs.h: cgroup membership, I/O controls and pressure, and the names a person
  * knows a cgroup by.
  *
  * Formats are the kernel's (Documentation/admin-guide/cgroup-v2.rst, "IO" section, and
@@ -33,8 +33,8 @@
  * A file that is absent is -ENOENT: the controller is not enabled there (or the kernel
  * lacks it), which is "unavailable", never "no limit".
  */
-#ifndef IOTRIAGE_SOURCE_CGROUP_H
-#define IOTRIAGE_SOURCE_CGROUP_H
+#ifndef IOTRIAGE_SOURCE_CGROUPFS_H
+#define IOTRIAGE_SOURCE_CGROUPFS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/cgroup.c: readers and pure parsers of cgroup membership and I/O controls
- * (formats: Documentation/admin-guide/cgroup-v2.rst, "IO"; see source/cgroup.h). */
-#include "source/cgroup.h"
+/* source/cgroupfs.c: readers and pure parsers of cgroup membership and I/O controls
+ * (formats: Documentation/admin-guide/cgroup-v2.rst, "IO"; see source/cgroupfs.h). */
+#include "source/cgroupfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
