@@ -204,7 +204,7 @@ FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpoo
                 src/record/json.c src/record/write.c src/verdict.c src/delta.c src/snapshot.c \
                 src/out/metrics.c src/record/store.c \
                 src/source/cgroups.c src/source/cgroupfs.c src/source/cgname.c src/record/replay_cgroups.c \
-                src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/taskstate.c src/record/state.c \
+                src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/threadstate.c src/record/state.c \
                 src/source/taskiter.c src/act/trial_calc.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 

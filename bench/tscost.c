@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* tscost: what the sampling of thread states costs (source/taskstate.h), measured alone.
+/* tscost: what the sampling of thread states costs (source/threadstate.h), measured alone.
  *
  *   tscost [-n PROCS] [-t THREADS] [-r ROUNDS]     (defaults 64, 4, 2000)
  *
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "source/taskstate.h"
+#include "source/threadstate.h"
 
 static void *sleeper(void *arg)
 {

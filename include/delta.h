@@ -21,11 +21,11 @@
 #include "source/cgroups.h"
 #include "source/ioprio.h"
 #include "source/lens.h"
-#include "source/taskstate.h"
+#include "source/threadstate.h"
 
 /* Where a task's io_delay_pct came from: taskstats first (the kernel's delay
  * accounting), else the BPF lens's iowait (source/lens.h), else the estimate from
- * sampled thread states (source/taskstate.h, delta_sampled), else unknown. */
+ * sampled thread states (source/threadstate.h, delta_sampled), else unknown. */
 enum delay_source { DELAY_SRC_UNKNOWN, DELAY_SRC_TASKSTATS, DELAY_SRC_BPF, DELAY_SRC_SAMPLED };
 /* "taskstats" "bpf" "sampled", NULL unknown */
 const char *delay_source_name(enum delay_source s);
@@ -125,7 +125,7 @@ struct task_rates {                  /* fields ordered to leave no padding: one 
     double io_delay_pct, swapin_delay_pct;
     double blkio_avg_ms;             /* mean wait per block I/O this interval; NAN when none */
     /* io_uring's completion wait, which the kernel counts as iowait (PSI io) though the
-     * task sleeps interruptibly and may wait on a socket (source/taskstate.h): with the
+     * task sleeps interruptibly and may wait on a socket (source/threadstate.h): with the
      * lens (uring_source DELAY_SRC_BPF) the % of the interval its threads slept in iowait
      * interruptibly, taken out of io_delay_pct (IODLY stays the synchronous wait); sampled
      * (DELAY_SRC_SAMPLED, without the lens, under io pressure) 100 when the task was found
@@ -218,7 +218,7 @@ void baselines_free(struct baselines *b);
 struct dev_baseline *baselines_get(struct baselines *b, const char *name, unsigned major,
                                    unsigned minor);
 
-/* The sampled estimate (source/taskstate.h) for the tasks whose delay is still unknown
+/* The sampled estimate (source/threadstate.h) for the tasks whose delay is still unknown
  * after delta_compute: io_delay_pct from c, counted over the same interval, as
  * DELAY_SRC_SAMPLED. Tasks with a figure from taskstats or the lens are left alone, and
  * so are those sampled in too few rounds (they stay unknown). */

@@ -25,7 +25,7 @@
  *   pipeline keeps of the older snapshot only what the deltas need (snapshot_reduce), so
  *   two whole task lists are never alive at once; callers never see that.
  * - Live, tasks whose I/O delay neither taskstats nor the BPF lens gives are sampled
- *   between refreshes (source/taskstate.h) by a thread the pipeline owns: it reads
+ *   between refreshes (source/threadstate.h) by a thread the pipeline owns: it reads
  *   /proc only, never blocks pipeline_step() beyond a lock held to swap two counters,
  *   and samples nothing while no task needs it. delta_sampled (delta.h) turns what it
  *   counted into the frame's estimates.

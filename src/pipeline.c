@@ -15,10 +15,10 @@
 
 #include "record/replay.h"
 #include "record/state.h"
-#include "source/taskstate.h"
+#include "source/threadstate.h"
 #include "util.h"
 
-/* The sampling of thread states between refreshes (source/taskstate.h). The thread reads
+/* The sampling of thread states between refreshes (source/threadstate.h). The thread reads
  * targets and period and adds to acc under mu; the pipeline swaps acc out and sets the
  * next targets under mu once a refresh. */
 struct sampling {
@@ -166,7 +166,7 @@ static void sampling_stop(struct sampling *m)
 }
 
 /* A tenth of the refresh interval: enough samples for a share in steps of 10 %, few
- * enough reads (source/taskstate.h bounds a round). */
+ * enough reads (source/threadstate.h bounds a round). */
 static double sampling_period(double interval_s)
 {
     double t = (interval_s > 0 ? interval_s : 1.0) / 10.0;

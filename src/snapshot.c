@@ -16,7 +16,7 @@
 #include "source/cgroups.h"
 #include "source/fdmap.h"
 #include "source/taskiter.h"
-#include "source/taskstate.h"
+#include "source/threadstate.h"
 #include "source/taskstats.h"
 #include "util.h"
 

@@ -98,7 +98,7 @@ rm -rf "$TMP/tree/tests/integration/test_docs_perf.sh"
 sed -i 's/^## Sampled thread states$/## Thread states, sampled/' "$TMP/tree/$DOC"
 echo 'See [nowhere](#no-such-section).' >> "$TMP/tree/$DOC"
 bad=$(broken "$TMP/tree")
-echo "$bad" | grep -q 'mk/taskstate.mk:7: no heading holds "Sampled thread states"' ||
+echo "$bad" | grep -q 'mk/threadstate.mk:7: no heading holds "Sampled thread states"' ||
     fail "a pointer to a renamed section passed: '$bad'"
 echo "$bad" | grep -q 'no heading for #no-such-section' || fail "a broken link passed: '$bad'"
 ok "a pointer to a renamed section and a broken link are refused"

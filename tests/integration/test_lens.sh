@@ -210,7 +210,7 @@ fi
 [[ $(first '.lens.reason') == *--no-bpf* ]] || fail "--no-bpf: reason '$(first '.lens.reason')'"
 nb=$(first '.processes[] | select(.pid == $db) | [.io_delay_source, .io_delay_pct] | tojson')
 if $DA_OFF; then
-    # unknown, or estimated from sampled thread states (source/taskstate.h), never
+    # unknown, or estimated from sampled thread states (source/threadstate.h), never
     # claimed as measured
     [ "$nb" = '[null,null]' ] || [ "$(jq -r '.[0]' <<<"$nb")" = sampled ] ||
         fail "--no-bpf: db reader's delay should be unknown or sampled: $nb"

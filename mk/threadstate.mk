@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The sampling of thread states between refreshes runs in a thread of the pipeline
-# (src/pipeline.c, source/taskstate.h): glibc 2.34+ has it in libc, older ones need it.
+# (src/pipeline.c, source/threadstate.h): glibc 2.34+ has it in libc, older ones need it.
 LDLIBS += -pthread
 
 # Its benchmark, which links the library objects: `make build/bench/tscost &&

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the sampled I/O wait (source/taskstate.h): the stat and wchan parsers,
+/* Unit tests of the sampled I/O wait (source/threadstate.h): the stat and wchan parsers,
  * the counts and the estimate, how delta_sampled fills only the tasks nothing else
  * measures, and the reader on a procfs tree built in a temporary directory. */
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "delta.h"
-#include "source/taskstate.h"
+#include "source/threadstate.h"
 
 #define S(x) x, sizeof(x) - 1
 

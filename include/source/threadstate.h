@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/taskstate.h: the state and wait channel of threads, sampled, for an estimate of
+/* source/threadstate.h: the state and wait channel of threads, sampled, for an estimate of
  * their I/O wait where no measurement exists (no taskstats figure, no BPF lens).
  *
  * A thread in state D (uninterruptible sleep, /proc/PID/task/TID/stat field 3) whose wait
@@ -35,8 +35,8 @@
  *   anything but procfs reads; a process or thread that went away is skipped.
  * - struct ts_counts is owned by its user: zero it to start, ts_counts_free() to end.
  */
-#ifndef IOTRIAGE_SOURCE_TASKSTATE_H
-#define IOTRIAGE_SOURCE_TASKSTATE_H
+#ifndef IOTRIAGE_SOURCE_THREADSTATE_H
+#define IOTRIAGE_SOURCE_THREADSTATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,12 +59,12 @@ enum ts_class {
 char taskstate_parse_state(const char *buf, size_t len);
 
 /* Pure: is this wait channel name (a wchan text; a trailing newline is ignored) one of
- * the kernel's waits for block I/O? The list is in taskstate.c. */
+ * the kernel's waits for block I/O? The list is in threadstate.c. */
 bool taskstate_wchan_is_io(const char *name, size_t len);
 
 /* Pure: is this wait channel name io_uring's wait for completions, which the kernel
  * counts as iowait (PSI io) although the task sleeps interruptibly (S) and may wait on
- * a socket, not a disk? The list is in taskstate.c. */
+ * a socket, not a disk? The list is in threadstate.c. */
 bool taskstate_wchan_is_uring(const char *name, size_t len);
 /* Pure: is it libaio's wait for completions (io_getevents), an interruptible sleep that
  * is not iowait: an asynchronous reader's wait that PSI and the delays never see? */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/taskstate.c: threads' state and wait channel, sampled (source/taskstate.h). */
-#include "source/taskstate.h"
+/* source/threadstate.c: threads' state and wait channel, sampled (source/threadstate.h). */
+#include "source/threadstate.h"
 
 #include <dirent.h>
 #include <errno.h>
