@@ -4,7 +4,7 @@
  * whatever comes next) reads the frame it produces.
  *
  *   live:    sampler_take -> snapshot -> delta_compute -> verdict_compute -> frame
- *   replay:  a recorded sample (record/replay.h) -> frame
+ *   replay:  a recorded sample (store/replay.h) -> frame
  *
  * Contract
  * - pipeline_open() opens the machine (o->replay NULL) or a recording. Live, it takes the
@@ -30,7 +30,7 @@
  *   and samples nothing while no task needs it. delta_sampled (delta.h) turns what it
  *   counted into the frame's estimates.
  * - Live, with o->state_path, the devices' quiet-time levels of earlier runs are read at
- *   open and written every STATE_SAVE_S and at close (record/state.h).
+ *   open and written every STATE_SAVE_S and at close (store/state.h).
  * - Nothing here prints or exits. Allocation failure aborts (util.h).
  */
 #ifndef IOTRIAGE_PIPELINE_H
@@ -49,7 +49,7 @@ struct frame {
     const struct result *res;        /* res->cur == snap */
     const struct verdicts *ver;
     const char *host;                /* this machine's name, or the recorded one (may be NULL) */
-    /* Replay: per task, a stub added so that a warning has a task to name (record/replay.h);
+    /* Replay: per task, a stub added so that a warning has a task to name (store/replay.h);
      * NULL when there is none. */
     const bool *unlisted;
     size_t nunlisted;
@@ -70,12 +70,12 @@ struct sink {
 struct pipeline_opts {
     struct sampler_opts sampler;     /* live */
     const char *replay;              /* a recording to read instead of the machine: a file,
-                                      * or a recorder's directory (record/store.h) */
+                                      * or a recorder's directory (store/store.h) */
     /* A window of it (epoch seconds; NAN, or 0 in all three: the whole file, or the last
      * hour of a directory), and the moment the first frame shows (the first sample at or
      * after it). */
     double replay_from, replay_to, replay_at;
-    /* Live: the devices' remembered quiet-time levels (record/state.h); NULL: none. */
+    /* Live: the devices' remembered quiet-time levels (store/state.h); NULL: none. */
     const char *state_path;
     /* Live: the caller's refresh interval, for the sampling period before the first
      * interval is measured (0: 1 s). */
@@ -134,7 +134,7 @@ int  pipeline_set_threads(struct pipeline *p, bool threads, char *err, size_t er
  * to sample i (sinks are not called: moving about a recording is not a new frame).
  * pipeline_seek() returns 0, or -errno with err (the frame stays the last good one). */
 size_t pipeline_replay_count(const struct pipeline *p);
-/* The damages met reading a recorder's files (record/replay.h replay_damages), and
+/* The damages met reading a recorder's files (store/replay.h replay_damages), and
  * each one's text (NULL past the end). */
 size_t pipeline_replay_damages(const struct pipeline *p);
 const char *pipeline_replay_damage(const struct pipeline *p, size_t i);

@@ -10,7 +10,7 @@
  *   only a warning names (replay rebuilds those). That is what the screen needs to say
  *   who suffered, who caused, on which device and scheduler, with which verdicts.
  * - It flushes (ends a zstd frame) every flush_s seconds, so a kill -9 loses at most
- *   that much; retention (max_age_s, max_bytes) runs as record/store.h says.
+ *   that much; retention (max_age_s, max_bytes) runs as store/store.h says.
  * - Messages go to o->log (stderr under systemd: the journal), one line each, never one
  *   per sample: a full disk is reported once when it fills and once when recording
  *   resumes (with the number of samples dropped); any other store error once per errno

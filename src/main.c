@@ -15,15 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "act/act.h"
 #include "audit/audit.h"
 #include "out/columns.h"
 #include "out/sink.h"
 #include "pipeline.h"
 #include "export.h"
-#include "record/state.h"
-#include "record/store.h"
+#include "store/state.h"
+#include "store/store.h"
 #include "recorder.h"
 #include "trial.h"
 #include "tui/tui.h"
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
         .replay = a.replay, .replay_from = a.from, .replay_to = a.to, .replay_at = a.at,
         .interval_s = a.delay_s,
     };
-    /* The devices' quiet-time levels of earlier runs (record/state.h): this machine's,
+    /* The devices' quiet-time levels of earlier runs (store/state.h): this machine's,
      * not those of a tree given with --proc-root or --sys-root. */
     char state_path[4096];
     if (!a.replay && !a.proc_root && !a.sys_root)

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/replay.h"
-#include "record/state.h"
+#include "store/replay.h"
+#include "store/state.h"
 #include "source/threadstate.h"
 #include "util.h"
 
@@ -47,7 +47,7 @@ struct pipeline {
     struct sampling *smp;            /* NULL when /proc could not be opened for it */
     struct ts_counts counted;        /* the last interval's samples */
     double interval_hint;
-    /* remembered quiet-time levels (record/state.h) */
+    /* remembered quiet-time levels (store/state.h) */
     char *state_path;
     struct state_entry *state_v;     /* as read at open */
     size_t state_n;
@@ -224,7 +224,7 @@ static void sampling_retarget(struct pipeline *p, const struct result *res)
     pthread_mutex_unlock(&m->mu);
 }
 
-/* ---- the devices' quiet-time levels across runs (record/state.h) ---- */
+/* ---- the devices' quiet-time levels across runs (store/state.h) ---- */
 
 static const struct dev_sample *dev_named(const struct snapshot *s, const char *name,
                                           unsigned major, unsigned minor)

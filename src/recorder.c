@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* recorder.c: `iotriage record`; contract in include/recorder.h. The pipeline's frames
- * (pipeline.h), each as one sample line (record/sample.h), into the recorder's files
- * (record/store.c). */
+ * (pipeline.h), each as one sample line (sample/sample.h), into the recorder's files
+ * (store/store.c). */
 #include "recorder.h"
 
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "pipeline.h"
-#include "record/json.h"
-#include "record/sample.h"
-#include "record/store.h"
+#include "sample/json.h"
+#include "sample/sample.h"
+#include "store/store.h"
 #include "util.h"
 
 static bool stopped(const struct record_opts *o)

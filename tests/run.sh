@@ -19,7 +19,7 @@
 # san); those tests take the same lock (build/.NAME.lock) and find them made.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-# No test reads or writes the devices' levels remembered on this machine (record/state.h);
+# No test reads or writes the devices' levels remembered on this machine (store/state.h);
 # a test that needs the file names its own.
 export IOTRIAGE_STATE_FILE=
 what=${1:-all}

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "out/output.h"
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "util.h"
 
 int stream_sink_emit(void *ctx, const struct frame *f, char *err, size_t errlen)

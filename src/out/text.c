@@ -134,7 +134,7 @@ static bool dev_shown(const struct dev_rates *d)
         return false;
     if (ds->f[DS_RD_IOS] || ds->f[DS_WR_IOS] || (ds->nfields >= 15 && ds->f[DS_DC_IOS]))
         return true;
-    /* A recorded frame has no lifetime counters (record/replay.h): a device that moved
+    /* A recorded frame has no lifetime counters (store/replay.h): a device that moved
      * anything in the interval is shown. */
     return d->valid && (d->r_s > 0 || d->w_s > 0 || d->util > 0);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz the JSON reader (src/record/json.c) directly: any bytes as a document. The first
+/* Fuzz the JSON reader (src/sample/json.c) directly: any bytes as a document. The first
  * byte picks the options (the \ufffd convention of esc_json, a small depth or value
  * limit), the rest is the text. A document that parses is walked whole through every
  * getter, and every member an object lists must be found again by its key; a document that
@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "fuzz.h"
-#include "record/json.h"
+#include "sample/json.h"
 
 static size_t walk(const struct json_value *v, unsigned depth)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz the replay reader (src/record/json.c, src/record/replay.c): any bytes as a recording.
+/* Fuzz the replay reader (src/sample/json.c, src/store/replay.c): any bytes as a recording.
  * Every sample that decodes must write out again (sample_write) without a report; a
  * sample that does not must say why in one line. The bytes go through a memfd because
  * replay_open reads a file. */
@@ -8,10 +8,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "fuzz.h"
 #include "out/output.h"
-#include "record/replay.h"
+#include "store/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

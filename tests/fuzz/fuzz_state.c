@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the parsers of the sampled I/O wait and of the remembered levels: state_parse
- * (record/state.h: a file anyone who can write the state directory may have made) and
+ * (store/state.h: a file anyone who can write the state directory may have made) and
  * the /proc/.../stat and wchan texts of the thread states (source/threadstate.h). The first byte
  * chooses which. */
 #include "fuzz.h"
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "record/state.h"
+#include "store/state.h"
 #include "source/threadstate.h"
 
 #define MAX_LEN (STATE_FILE_MAX + 64)

@@ -7,7 +7,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 IOT="$ROOT/iotriage"
 # Tests judge saturation from what they see, not from a recorder's levels on this machine.
 export IOTRIAGE_RECORD_DIR=
-# ... nor from the levels earlier runs remembered (record/state.h): "" turns that off, so
+# ... nor from the levels earlier runs remembered (store/state.h): "" turns that off, so
 # no test reads or writes the real state file; a test that needs one names its own.
 export IOTRIAGE_STATE_FILE=
 HELPER="$ROOT/build/tests/taskhelper"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# `iotriage --replay` of a recorder's files (record/store.h) from the command line, on
+# `iotriage --replay` of a recorder's files (store/store.h) from the command line, on
 # hourly files made here: real samples (tests/fixtures/replay/rec.jsonl with new times),
 # one zstd frame each, as `iotriage record` writes them.
 #   Damage: a torn frame in the middle of two hours' files. -b and --json, of the

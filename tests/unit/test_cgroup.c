@@ -21,8 +21,8 @@
 
 #include "source/cgroups.h"
 #include "delta.h"
-#include "record/sample.h"
-#include "record/replay.h"
+#include "sample/sample.h"
+#include "store/replay.h"
 #include "snapshot.h"
 #include "source/cgroupfs.h"
 #include "util.h"

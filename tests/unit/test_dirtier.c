@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "delta.h"
-#include "record/replay.h"
+#include "store/replay.h"
 #include "source/cgroups.h"
 #include "source/lens.h"
 #include "verdict.h"

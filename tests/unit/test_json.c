@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/json.h"
+#include "sample/json.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "delta.h"
-#include "record/replay.h"
+#include "store/replay.h"
 #include "source/lens.h"
 #include "verdict.h"
 #include "devs_fixture.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for record/replay.c: recordings read back into what the outputs draw from.
+/* Tests for store/replay.c: recordings read back into what the outputs draw from.
  *
  * Fixtures (tests/fixtures/replay/, or $IOTRIAGE_FIXTURES/replay; README there says how
  * each was made): real recordings from a 2-vCPU VM (rec*.jsonl), one written by hand in
@@ -29,9 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "out/output.h"
-#include "record/replay.h"
+#include "store/replay.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the remembered quiet-time levels (record/state.h): the parser on good
+/* Unit tests of the remembered quiet-time levels (store/state.h): the parser on good
  * and hostile files, the atomic write and the read back, the identity from sysfs, and
  * where the file goes. */
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "record/state.h"
+#include "store/state.h"
 
 #define S(x) x, sizeof(x) - 1
 #define HDR "iotriage-baselines 1\n"

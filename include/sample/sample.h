@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/sample.h: the sample format, one JSON object per line (NDJSON): what `--json`
- * prints, what `--record` writes and `--replay` reads back (record/replay.h). Keys are
+/* sample/sample.h: the sample format, one JSON object per line (NDJSON): what `--json`
+ * prints, what `--record` writes and `--replay` reads back (store/replay.h). Keys are
  * documented in docs/json.md.
  *   sample_write: one sample of a result and its verdicts, on one line. Reads, never
  *   changes, what it is given. Returns 0, or -errno when the stream failed (ferror or

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/replay_fs.h: the `filesystems` key of a recorded sample (docs/json.md) read back
+/* store/replay_fs.h: the `filesystems` key of a recorded sample (docs/json.md) read back
  * into the snapshot and result of a replay frame (source/replay.h), so that out_json
  * writes it again byte for byte.
  *
@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 #include "delta.h"
-#include "record/json.h"
+#include "sample/json.h"
 #include "snapshot.h"
 
 int replay_fs_decode(const struct json_value *root, struct snapshot *s, struct result *r,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/write.c: one sample as one JSON line (record/sample.h). The keys are a contract
- * (docs/json.md); record/replay.c reads them back. */
+/* sample/write.c: one sample as one JSON line (sample/sample.h). The keys are a contract
+ * (docs/json.md); store/replay.c reads them back. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -8,7 +8,7 @@
 
 #include "source/cgroups.h"
 #include "util/escape.h"
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "util.h"
 #include "util/fmt.h"
 #include "source/taskstats.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/state.c: the devices' quiet-time levels across runs (record/state.h). */
-#include "record/state.h"
+/* store/state.c: the devices' quiet-time levels across runs (store/state.h). */
+#include "store/state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "record/store.h"
+#include "store/store.h"
 #include "util.h"
 
 #define STATE_MAGIC "iotriage-baselines 1"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/replay.c: recorded JSON samples back into snapshot + result + verdicts.
+/* store/replay.c: recorded JSON samples back into snapshot + result + verdicts.
  *
- * Each key is read back into the field src/record/write.c wrote it from; the comments name
+ * Each key is read back into the field src/sample/write.c wrote it from; the comments name
  * what the writer did to a field on its way out (null for -1, a name for a number...)
  * and so what undoing it takes. Everything is checked: this is a file a user hands us.
  */
-#include "record/replay.h"
-#include "record/replay_fs.h"
+#include "store/replay.h"
+#include "store/replay_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "record/json.h"
-#include "record/store.h"
+#include "sample/json.h"
+#include "store/store.h"
 #include "util/escape.h"
-#include "record/replay_cgroups.h"
+#include "store/replay_cgroups.h"
 #include "util.h"
-#include "record/sample.h"
+#include "sample/sample.h"
 #include "util/fmt.h"
 
 /* Devices are indexed by task_devs.idx, a uint16_t. */
@@ -165,7 +165,7 @@ static void add_damage(struct replay *r, const char *what)
     r->damages[r->ndamages++] = xstrdup(what);
 }
 
-/* A recorder's directory or file (record/store.h), or a plain file read through the same
+/* A recorder's directory or file (store/store.h), or a plain file read through the same
  * reader: the samples of [from, to] one after the other in memory, as a plain recording
  * would have them. */
 int replay_open_window(struct replay **out, const char *path, double from, double to, double at,
@@ -1849,8 +1849,8 @@ static int decode_warnings(struct dec *d, const struct json_value *list, const s
 
 /* ---- notes: the errors the writer turned into text ------------------------------------- */
 
-/* The writer's fixed texts (src/record/write.c); the round-trip test fails if they drift. */
-/* NOTE_* texts: record/sample.h, shared with the writer */
+/* The writer's fixed texts (src/sample/write.c); the round-trip test fails if they drift. */
+/* NOTE_* texts: sample/sample.h, shared with the writer */
 
 static void note_psi(struct snapshot *s, const char *text)
 {
@@ -1910,7 +1910,7 @@ static int decode_notes(struct dec *d, const struct json_value *root, struct sna
     return rc;
 }
 
-/* ---- the cgroup lens (record/replay_cgroups.h) ------------------------------------------ */
+/* ---- the cgroup lens (store/replay_cgroups.h) ------------------------------------------ */
 
 static int decode_cgroups(struct dec *d, const struct json_value *root, struct replay_frame *f)
 {
@@ -1936,7 +1936,7 @@ static int decode_sample(struct dec *d, const struct json_value *root, struct re
         (rc = add_stubs(d, warnings, f->snap.threads, &pt, &f->nunlisted)))
         goto out;
     layout_tasks(f, &pt);
-    /* filesystems (issue #20): record/replay_fs.h, before the warnings that name them */
+    /* filesystems (issue #20): store/replay_fs.h, before the warnings that name them */
     char fserr[256];
     if (replay_fs_decode(root, &f->snap, &f->res, fserr, sizeof(fserr))) {
         rc = dfail(d, NULL, "%s", fserr);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/state.h: the devices' quiet-time levels remembered from one run to the next.
+/* store/state.h: the devices' quiet-time levels remembered from one run to the next.
  *
  * A live run learns each device's quiet-time await (delta.h, the `saturated` verdict)
  * only when it sees the device quiet; a run started in the middle of an incident sees no

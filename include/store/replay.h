@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/replay.h: a recording (`iotriage --record FILE`, one sample_write line per
+/* store/replay.h: a recording (`iotriage --record FILE`, one sample_write line per
  * sample) read back into the structs the outputs and the screen draw from.
  *
  * Contract
@@ -78,7 +78,7 @@ struct replay_frame {
  * error, -EFBIG over REPLAY_FILE_MAX, -EINVAL when there is no sample. */
 int    replay_open(struct replay **out, const char *path, char *err, size_t errlen);
 /* The recorder's files (a directory of them, one .zst file, or a plain file read the same
- * way: record/store.h), the samples of [from, to] (NAN: no bound), taken into memory as
+ * way: store/store.h), the samples of [from, to] (NAN: no bound), taken into memory as
  * one plain recording; at (NAN: none) picks the sample replay_start() names, the first at
  * or after it (the last when none is). A damaged file is read up to the damage and on from
  * the next frame; replay_damages() counts the damages met (every file and frame, those

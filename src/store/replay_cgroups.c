@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/replay_cgroups.c: "cgroups" and each process's "cgroup" of a recorded sample back
+/* store/replay_cgroups.c: "cgroups" and each process's "cgroup" of a recorded sample back
  * into a frame (replay_cgroups.h), the inverse of out/json.c's cgroup part. */
-#include "record/replay_cgroups.h"
+#include "store/replay_cgroups.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/store.c: hourly zstd files of JSON lines; contract in include/record/store.h.
+/* store/store.c: hourly zstd files of JSON lines; contract in include/store/store.h.
  *
  * Why zstd: at a low level it compresses these repetitive JSON lines about as well as
  * gzip -6 at several times the speed, and its frame format gives what crash safety needs:
@@ -7,7 +7,7 @@
  * whole file), each frame can carry a checksum, and the compressed size of a frame is
  * found from its block headers without decoding it.
  */
-#include "record/store.h"
+#include "store/store.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/store.h: the always-on recorder's storage. A recording directory holds one file
+/* store/store.h: the always-on recorder's storage. A recording directory holds one file
  * per UTC hour, YYYY-MM-DDTHH.iotr.zst, each a sequence of zstd frames whose decompressed
  * bytes are JSON lines, one sample per line (sample_write, docs/json.md). The reader
  * also takes a single file: such a .zst, or the plain JSON lines of `--record FILE`.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/json.c: a strict recursive-descent JSON reader into a small DOM (record/json.h). */
-#include "record/json.h"
+/* sample/json.c: a strict recursive-descent JSON reader into a small DOM (sample/json.h). */
+#include "sample/json.h"
 
 #include <errno.h>
 #include <locale.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record/json.h: a small, strict JSON reader (RFC 8259) for text users hand us (recordings).
+/* sample/json.h: a small, strict JSON reader (RFC 8259) for text users hand us (recordings).
  *
  * Contract
  * - json_parse() reads exactly buf[0, len): the input needs no NUL and no byte at or past
