@@ -19,11 +19,11 @@
  *   (a sample from a newer format version) and one line "FILE:LINE: what" in err.
  * - Errors are -errno with one line of text in err (no newline); nothing here prints or
  *   exits. Allocation failure aborts (util.h).
- * - Decoding is bounded: a line is at most REPLAY_LINE_MAX bytes and REPLAY_VALUES_MAX
- *   JSON values, nested at most 32 deep.
+ * - Decoding is bounded (sample/frame.h): a line is at most REPLAY_LINE_MAX bytes and
+ *   REPLAY_VALUES_MAX JSON values, nested at most 32 deep.
  *
  * What a recording does not hold, and what a frame has instead (documented per field in
- * replay.c): the diskstats counters (f[] is 0; nfields from which rates the kernel gave),
+ * sample/decode*.c): the diskstats counters (f[] is 0; nfields from which rates the kernel gave),
  * the /proc/PID/io counters (0), nlwp (1 with threads, else 0: unknown), state (0: unknown),
  * kthread (false), delay_sample (only .valid, from delay_valid), mono (= wall),
  * delayacct_since_ticks (-1), the per-task buffered/truncated device bits, the raw errno
@@ -43,36 +43,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "delta.h"
-#include "snapshot.h"
-#include "verdict.h"
+#include "sample/frame.h"
 
 #define REPLAY_FILE_MAX   (512ull << 20)   /* bytes of a recording */
-#define REPLAY_LINE_MAX   (64u << 20)      /* bytes of one sample */
-#define REPLAY_VALUES_MAX (4u << 20)       /* JSON values in one sample */
 
 struct replay;                               /* an opened recording, its lines indexed */
-
-/* Everything the outputs and the screen read for one sample, owned by the frame.
- *
- * A frame points into itself (res.cur == &snap), so it must not be copied or moved with
- * `=` or memcpy: use replay_frame_move(). Its other pointers (res.devs[i].dev into
- * snap.devs, res.tasks[i].task into snap.tasks, host) point into heap memory it owns and
- * survive a move.
- *
- * Start from a zeroed frame (struct replay_frame f = { 0 }). replay_load() into a frame
- * that holds a sample replaces it on success and leaves it untouched on failure, so a
- * screen can keep showing the last good sample. Free with replay_frame_free(). */
-struct replay_frame {
-    struct snapshot snap;            /* devs (ds + bd), tasks (+ cmdline), tdevs, psi, ... */
-    struct result   res;             /* devs, tasks pointing into snap; psi; interval_s */
-    struct verdicts ver;             /* warnings (dev/task indices resolved), roles */
-    char  *host;                     /* the recorded host name, or NULL (null in the file) */
-    int    version;                  /* the sample's format version */
-    size_t line;                     /* its 1-based line in the file */
-    size_t nunlisted;                /* stub tasks added for warnings (see above) */
-    bool  *unlisted;                 /* per task: a stub; NULL when nunlisted is 0 */
-};
 
 /* Open and index path. Returns 0, or -errno with "FILE: what" in err: the open/read
  * error, -EFBIG over REPLAY_FILE_MAX, -EINVAL when there is no sample. */
@@ -101,10 +76,6 @@ size_t replay_line(const struct replay *r, size_t i);
 /* Decode sample i (0-based). Returns 0, or -EINVAL / -EPROTO with "FILE:LINE: what" in
  * err (-ERANGE "FILE: ..." when i >= replay_count()). */
 int    replay_load(struct replay *r, size_t i, struct replay_frame *f, char *err, size_t errlen);
-/* Move a loaded frame: *dst (which must hold no sample) takes over *src, which is left
- * zeroed. */
-void   replay_frame_move(struct replay_frame *dst, struct replay_frame *src);
-void   replay_frame_free(struct replay_frame *f);
 void   replay_close(struct replay *r);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sample/write.c: one sample as one JSON line (sample/sample.h). The keys are a contract
- * (docs/json.md); store/replay.c reads them back. */
+ * (docs/json.md); store/replay.c and sample/decode*.c read them back. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>

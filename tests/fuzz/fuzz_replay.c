@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz the replay reader (src/sample/json.c, src/store/replay.c): any bytes as a recording.
+/* Fuzz the replay reader (src/sample/json.c, src/store/replay.c, src/sample/decode*.c):
+ * any bytes as a recording.
  * Every sample that decodes must write out again (sample_write) without a report; a
  * sample that does not must say why in one line. The bytes go through a memfd because
  * replay_open reads a file. */

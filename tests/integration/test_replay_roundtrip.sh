@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What --record writes, --replay reads: fresh live recordings (processes, threads with -P,
-# only active ones with -o) are decoded by store/replay.c and written again with
+# only active ones with -o) are decoded by sample/decode*.c and written again with
 # sample_write, and must come out byte for byte, notes included. The decoding and the
 # comparison are tests/unit/test_replay.c's, run on each file through IOTRIAGE_REPLAY_FILE.
 . "$(dirname "$0")/lib.sh"

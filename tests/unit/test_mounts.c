@@ -31,7 +31,7 @@
 #include "out/text_fs.h"
 #include "source/fdmap.h"
 #include "source/mounts.h"
-#include "store/replay_fs.h"
+#include "sample/decode_fs.h"
 #include "verdict.h"
 
 static const char *fixture_path(const char *rel)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for store/replay.c: recordings read back into what the outputs draw from.
+/* Tests for store/replay.c and sample/decode*.c: recordings read back into what the
+ * outputs draw from.
  *
  * Fixtures (tests/fixtures/replay/, or $IOTRIAGE_FIXTURES/replay; README there says how
  * each was made): real recordings from a 2-vCPU VM (rec*.jsonl), one written by hand in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* source/replay_fs.c: a recorded sample's `filesystems` back into a frame
- * (store/replay_fs.h). */
-#include "store/replay_fs.h"
+/* sample/decode_fs.c: a recorded sample's `filesystems` back into a frame
+ * (sample/decode_fs.h). */
+#include "sample/decode_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* store/replay_fs.h: the `filesystems` key of a recorded sample (docs/json.md) read back
- * into the snapshot and result of a replay frame (source/replay.h), so that out_json
+/* sample/decode_fs.h: the `filesystems` key of a recorded sample (docs/json.md) read back
+ * into the snapshot and result of a replay frame (sample/frame.h), so that out_json
  * writes it again byte for byte.
  *
  * Contract

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* store/replay_cgroups.c: "cgroups" and each process's "cgroup" of a recorded sample back
- * into a frame (replay_cgroups.h), the inverse of out/json.c's cgroup part. */
-#include "store/replay_cgroups.h"
+/* sample/decode_cgroups.c: "cgroups" and each process's "cgroup" of a recorded sample back
+ * into a frame (sample/decode_cgroups.h), the inverse of out/json.c's cgroup part. */
+#include "sample/decode_cgroups.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* store/replay_cgroups.h: the cgroup lens's part of a recording read back (replay.h).
+/* sample/decode_cgroups.h: the cgroup lens's part of a recording read back (sample/frame.h).
  *
  * replay_cgroups_decode() reads a sample's top-level "cgroups" array and each process's
  * "cgroup" (docs/json.md) into the frame: f->snap.cgroups (a cgroup_set whose entries hold
@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "sample/json.h"
-#include "store/replay.h"
+#include "sample/frame.h"
 
 int replay_cgroups_decode(const struct json_value *root, struct replay_frame *f, char *err, size_t errlen);
 
