@@ -203,7 +203,7 @@ FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpoo
                 src/store/replay.c src/sample/decode_fs.c \
                 $(addprefix src/sample/,$(addsuffix .c,decode decode_lens decode_devices decode_procs decode_warn)) \
                 src/sample/json.c src/sample/write.c src/verdict.c src/delta.c src/snapshot.c \
-                src/out/metrics.c src/store/store.c \
+                src/out/metrics.c src/store/store.c src/store/store_write.c src/store/store_read.c \
                 src/source/cgroups.c src/source/cgroupfs.c src/source/cgname.c src/sample/decode_cgroups.c \
                 src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/threadstate.c src/store/state.c \
                 src/source/taskiter.c src/act/trial_calc.c

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* recorder.c: `iotriage record`; contract in include/recorder.h. The pipeline's frames
  * (pipeline.h), each as one sample line (sample/sample.h), into the recorder's files
- * (store/store.c). */
+ * (store/store*.c). */
 #include "recorder.h"
 
 #include <errno.h>

@@ -15,8 +15,8 @@
  * frame's cgroup fields are left empty. Nothing counters-based is restored: a replayed
  * set's pressure and io.stat counters are 0, only the rates are as recorded.
  */
-#ifndef IOTRIAGE_SOURCE_REPLAY_CGROUPS_H
-#define IOTRIAGE_SOURCE_REPLAY_CGROUPS_H
+#ifndef IOTRIAGE_SAMPLE_DECODE_CGROUPS_H
+#define IOTRIAGE_SAMPLE_DECODE_CGROUPS_H
 
 #include <stddef.h>
 

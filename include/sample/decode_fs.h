@@ -20,8 +20,8 @@
  * - replay_fs_find: the index of the filesystem mounted at mount[0, len) in s, or -1: a
  *   warning's `mount` (fs-* codes) is resolved with it.
  */
-#ifndef IOTRIAGE_SOURCE_REPLAY_FS_H
-#define IOTRIAGE_SOURCE_REPLAY_FS_H
+#ifndef IOTRIAGE_SAMPLE_DECODE_FS_H
+#define IOTRIAGE_SAMPLE_DECODE_FS_H
 
 #include <stddef.h>
 

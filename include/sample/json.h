@@ -25,8 +25,8 @@
  * - Accessors accept NULL (a missing value) and answer "missing" rather than crash, so a
  *   chain json_get(json_get(root, "a"), "b") needs one check at the end.
  */
-#ifndef IOTRIAGE_RECORD_JSON_H
-#define IOTRIAGE_RECORD_JSON_H
+#ifndef IOTRIAGE_SAMPLE_JSON_H
+#define IOTRIAGE_SAMPLE_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

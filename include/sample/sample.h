@@ -6,8 +6,8 @@
  *   changes, what it is given. Returns 0, or -errno when the stream failed (ferror or
  *   fflush: a full disk, a closed pipe), so that a recording is never lost silently.
  */
-#ifndef IOTRIAGE_RECORD_SAMPLE_H
-#define IOTRIAGE_RECORD_SAMPLE_H
+#ifndef IOTRIAGE_SAMPLE_SAMPLE_H
+#define IOTRIAGE_SAMPLE_SAMPLE_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -37,8 +37,8 @@
  * are inactive (task_is_active() false), so an output with only_active skips them;
  * nunlisted counts them and unlisted[] marks them.
  */
-#ifndef IOTRIAGE_RECORD_REPLAY_H
-#define IOTRIAGE_RECORD_REPLAY_H
+#ifndef IOTRIAGE_STORE_REPLAY_H
+#define IOTRIAGE_STORE_REPLAY_H
 
 #include <stdbool.h>
 #include <stddef.h>

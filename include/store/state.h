@@ -35,8 +35,8 @@
  *   a reader sees the old file or the new one, never half of one; it creates the file's
  *   directory (and, for the XDG path, its parents) when missing.
  */
-#ifndef IOTRIAGE_RECORD_STATE_H
-#define IOTRIAGE_RECORD_STATE_H
+#ifndef IOTRIAGE_STORE_STATE_H
+#define IOTRIAGE_STORE_STATE_H
 
 #include <stddef.h>
 

@@ -80,8 +80,8 @@
  * Time parsing (the CLI's --at, --from, --to): store_parse_time() is pure except for the
  * local time zone (TZ), which it reads as date(1) does.
  */
-#ifndef IOTRIAGE_RECORD_STORE_H
-#define IOTRIAGE_RECORD_STORE_H
+#ifndef IOTRIAGE_STORE_STORE_H
+#define IOTRIAGE_STORE_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz the recorder's reader (src/store/store.c): any bytes as a recording file, read
+/* Fuzz the recorder's reader (src/store/store_read.c): any bytes as a recording file, read
  * once as a .zst (by name: every frame decoded and checked) and once under a neutral name
  * (zstd or plain JSON lines by the first bytes). Every damage must be reported in one
  * line, every sample returned must lie inside what was decoded (ASan) and hold no

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* storewriter: drives store/store.c from tests/integration/test_store_faults.sh.
+/* storewriter: drives store/store*.c from tests/integration/test_store_faults.sh.
  *
  *   storewriter write DIR COUNT SLEEP_MS FLUSH_EVERY PAD_BYTES [RETRY_S]
  *       Append COUNT samples (0: until SIGTERM), one every SLEEP_MS, wall = the clock,

@@ -15,6 +15,16 @@ out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "an upward include pas
 grep -q 'src/source/psi.c (source) includes pipeline.h (pipeline): upward' <<<"$out" || fail "wrong report: $out"
 ok "an upward include is refused: $out"
 
+# The sample format sits below the recorder's files: a sample header that reaches up into
+# the store (record/ held both once) is refused.
+rm -rf "$TMP/tree"; mkdir -p "$TMP/tree"
+cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
+printf '#include "store/replay.h"\n' >>"$TMP/tree/include/sample/sample.h"
+out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "sample including store passed: $out"
+grep -q 'include/sample/sample.h (sample) includes store/replay.h (store): upward' <<<"$out" ||
+    fail "wrong report: $out"
+ok "the sample format including the store is refused"
+
 rm -rf "$TMP/tree"; mkdir -p "$TMP/tree"
 cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
 mkdir -p "$TMP/tree/src/stray"; printf 'int x;\n' >"$TMP/tree/src/stray/x.c"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The recorder's storage (store/store.c) under the faults issue #16 names, with a real
+# The recorder's storage (store/store*.c) under the faults issue #16 names, with a real
 # writer process (tests/helpers/storewriter.c) and a real file system:
 #   1. kill -9 mid-write: every sample the writer had flushed reads back, in order, with
 #      no gap; a damage, if the kill cut a frame, is only at the very end; a new writer on

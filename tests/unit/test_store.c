@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests for store/store.c: the recorder's hourly zstd files, in temporary directories.
+/* Tests for store/store*.c: the recorder's hourly zstd files, in temporary directories.
  *
  * Sample lines are made up here ({"version":1,"ts":T,"n":N}); the store does not decode
  * JSON, it only reads `ts`. Wall times are injected, so hours, retention ages and seeks
