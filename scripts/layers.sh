@@ -4,7 +4,8 @@
 # README's layout section (the line that starts with "Layers, lowest first:"): a file may
 # include headers of its own layer and of the layers below it, never of one above.
 # Usage: scripts/layers.sh [ROOT]   (ROOT: a checkout; default: this one). Exit 1 on an
-# upward include or a file no layer owns.
+# upward include or a file no layer owns. A top-level file STEM_PART.c (a part of a split
+# STEM.c) belongs to layer STEM.
 set -eu
 root=${1:-$(dirname "$0")/..}
 cd "$root"
@@ -21,7 +22,10 @@ function layer_of(p) {
     if (p == "util.h" || p ~ /^util\//) return "util"
     if (p == "main.c") return "main"
     if (p ~ /\//) { sub(/\/.*/, "", p); return p }
-    sub(/\.[ch]$/, "", p); return p
+    sub(/\.[ch]$/, "", p)
+    # A top-level file split in parts (verdict_cgroup.c) belongs to the layer of its stem.
+    if (!(p in rank) && p ~ /_/) { q = p; sub(/_.*/, "", q); if (q in rank) return q }
+    return p
 }
 BEGIN { n = split(order, L, " "); for (i = 1; i <= n; i++) rank[L[i]] = i; bad = 0 }
 FNR == NR { hdr[$0] = 1; next }
