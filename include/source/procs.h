@@ -39,8 +39,8 @@ struct proc_io {
 
 /* A task's I/O counters as kept: the three the rates need, and the other four of
  * /proc/PID/io (rchar, wchar, syscr, syscw), which nothing shows, only as a hash that
- * changes when one of them does (snapshot.c: did the process do I/O since its open files
- * were scanned). */
+ * changes when one of them does (snapshot_taskdevs.c: did the process do I/O since its
+ * open files were scanned). */
 struct task_io {
     uint64_t read_bytes, write_bytes, cancelled_write_bytes;
     uint64_t other_sig;

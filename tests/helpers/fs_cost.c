@@ -7,7 +7,7 @@
  *     mounts_read        mountinfo + the kept filesystems' statvfs, once per refresh
  *     scan_plain         fdmap scan of a process with 3 + 8 regular files open
  *     scan_deleted       the same process with one of the 8 deleted (fdinfo + readlink)
- *     recheck            the per-refresh statx of one holder's fd (snapshot.c)
+ *     recheck            the per-refresh statx of one holder's fd (snapshot_fs.c)
  */
 #include <fcntl.h>
 #include <signal.h>

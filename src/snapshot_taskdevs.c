@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* snapshot_taskdevs.c: each process's devices in a snapshot: from its open files (fdmap),
+ * rescanned when its I/O signature changed, and from the lens's submitted bytes. */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "source/cgroups.h"
+#include "source/fdmap.h"
+#include "source/taskiter.h"
+#include "source/threadstate.h"
+#include "source/taskstats.h"
+#include "util.h"
+#include "snapshot_parts.h"
+
+/* Index of the device major:minor in the snapshot, or -1. */
+int dev_index(const struct snapshot *snap, dev_t dev)
+{
+    for (size_t i = 0; i < snap->ndevs; i++)
+        if (snap->devs[i].ds.major == major(dev) && snap->devs[i].ds.minor == minor(dev))
+            return (int)i;
+    return -1;
+}
+
+/* The start time of thread t's process: its leader's entry, when listed. */
+static unsigned long long process_start(const struct snapshot *out, const struct task_sample *t)
+{
+    if (!out->threads || t->id == t->tgid)
+        return t->start_ticks;
+    size_t lo = LOWER_BOUND_ID(out->tasks, out->ntasks, id, t->tgid);
+    return lo < out->ntasks && out->tasks[lo].id == t->tgid ? out->tasks[lo].start_ticks : t->start_ticks;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;                    /* splitmix64's finalizer */
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A value that changes whenever one of the task's I/O counters does. */
+static uint64_t io_sig(const struct task_sample *t)
+{
+    const struct task_io *io = &t->io;      /* other_sig: rchar, wchar, syscr, syscw */
+    const uint64_t v[] = { io->other_sig, io->read_bytes, io->write_bytes,
+                           io->cancelled_write_bytes };
+    uint64_t h = mix64((uint64_t)(uint32_t)t->id);
+    for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+        h = mix64(h ^ v[i]);
+    return h;
+}
+
+/* Threads: the signature of each thread's process, the sum of its threads' (any thread's
+ * counter moving, or a thread coming or going, changes it); sig_known false when one of
+ * them could not be read. An open-addressing table on tgid. */
+struct group_sig {
+    pid_t tgid;
+    pid_t live_tid;                  /* its leader's row's task_sample.live_tid */
+    bool known;
+    uint64_t sig;
+};
+
+static void group_sigs(const struct snapshot *out, struct group_sig **tab, size_t *nslots)
+{
+    size_t n = 64;
+    while (n < 2 * out->ntasks)
+        n *= 2;
+    struct group_sig *g = xcalloc(n, sizeof(*g));
+    for (size_t i = 0; i < out->ntasks; i++) {
+        const struct task_sample *t = &out->tasks[i];
+        size_t h = (size_t)mix64((uint64_t)(uint32_t)t->tgid) & (n - 1);
+        while (g[h].tgid && g[h].tgid != t->tgid)
+            h = (h + 1) & (n - 1);
+        if (!g[h].tgid) {
+            g[h].tgid = t->tgid;
+            g[h].known = true;
+        }
+        if (t->io_err)
+            g[h].known = false;
+        else
+            g[h].sig += io_sig(t);
+        if (t->live_tid)
+            g[h].live_tid = t->live_tid;
+    }
+    *tab = g;
+    *nslots = n;
+}
+
+static const struct group_sig *group_find(const struct group_sig *g, size_t n, pid_t tgid)
+{
+    size_t h = (size_t)mix64((uint64_t)(uint32_t)tgid) & (n - 1);
+    while (g[h].tgid && g[h].tgid != tgid)
+        h = (h + 1) & (n - 1);
+    return &g[h];
+}
+
+/* The first snapshot leaves out the scans of the processes that never moved a byte to or
+ * from a disk (read, write and cancelled bytes all 0 in their io file: most idle ones):
+ * the scans are about a quarter of that snapshot (docs/performance.md), which the first
+ * screen waits for, and such a process has no rate or verdict yet for its devices to
+ * matter to. Their set is pending: not known and no error, so unknown in every output
+ * ("..": on the first screen); the next snapshot scans them (fdmap has no answer for
+ * them yet). In threads mode a thread's counters say nothing of its siblings': no
+ * scan is left out there. */
+static bool scan_deferred(const struct sampler *s, const struct snapshot *out,
+                          const struct task_sample *t)
+{
+    return s->opts.defer_idle_scans && s->takes == 0 && !out->threads && task_disk_idle(t);
+}
+
+
+const char *task_devs_source(const struct task_devs *td)
+{
+    if (!td || !td->known || td->err || td->n == 0)
+        return NULL;
+    uint16_t all = (uint16_t)((1u << td->n) - 1);
+    if ((td->from_lens & all) == 0)
+        return "files";
+    if ((td->from_files & all) == 0)
+        return "lens";
+    return "both";
+}
+
+double task_lens_bps(const struct snapshot *s, const struct task_devs *td, unsigned k)
+{
+    if (!td->lens_row || td->lens_row > s->nlens_bps || k >= TASK_DEVS_MAX)
+        return 0;
+    return s->lens_bps[td->lens_row - 1][k];
+}
+
+double *task_lens_row(struct snapshot *s, struct task_devs *td)
+{
+    if (!td->lens_row) {
+        /* Grown by doubling: few tasks submit in an interval. */
+        if ((s->nlens_bps & (s->nlens_bps - 1)) == 0)
+            s->lens_bps = xreallocarray(s->lens_bps, s->nlens_bps ? 2 * s->nlens_bps : 8,
+                                        sizeof(*s->lens_bps));
+        memset(s->lens_bps[s->nlens_bps], 0, sizeof(s->lens_bps[0]));
+        td->lens_row = (uint32_t)++s->nlens_bps;
+    }
+    return s->lens_bps[td->lens_row - 1];
+}
+
+/* The devices the lens saw process t submit bios to over the interval, added to its set
+ * (partitions and stacked devices as the disk whose scheduler meets them, as for open
+ * files). Open files miss a filesystem with an anonymous st_dev (btrfs, overlayfs), reads
+ * through a memory map, and hold a device a process opened but does not use; the lens
+ * sees what was submitted. Processes only: the lens counts by thread group. */
+static void task_devs_lens(const struct sampler *s, struct snapshot *out,
+                           const struct task_sample *t, struct task_devs *td)
+{
+    double itv = out->lens.mono - s->subs_prev.mono;
+    if (!out->lens_on || !s->have_subs || out->threads || itv <= 0)
+        return;
+    /* With the duty cycle (lens.h), the bios of its windows: scaled to the interval, an
+     * estimate (docs/json.md lens_bytes) */
+    double duty = lens_duty(&s->subs_prev, &out->lens);
+    if (duty > 0 && duty < 1)
+        itv *= duty;
+    td->lens = true;
+    struct lens_submit_row rows[TASK_DEVS_MAX];
+    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, TASK_DEVS_MAX);
+    for (size_t i = 0; i < n && i < TASK_DEVS_MAX; i++) {
+        int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
+        int idx = disk_index_of(s, out, sub);
+        if (idx < 0)
+            continue;
+        unsigned k = 0;
+        while (k < td->n && td->idx[k] != idx)
+            k++;
+        if (k == td->n) {
+            if (td->n >= TASK_DEVS_MAX) {
+                td->truncated = true;
+                continue;
+            }
+            td->idx[td->n++] = (uint16_t)idx;
+        }
+        td->from_lens |= (uint16_t)(1u << k);
+        /* submitted to a stacked device above the disk: the top of its path */
+        if (sub != idx && !out->devs[sub].bd.partition && !(td->via >> k & 1) &&
+            (!td->via_top || td->via_top == sub + 1)) {
+            td->via_top = (uint16_t)(sub + 1);
+            td->via |= (uint16_t)(1u << k);
+        }
+        task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
+    }
+    if (n > TASK_DEVS_MAX)
+        td->truncated = true;
+}
+
+/* Remember this reading's submitted bytes for the next interval. */
+static void subs_keep(struct sampler *s, const struct snapshot *out)
+{
+    if (!out->lens_on) {
+        s->have_subs = false;
+        return;
+    }
+    struct lens_submit_row *p = NULL;
+    if (out->lens.nsubs && !(p = malloc(out->lens.nsubs * sizeof(*p)))) {
+        s->have_subs = false;
+        return;
+    }
+    if (p)
+        memcpy(p, out->lens.subs, out->lens.nsubs * sizeof(*p));
+    free(s->subs_prev.subs);
+    s->subs_prev.subs = p;
+    s->subs_prev.nsubs = out->lens.nsubs;
+    s->subs_prev.mono = out->lens.mono;
+    s->subs_prev.since = out->lens.since;
+    s->subs_prev.detached_s = out->lens.detached_s;
+    s->have_subs = true;
+}
+
+/* Which devices each process does I/O to, from its open files (source/fdmap.h) and, when
+ * the lens runs, from the bios it submitted. */
+void take_task_devs(struct sampler *s, struct snapshot *out)
+{
+    if (!s->fdmap || out->ntasks == 0)
+        return;
+    struct group_sig *groups = NULL;
+    size_t ngroups = 0;
+    if (out->threads)
+        group_sigs(out, &groups, &ngroups);
+    out->tdevs = xcalloc(task_room(out->ntasks), sizeof(*out->tdevs));
+    fdmap_reserve(s->fdmap, groups ? ngroups : out->ntasks);   /* kernel threads included */
+    fdmap_begin_refresh(s->fdmap);
+    for (size_t i = 0; i < out->ntasks; i++) {
+        const struct task_sample *t = &out->tasks[i];
+        struct task_devs *td = &out->tdevs[i];
+        td->known = true;
+        if (t->kthread)
+            continue;             /* no files of its own: an empty set, at no cost */
+        if (scan_deferred(s, out, t)) {
+            td->known = false;
+            continue;
+        }
+        bool known = t->io_err == 0;
+        uint64_t sig = known ? io_sig(t) : 0;
+        pid_t live = t->live_tid;    /* the leader exited: a live thread's open files */
+        if (groups) {
+            const struct group_sig *g = group_find(groups, ngroups, t->tgid);
+            known = g->known;
+            sig = g->sig;
+            live = g->live_tid;
+        }
+        struct fd_devs fd;
+        fdmap_get_io(s->fdmap, t->tgid, live, process_start(out, t), out->mono, known, sig, &fd);
+        td->err = fd.err;
+        td->truncated = fd.truncated;
+        td->buffered_writer = fd.buffered_writer;
+        for (unsigned k = 0; k < fd.ndevs && td->n < TASK_DEVS_MAX; k++) {
+            int idx = dev_index(out, fd.devs[k]);
+            if (idx < 0)
+                continue;
+            for (unsigned b = 0; b < fd.nbuffered; b++)
+                if (fd.buffered_devs[b] == fd.devs[k])
+                    td->buffered |= (uint16_t)(1u << td->n);
+            td->from_files |= (uint16_t)(1u << td->n);
+            for (unsigned v = 0; v < fd.nvia; v++) {
+                int top = fd.via_disk[v] == fd.devs[k] ? dev_index(out, fd.via_top[v]) : -1;
+                if (top >= 0 && (!td->via_top || td->via_top == top + 1)) {
+                    td->via_top = (uint16_t)(top + 1);
+                    td->via |= (uint16_t)(1u << td->n);
+                }
+            }
+            td->idx[td->n++] = (uint16_t)idx;
+        }
+        task_devs_lens(s, out, t, td);
+    }
+    free(groups);
+    fdmap_prune(s->fdmap, out->mono, 0);
+    subs_keep(s, out);
+}
