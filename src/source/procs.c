@@ -25,94 +25,7 @@
 #include "util.h"
 #include "util/strpool.h"
 
-#define CMDLINE_MAX (64 * 1024)
-#define PF_KTHREAD  0x00200000   /* include/linux/sched.h: the task is a kernel thread */
-#define STAT_BUF    2048         /* /proc/PID/stat: 52 numbers and a name of at most 64 bytes */
-#define IO_BUF      512          /* /proc/PID/io: 7 short lines */
-
-/* include/linux/threads.h: PID_MAX_LIMIT on 64-bit, the most tasks a kernel can have */
-#define PROCS_PID_MAX_LIMIT ((size_t)4 * 1024 * 1024)
-
-/* A task's command line as last read, by (id, start), and the name it had then: a
- * different name means an exec, and a new command line. Both are references. */
-struct name_cache {                  /* 104 bytes: 4 of padding */
-    pid_t id;
-    pid_t tgid;
-    pid_t live_tid;                  /* task_sample.live_tid at the last full read */
-    unsigned long long start;
-    char *comm;
-    char *cmdline;
-    double read_at;
-    /* What the last full read found, to stand for it while the task does not run (see
-     * procs_read: the run-time gate). */
-    uint64_t run_ns;
-    struct task_io io;
-    uid_t uid;
-    int  io_err;
-    int  nlwp;
-    char state;
-    bool kthread;
-    bool has_run;                    /* run_ns is the task's run time at that read */
-    bool cmd_pending;                /* cmdline is "" for now, not read (idle_cmd_later) */
-};
-
-struct user_name {
-    uid_t uid;
-    char *name;                      /* one reference */
-};
-
-struct procs_src {
-    bool threads;
-    struct strpool *pool;
-    struct name_cache *names;        /* the last refresh's, sorted by id */
-    size_t nnames, names_cap;
-    struct user_name *users;         /* every uid seen, never expired (like libproc2) */
-    size_t nusers, users_cap, last_user;
-    char *cmdbuf;                    /* CMDLINE_MAX, for reading command lines */
-    /* The listing (see procs.h: how tasks are listed). */
-    int loadavg_fd;                  /* /proc/loadavg, kept open; -1: not ours to trust */
-    bool ns_checked;                 /* whether loadavg_fd can be opened was decided */
-    pid_t last_pid;                  /* the kernel's last allocated pid when the list was
-                                      * last made; 0: unknown */
-    long tgid_offset;                /* /proc's directory position of process p is
-                                      * p + tgid_offset; 0: not learnt */
-    pid_t range_from;                /* where the next range starts: the start of the last
-                                      * refresh's own allocations; 0: unknown */
-    double full_at;                  /* when /proc was last listed whole */
-    uint64_t only_sig;               /* the `only` filter the last list was made with */
-    /* The task iterator (procs_set_taskiter): when set, the task list and every per-task
-     * figure come from it; NULL: from /proc. */
-    struct taskiter *ti;
-    struct taskiter_acc acc;         /* its tasks of this refresh, reused */
-    long clk_tck;
-    bool last_iter;                  /* the last procs_read's tasks came from it */
-    bool idle_cmd_later;             /* procs_defer_idle_cmdlines: for the next run only */
-    pid_t *blind;                    /* processes /proc listed that the iterator did not
-                                      * show at the last check: read from /proc */
-    size_t nblind, blind_cap;
-    double blind_at;                 /* when /proc was last listed for that check */
-};
-
-/* The refresh being assembled. */
-struct reap {
-    struct procs_src *src;
-    int proc_fd;
-    double now;
-    struct task_sample *out;
-    size_t n, cap;
-    /* The cache is updated in place, not copied: the last refresh's entry of each task read
-     * again is rewritten (and marked in seen, one bit an entry of src->names), a task it
-     * did not hold gets one in added; finish_read drops the unmarked, merges in added. */
-    uint64_t *seen;
-    struct name_cache *added;
-    size_t nadded, added_cap;
-    struct name_cache *cur;          /* the entry of the task added last */
-    char *group_cmd;                 /* threads: the command line of this process as */
-    pid_t group_tgid;                /* known this refresh (its leader's, or the last read) */
-    double group_read_at;            /* ... and when it was read */
-    pid_t last_id;
-    bool unsorted;                   /* ids did not come in ascending order */
-};
+#include "procs_parts.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Pure parsers                                                                                */
@@ -242,7 +155,7 @@ int procstat_parse(const char *buf, size_t len, struct proc_stat *out)
 /* One open, one read, one close. For the single-record seq_files of /proc/PID (stat, io)
  * one read returns the whole text when the buffer holds it, so the read to see the end
  * that read_file_at does would only add a syscall. buf is NUL-terminated. */
-static ssize_t read_once_at(int dirfd, const char *path, char *buf, size_t cap)
+ssize_t read_once_at(int dirfd, const char *path, char *buf, size_t cap)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
@@ -296,7 +209,7 @@ void procs_defer_idle_cmdlines(struct procs_src *src)
     src->idle_cmd_later = true;
 }
 
-static bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
+bool selected(pid_t id, pid_t tgid, const pid_t *only, size_t nonly)
 {
     if (nonly == 0)
         return true;
@@ -319,7 +232,7 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* The user name of uid, as libproc2's pwcache gives it. */
-static char *user_of(struct procs_src *src, uid_t uid)
+char *user_of(struct procs_src *src, uid_t uid)
 {
     if (src->last_user < src->nusers && src->users[src->last_user].uid == uid)
         return src->users[src->last_user].name;
@@ -401,7 +314,7 @@ static const struct name_cache *cache_find(const struct procs_src *src, pid_t id
 }
 
 /* The cache room for this refresh, once rp->cap (the tasks expected) is known. */
-static void reap_begin(struct reap *rp)
+void reap_begin(struct reap *rp)
 {
     const struct procs_src *src = rp->src;
     rp->seen = xcalloc((src->nnames + 63) / 64 + 1, sizeof(rp->seen[0]));
@@ -445,8 +358,8 @@ static struct name_cache *cache_entry(struct reap *rp, pid_t id)
  * /proc at the edge of a period) or, on the /proc path, while still good (same task and
  * name, younger than PROCS_NAMES_REFRESH_S), unless the iterator said it changed; empty
  * when the iterator saw no memory (what /proc reads then); else read from /proc. */
-static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
-                     const struct taskiter_acc *acc, const struct taskiter_task *x)
+void names_of(struct reap *rp, struct task_sample *t, const char *comm,
+              const struct taskiter_acc *acc, const struct taskiter_task *x)
 {
     struct procs_src *src = rp->src;
     struct name_cache *e = cache_entry(rp, t->id);     /* what it held: the last refresh's */
@@ -516,7 +429,6 @@ static void names_of(struct reap *rp, struct task_sample *t, const char *comm,
 
 /* path holds the task's directory below /proc (len bytes, room for PATH_ROOM): append
  * "/name" to it. */
-#define PATH_ROOM 64
 static const char *task_file(char *path, size_t len, const char *name)
 {
     size_t nl = strlen(name);
@@ -525,7 +437,7 @@ static const char *task_file(char *path, size_t len, const char *name)
     return path;
 }
 
-static uint64_t mix64(uint64_t x)
+uint64_t mix64(uint64_t x)
 {
     x ^= x >> 30;                    /* splitmix64's finalizer */
     x *= 0xbf58476d1ce4e5b9ull;
@@ -535,7 +447,7 @@ static uint64_t mix64(uint64_t x)
 }
 
 /* The four counters nothing shows, as one value that changes when one of them does. */
-static uint64_t io_other_sig(uint64_t rchar, uint64_t wchar, uint64_t syscr, uint64_t syscw)
+uint64_t io_other_sig(uint64_t rchar, uint64_t wchar, uint64_t syscr, uint64_t syscw)
 {
     return mix64(mix64(mix64(mix64(rchar) ^ wchar) ^ syscr) ^ syscw);
 }
@@ -557,8 +469,6 @@ static void read_io(int proc_fd, char *path, size_t len, struct task_sample *t)
         t->io.other_sig = io_other_sig(io.rchar, io.wchar, io.syscr, io.syscw);
     }
 }
-
-static pid_t pid_name(const char *s);
 
 static int cmp_pid(const void *a, const void *b)
 {
@@ -605,7 +515,7 @@ static pid_t live_thread(int proc_fd, pid_t tgid, struct proc_stat *ps)
 
 /* One task, whose directory below /proc is path[0, len) ("PID" or "TGID/task/TID"; the
  * buffer has PATH_ROOM bytes). A task that exited meanwhile is left out. */
-static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t len)
+void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t len)
 {
     struct stat st;
     if (fstatat(rp->proc_fd, path, &st, 0) != 0)
@@ -648,243 +558,6 @@ static void read_task(struct reap *rp, pid_t tgid, pid_t id, char *path, size_t 
     rp->n++;
     read_io(rp->proc_fd, path, len, t);
     t->ioprio_raw = ioprio_read(prio_of);
-}
-
-/* A /proc entry that is a pid: digits only, no leading zero. */
-static pid_t pid_name(const char *s)
-{
-    if (*s < '1' || *s > '9')
-        return 0;
-    long v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > 100000000)
-            return 0;
-        v = v * 10 + (*s - '0');
-    }
-    return (pid_t)v;
-}
-
-/* A task listed by the readdir, before it is read. */
-struct listed {
-    pid_t id, tgid;
-};
-
-struct list {
-    struct listed *v;
-    size_t n, cap;
-};
-
-static void list_push(struct list *l, pid_t tgid, pid_t id)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 1024;
-        l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
-    }
-    l->v[l->n].id = id;
-    l->v[l->n].tgid = tgid;
-    l->n++;
-}
-
-static void list_threads(struct list *l, int proc_fd, pid_t tgid, const pid_t *only, size_t nonly)
-{
-    char path[PATH_ROOM];
-    snprintf(path, sizeof(path), "%d/task", (int)tgid);
-    DIR *d = opendir_at(proc_fd, path);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t tid = pid_name(e->d_name);
-        if (tid > 0 && selected(tid, tgid, only, nonly))
-            list_push(l, tgid, tid);
-    }
-    closedir(d);
-}
-
-/* The pid the kernel allocated last, from the last field of /proc/loadavg ("0.10 0.20
- * 0.30 2/123 4567"), or -1 when unknown. It counts in the reader's pid namespace, so it
- * is trusted only for a /proc whose "self" is our own pid (not a fixture tree, not the
- * /proc of another namespace) and whose loadavg procfs itself serves. */
-static pid_t last_pid_now(struct procs_src *src, int proc_fd)
-{
-    if (!src->ns_checked) {
-        src->ns_checked = true;
-        char self[32];
-        ssize_t l = readlinkat(proc_fd, "self", self, sizeof(self) - 1);
-        if (l > 0) {
-            self[l] = '\0';
-            if (pid_name(self) == getpid())
-                src->loadavg_fd = openat(proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
-            /* lxcfs (FUSE) can stand in for it in a container, with a field of its own */
-            struct statfs fs;
-            if (src->loadavg_fd >= 0 &&
-                (fstatfs(src->loadavg_fd, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC)) {
-                close(src->loadavg_fd);
-                src->loadavg_fd = -1;
-            }
-        }
-    }
-    if (src->loadavg_fd < 0)
-        return -1;
-    char buf[128];
-    ssize_t n = pread(src->loadavg_fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return -1;
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-        n--;
-    buf[n] = '\0';
-    const char *sp = strrchr(buf, ' ');
-    pid_t p = sp ? pid_name(sp + 1) : 0;
-    return p > 0 ? p : -1;
-}
-
-/* Every process (or thread) below proc_fd. Learns tgid_offset on the way: readdir gives
- * each entry the position of the next one, which for /proc is the next pid plus a
- * constant (fs/proc/base.c: TGID_OFFSET); it must be the same for every pair. */
-static int list_all(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                    struct list *l)
-{
-    DIR *d = opendir_at(proc_fd, ".");
-    if (!d)
-        return errno ? -errno : -EIO;
-    struct dirent *e;
-    pid_t prev = 0;
-    long prev_off = 0, offset = 0;
-    bool steady = true;
-    while ((e = readdir(d))) {
-        pid_t pid = pid_name(e->d_name);     /* at most 9 digits */
-        if (pid <= 0)
-            continue;
-        if (prev > 0) {
-            long o = prev_off - (long)pid;
-            if (offset == 0)
-                offset = o;
-            else if (o != offset)
-                steady = false;
-        }
-        prev = pid;
-        prev_off = (long)e->d_off;
-        if (src->threads)
-            list_threads(l, proc_fd, pid, only, nonly);
-        else if (selected(pid, pid, only, nonly))
-            list_push(l, pid, pid);
-    }
-    closedir(d);
-    src->tgid_offset = steady && offset > 0 ? offset : 0;
-    return 0;
-}
-
-/* The processes with a pid in [from, to]: a readdir of /proc from the position of pid
- * `from` on, which the kernel starts at the first process at or above it. Returns false
- * when /proc did not answer as expected (then the caller lists it whole). */
-static bool list_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
-                       const pid_t *only, size_t nonly, struct list *l)
-{
-    DIR *d = opendir_at(proc_fd, ".");
-    if (!d)
-        return false;
-    seekdir(d, (long)from + src->tgid_offset);
-    struct dirent *e;
-    bool ok = true;
-    while ((e = readdir(d))) {
-        pid_t pid = pid_name(e->d_name);
-        if (pid < from) {                    /* not a pid, or the position meant otherwise */
-            ok = false;
-            break;
-        }
-        if (pid > to)
-            break;
-        if (selected(pid, pid, only, nonly))
-            list_push(l, pid, pid);
-    }
-    closedir(d);
-    return ok;
-}
-
-pid_t procs_tgid_of(int proc_fd, pid_t id)
-{
-    char path[PATH_ROOM], buf[1024];
-    snprintf(path, sizeof(path), "%d/status", (int)id);
-    ssize_t n = read_once_at(proc_fd, path, buf, sizeof(buf));
-    const char *f = n > 0 ? strstr(buf, "\nTgid:") : NULL;
-    long tgid = f ? strtol(f + 6, NULL, 10) : 0;
-    return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : 0;
-}
-
-/* Threads mode: the tasks with an id in [from, to], each asked for its thread group in
- * ID/status (readdir of /proc lists no thread but a thread's directory opens all the
- * same; status escapes a newline in the name, so "\nTgid:" is the field). A pid of the
- * range that fails to open exited, or was never a task. Returns false when the range is
- * too wide for one read per pid to be the cheaper way. */
-#define PROBE_MAX 64
-#define RANGE_BACK 32                /* pids before the counter looked at again after a
-                                      * whole listing */
-static bool probe_range(struct procs_src *src, int proc_fd, pid_t from, pid_t to,
-                        const pid_t *only, size_t nonly, struct list *l)
-{
-    size_t width = (size_t)(to - from) + 1;
-    if (width > PROBE_MAX && width > src->nnames / 16)
-        return false;
-    for (pid_t p = from; p <= to; p++) {
-        pid_t tgid = procs_tgid_of(proc_fd, p);
-        if (tgid > 0 && selected(p, tgid, only, nonly))
-            list_push(l, tgid, p);
-    }
-    return true;
-}
-
-/* The tasks to read this refresh (procs.h: how tasks are listed). */
-static int make_list(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                     double now, struct list *l)
-{
-    pid_t last = last_pid_now(src, proc_fd), prev = src->last_pid;
-    /* A pid is handed out (the counter moves) a little before its task can be found
-     * (kernel/fork.c: copy_process attaches it after cgroup_can_fork): a fork under way
-     * when the counter was read shows only later. So each range starts where the one
-     * before the last started: every pid is looked for in two refreshes. */
-    pid_t from = src->range_from > 0 ? src->range_from : prev + 1;
-    uint64_t sig = nonly;            /* the last list holds only what the filter then chose */
-    for (size_t i = 0; i < nonly; i++)
-        sig = mix64(sig ^ (uint64_t)only[i]);
-    bool refiltered = sig != src->only_sig;
-    src->only_sig = sig;
-    bool whole = last <= 0 || prev <= 0 || last < prev || src->tgid_offset == 0 || refiltered ||
-                 !(now - src->full_at < PROCS_FULL_LIST_S);
-    struct list fresh = { 0 };
-    if (!whole && from <= last &&
-        !(src->threads ? probe_range(src, proc_fd, from, last, only, nonly, &fresh)
-                       : list_range(src, proc_fd, from, last, only, nonly, &fresh))) {
-        free(fresh.v);
-        fresh = (struct list){ 0 };
-        whole = true;
-    }
-    src->last_pid = 0;               /* until this listing has worked */
-    if (whole) {
-        int rc = list_all(src, proc_fd, only, nonly, l);
-        if (rc < 0)
-            return rc;
-        src->full_at = now;
-        /* a fork under way during this listing: looked for again next time */
-        src->range_from = last > RANGE_BACK ? last - RANGE_BACK : 1;
-        src->last_pid = last > 0 ? last : 0;
-        return 0;
-    }
-    /* The last list, with what was allocated since in place of what it held in that range:
-     * a pid there was free when it was allocated, so whatever the list had there is gone.
-     * Tasks that exited elsewhere fall out when they cannot be read. */
-    size_t i = 0;
-    for (; i < src->nnames && src->names[i].id < from; i++)
-        if (selected(src->names[i].id, src->names[i].tgid, only, nonly))
-            list_push(l, src->names[i].tgid, src->names[i].id);
-    for (size_t k = 0; k < fresh.n; k++)
-        list_push(l, fresh.v[k].tgid, fresh.v[k].id);
-    for (; i < src->nnames; i++)
-        if (src->names[i].id > last && selected(src->names[i].id, src->names[i].tgid, only, nonly))
-            list_push(l, src->names[i].tgid, src->names[i].id);
-    free(fresh.v);
-    src->range_from = prev + 1;
-    src->last_pid = last;
-    return 0;
 }
 
 /* The scheduling policy and nice of task id: one sched_getattr (Linux 3.14) where it
@@ -964,7 +637,7 @@ static bool carry_task(struct reap *rp, pid_t tgid, pid_t id, struct name_cache 
 }
 
 /* Remember in the cache what the full read of out[k] found. */
-static void note_full(struct reap *rp, size_t k)
+void note_full(struct reap *rp, size_t k)
 {
     const struct task_sample *t = &rp->out[k];
     struct name_cache *c = rp->cur;  /* out[k] is the task added last */
@@ -978,276 +651,6 @@ static void note_full(struct reap *rp, size_t k)
     c->has_run = false;
 }
 
-#define GATE_CHUNK 512
-
-static void finish_read(struct reap *rp, struct task_sample **tasks, size_t *n);
-
-/* Whether this run of the iterator showed task id (src->acc, sorted). */
-static bool iter_has(const struct procs_src *src, pid_t id)
-{
-    const struct taskiter_task *v = src->acc.tasks;
-    size_t lo = 0, hi = src->acc.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < src->acc.n && v[lo].id == id;
-}
-
-/* The processes /proc lists that the iterator did not show. A kernel may keep a task
- * out of its iterator that /proc shows (seen: a kernel whose init process and its
- * threads never reach task iterators); those few are read from /proc, so that the list
- * is /proc's whatever the iterator skips. Checked every PROCS_FULL_LIST_S (one readdir
- * of /proc); a process started between the run and the readdir is read from /proc
- * until the next check, unless the iterator shows it. */
-static void blind_push(struct procs_src *src, pid_t pid)
-{
-    if (src->nblind == src->blind_cap) {
-        src->blind_cap = src->blind_cap ? 2 * src->blind_cap : 16;
-        src->blind = xreallocarray(src->blind, src->blind_cap, sizeof(src->blind[0]));
-    }
-    src->blind[src->nblind++] = pid;
-}
-
-/* Whether /proc's readdir would list pid: a thread group leader (status Tgid). */
-static bool proc_leader(int proc_fd, pid_t pid)
-{
-    return procs_tgid_of(proc_fd, pid) == pid;
-}
-
-/* /proc's listing for blind_check, made on a thread of its own while the iterator runs
- * (both walk the pid numbers: the kernel for the program, readdir for /proc): at 10,000
- * processes its 14 ms no longer add to a refresh's time, the iterator's run taking 20. */
-struct proc_listing {
-    int proc_fd;
-    pthread_t th;
-    bool thread;                     /* th runs list_proc, to be joined */
-    bool ok;                         /* /proc was read */
-    pid_t *v;
-    size_t n, cap;
-};
-
-static void *list_proc(void *arg)
-{
-    struct proc_listing *l = arg;
-    DIR *d = opendir_at(l->proc_fd, ".");
-    if (!d)
-        return NULL;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t pid = pid_name(e->d_name);
-        if (pid <= 0)
-            continue;
-        if (l->n == l->cap) {
-            l->cap = l->cap ? 2 * l->cap : 1024;
-            l->v = xreallocarray(l->v, l->cap, sizeof(l->v[0]));
-        }
-        l->v[l->n++] = pid;
-    }
-    closedir(d);
-    l->ok = true;
-    return NULL;
-}
-
-/* The listing done: on its thread if one was started, else here. */
-static void listing_wait(struct proc_listing *l)
-{
-    if (l->thread)
-        pthread_join(l->th, NULL);
-    else
-        list_proc(l);
-    l->thread = false;
-}
-
-/* A listing not needed after all: its thread joined, its pids freed. */
-static void listing_drop(struct proc_listing *l)
-{
-    if (l->thread)
-        pthread_join(l->th, NULL);
-    l->thread = false;
-    free(l->v);
-    l->v = NULL;
-}
-
-/* pl: /proc's listing, begun before the iterator's run or (no thread) made here. */
-static void blind_check(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                        struct proc_listing *pl)
-{
-    if (taskiter_bound(src->ti)) {
-        /* bound to the chosen processes: only they can be missing from its runs */
-        listing_drop(pl);
-        src->nblind = 0;
-        for (size_t i = 0; i < nonly; i++)
-            if (!iter_has(src, only[i]) && proc_leader(proc_fd, only[i]))
-                blind_push(src, only[i]);
-        return;
-    }
-    listing_wait(pl);
-    if (pl->ok) {                    /* else the last check's stand */
-        src->nblind = 0;
-        for (size_t i = 0; i < pl->n; i++)
-            if (!iter_has(src, pl->v[i]))
-                blind_push(src, pl->v[i]);
-    }
-    listing_drop(pl);
-}
-
-/* Before the first listing (a first frame's run): the init process, the one process seen
- * skipped by an iterator (this VM's, with its threads), when the run did not show it. */
-static void blind_first(struct procs_src *src, int proc_fd)
-{
-    src->nblind = 0;
-    if (!iter_has(src, 1) && proc_leader(proc_fd, 1))
-        blind_push(src, 1);
-}
-
-/* The blind processes (or their threads) from /proc, with taskstats' delays, as the
- * /proc path reads every task. */
-static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
-                       procs_stats_fn stats, void *ctx)
-{
-    struct procs_src *src = rp->src;
-    struct list l = { 0 };
-    for (size_t i = 0; i < src->nblind; i++) {
-        pid_t b = src->blind[i];
-        if (iter_has(src, b))
-            continue;
-        if (src->threads)
-            list_threads(&l, rp->proc_fd, b, only, nonly);
-        else if (selected(b, b, only, nonly))
-            list_push(&l, b, b);
-    }
-    pid_t ids[GATE_CHUNK];
-    struct delay_sample ds[GATE_CHUNK];
-    char path[PATH_ROOM];
-    for (size_t i0 = 0; i0 < l.n; i0 += GATE_CHUNK) {
-        size_t k = l.n - i0 < GATE_CHUNK ? l.n - i0 : GATE_CHUNK;
-        for (size_t j = 0; j < k; j++)
-            ids[j] = l.v[i0 + j].id;
-        if (stats)
-            stats(ctx, ids, k, ds);
-        for (size_t j = 0; j < k; j++) {
-            const struct listed *x = &l.v[i0 + j];
-            if (src->threads)
-                snprintf(path, sizeof(path), "%d/task/%d", (int)x->tgid, (int)x->id);
-            else
-                snprintf(path, sizeof(path), "%d", (int)x->id);
-            size_t before = rp->n;
-            read_task(rp, x->tgid, x->id, path, strlen(path));
-            if (rp->n == before)
-                continue;
-            note_full(rp, before);
-            if (stats) {
-                struct task_delay *d = &rp->out[before].delay;
-                rp->out[before].delay_valid = ds[j].valid;
-                d->blkio_count = ds[j].blkio_count;
-                d->blkio_delay_ns = ds[j].blkio_delay_ns;
-                d->swapin_count = ds[j].swapin_count;
-                d->swapin_delay_ns = ds[j].swapin_delay_ns;
-            }
-        }
-    }
-    if (l.n)
-        rp->unsorted = true;
-    free(l.v);
-}
-
-/* Every task from one run of the task iterator: no file of /proc and no system call per
- * task; the command lines come with the records (first sight, an exec, and again every
- * TASKS_CMD_RESEND_NS), /proc read only for one the iterator could not send. Returns 0
- * or the iterator's -errno. */
-static int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
-                     procs_stats_fn stats, void *ctx, double now, struct task_sample **tasks,
-                     size_t *n)
-{
-    bool later = src->idle_cmd_later && !src->threads;
-    src->idle_cmd_later = false;
-    bool check = !(now - src->blind_at < PROCS_FULL_LIST_S);
-    /* A first frame's run (later) leaves /proc's listing to the next refresh (blind_at
-     * stays, so it is due then): at 10,000 processes the readdir is 15-50 ms of a second
-     * CPU beside the run, for the few processes an iterator skips; the one seen skipped,
-     * the init process, is looked for by itself (blind_first). */
-    bool first = check && later && !taskiter_bound(src->ti);
-    if (first)
-        check = false;
-    struct proc_listing pl = { .proc_fd = proc_fd };
-    if (check && !taskiter_bound(src->ti))
-        pl.thread = pthread_create(&pl.th, NULL, list_proc, &pl) == 0;
-    if (src->acc.cap == 0) {
-        /* The first run: room for the kernel's count of threads (an upper bound for
-         * processes: what is not touched of it costs no memory), never above the
-         * kernel's limit on pids. Later runs find the room the runs before made. */
-        long k = read_loadavg_tasks_at(proc_fd, "loadavg");
-        size_t expect = k > 0 ? (size_t)k : 0;
-        if (expect > PROCS_PID_MAX_LIMIT)
-            expect = PROCS_PID_MAX_LIMIT;
-        taskiter_acc_reserve(&src->acc, expect + expect / 16 + 16, 16 * expect);
-    }
-    int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
-    if (rc < 0) {
-        listing_drop(&pl);
-        return rc;
-    }
-    size_t nt = src->acc.n;
-    struct reap rp = { .src = src, .proc_fd = proc_fd, .now = now };
-    /* room for the processes the iterator does not show (PID 1 here, see blind_check),
-     * read from /proc after it: without it every refresh doubled both arrays */
-    rp.cap = task_room(nt + src->nblind + 8);
-    rp.out = xreallocarray(NULL, rp.cap, sizeof(rp.out[0]));
-    reap_begin(&rp);
-    for (size_t k = 0; k < nt; k++) {
-        const struct taskiter_task *x = &src->acc.tasks[k];
-        if (!selected(x->id, x->tgid, only, nonly))
-            continue;
-        struct task_sample *t = &rp.out[rp.n];
-        memset(t, 0, sizeof(*t));
-        t->id = x->id;
-        t->tgid = x->tgid;
-        t->start_ticks = x->start_ticks;
-        t->uid = x->uid;
-        t->user = strpool_ref(user_of(src, x->uid));
-        t->nice = task_nice8(x->nice);
-        t->policy = task_policy8(x->policy);
-        t->state = x->state;
-        t->nlwp = x->nlwp;
-        t->kthread = x->kthread;
-        t->ioprio_raw = x->ioprio_raw;
-        t->live_tid = x->live_tid;
-        if (x->io_known) {
-            t->io.read_bytes = x->io[TASKS_IO_READ];
-            t->io.write_bytes = x->io[TASKS_IO_WRITE];
-            t->io.cancelled_write_bytes = x->io[TASKS_IO_CANCELLED];
-            t->io.other_sig = io_other_sig(x->io[TASKS_IO_RCHAR], x->io[TASKS_IO_WCHAR],
-                                           x->io[TASKS_IO_SYSCR], x->io[TASKS_IO_SYSCW]);
-        } else {
-            t->io_err = -EOPNOTSUPP;         /* a kernel without I/O accounting: no io file */
-        }
-        t->delay_valid = x->delays_valid;
-        t->delay.blkio_count = x->blkio_count;
-        t->delay.blkio_delay_ns = x->blkio_delay_ns;
-        t->delay.swapin_count = x->swapin_count;
-        t->delay.swapin_delay_ns = x->swapin_delay_ns;
-        names_of(&rp, t, taskiter_comm(&src->acc, x), &src->acc, x);
-        note_full(&rp, rp.n);
-        rp.last_id = t->id;
-        rp.n++;
-    }
-    if (check) {
-        blind_check(src, proc_fd, only, nonly, &pl);
-        src->blind_at = now;
-    } else if (first) {
-        blind_first(src, proc_fd);
-    }
-    read_blind(&rp, only, nonly, stats, ctx);
-    /* the /proc path, should it run again, lists /proc whole first */
-    src->last_pid = 0;
-    src->range_from = 0;
-    finish_read(&rp, tasks, n);
-    return 0;
-}
 
 int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonly,
                procs_stats_fn stats, void *ctx, struct task_sample **tasks, size_t *n)
@@ -1394,7 +797,7 @@ static void cache_finish(struct reap *rp)
 }
 
 /* The refresh assembled in rp becomes the result, and the cache the next refresh's. */
-static void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
+void finish_read(struct reap *rp_, struct task_sample **tasks, size_t *n)
 {
     struct reap rp = *rp_;
     /* /proc lists pids in order, and a task directory its tids; a thread's tid may still be

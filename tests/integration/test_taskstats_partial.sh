@@ -7,7 +7,7 @@
 # Found in review: the sample zeroed every task's counters on any query error but kept
 # their valid flag (snapshot.c, take_tasks).
 #
-# How: delay accounting on; more than GATE_CHUNK (512, source/procs.c) idle processes so
+# How: delay accounting on; more than GATE_CHUNK (512, source/procs_parts.h) idle processes so
 # that a sample asks taskstats in two chunks; a synchronous O_DIRECT reader started after
 # them (the highest pid: the second chunk) with seconds of block I/O wait behind it; the
 # first recvmmsg of the run (the first sample's first chunk) fails with EIO
