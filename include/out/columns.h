@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* out/columns.h: the process table's columns, one table for every output that shows it.
  *
- * The batch text (out/text.c), the screen (tui/draw.c), the sort keys (`<` `>` on the
+ * The batch text (out/text.c), the screen (tui/view_main.c), the sort keys (`<` `>` on the
  * screen, the order of both), the help screen and `iotriage --list-columns` are all made
  * from col_table[]. Adding a column is one entry there and its formatter.
  *

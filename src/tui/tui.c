@@ -229,7 +229,7 @@ static void replay_goto(struct tui *t, size_t i)
 
 /* Live, right after the pipeline opened: the frame of its one snapshot, at once, so that
  * the table is on the screen before the first interval ends. Its rates are drawn pending
- * (draw.c); it adds nothing to the sparklines, which hold intervals. */
+ * (draw.c, view_main.c); it adds nothing to the sparklines, which hold intervals. */
 static void first_screen(struct tui *t)
 {
     if (pipeline_preview(t->p) != 1)
@@ -695,7 +695,7 @@ static bool setup_colors(void)
     init_pair(5, COLOR_RED, -1);
     init_pair(6, COLOR_CYAN, -1);
     init_pair(7, COLOR_WHITE, -1);
-    /* The latency view's heat map, low to high (draw.c C_HEAT): on top of its shading. */
+    /* The latency view's heat map, low to high (view_latency.c C_HEAT): on top of its shading. */
     init_pair(16, COLOR_BLUE, -1);
     init_pair(17, COLOR_GREEN, -1);
     init_pair(18, COLOR_YELLOW, -1);
