@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/view.h: what the screen shows, and how: the state the keys change and the drawing
- * functions that read it. draw.c only reads the model (result, verdicts) and the view
- * state; tui.c owns both and changes them, actions.c fills the dialogs; view.c holds the
- * helpers all three share. */
+ * functions that read it. draw.c and the views' files (view_*.c) only read the model
+ * (result, verdicts) and the view state; tui.c owns both and changes them, actions.c and
+ * the dialogs' files (dialog_*.c) fill the dialogs; view.c holds the helpers all three
+ * share. */
 #ifndef IOTRIAGE_TUI_VIEW_H
 #define IOTRIAGE_TUI_VIEW_H
 
@@ -46,11 +47,11 @@ struct spark {
 };
 
 /* A modal dialog: text already escaped, an optional menu, and the keys it takes. The
- * logic that fills it lives in tui/actions.c; draw.c only paints it. */
+ * logic that fills it lives in tui/actions.c and tui/dialog_*.c; draw.c only paints it. */
 enum dialog_kind {
     DLG_NONE, DLG_SCHED_MENU, DLG_SCHED_CONFIRM, DLG_UNDO_CONFIRM, DLG_PRIO_CHOOSE,
     DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
-    DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/actions.c) */
+    DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/dialog_sched.c) */
     DLG_SCHED_PICK,                  /* a bio-based device: which disk below it to switch */
     /* space held by a deleted-but-open file: the action, the signal, a typed signal, the
      * confirmations, a typed copy path, the child at work */

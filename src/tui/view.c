@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tui/view.c: the view state's own helpers, shared by the loop (tui.c), the dialogs
- * (actions.c) and the painter (draw.c): per-device history, before/after. */
+ * (actions.c, dialog_*.c) and the painter (draw.c, view_*.c): per-device history,
+ * before/after. */
 #include "tui/view.h"
 
 #include <fcntl.h>
