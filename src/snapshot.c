@@ -485,7 +485,7 @@ static void take_tasks(struct sampler *s, struct snapshot *out)
     take_pids_missing(s, out);
 }
 
-/* Which tasks sleep in io_uring's completion wait now (source/taskstate.h: an
+/* Which tasks sleep in io_uring's completion wait now (source/threadstate.h: an
  * interruptible sleep the kernel counts as iowait): the wait channel of each task in S,
  * read only while the io pressure is up, since every task idle in a poll sleeps in S too.
  * With the lens, only of the tasks it has no wait row for: one asleep since before the
