@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The BPF lens (src/bpf/kern/iotriage.bpf.c: one level below src/*/ so that the
-# Makefile's glob of host sources does not pick it up, read by src/source/lens.c): clang compiles the
-# program into a BPF object, bpftool turns it into a skeleton header (the object embedded)
-# under $(BUILD)/bpf, never committed. The object carries CO-RE relocations against
-# declarations of its own, so building needs no kernel BTF and it runs on other kernels.
+# The BPF lens (src/bpf/kern/: one level below src/*/ so that the Makefile's glob of host
+# sources does not pick it up): one object per concern, waits.bpf.c (read by
+# src/source/lens_waits.c), requests.bpf.c and requests_tables.bpf.c (lens_requests.c),
+# writeback.bpf.c (lens_writeback.c), sharing src/bpf/kern/lens.bpf.h. clang compiles each
+# into a BPF object, bpftool links them (gen object: BPF static linking, the maps and
+# globals several use defined once and declared extern in the others) into one object,
+# iotriage.bpf.o, and turns that into a skeleton header (the object embedded) under
+# $(BUILD)/bpf, never committed: one object loaded and one skeleton, as before the
+# split. The object carries CO-RE relocations against declarations of its own, so
+# building needs no kernel BTF and it runs on other kernels.
 PKGS    += libbpf
 LIBPKGS += libbpf
 
@@ -17,9 +22,19 @@ BPF_CFLAGS  := -target bpf -g -O2 -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -We
                -ffile-prefix-map=$(CURDIR)=. $(shell pkg-config --cflags libbpf 2>/dev/null)
 BPF_SKEL    := $(BUILD)/bpf/iotriage.skel.h
 
-$(BUILD)/bpf/iotriage.bpf.o: src/bpf/kern/iotriage.bpf.c include/bpf/lens_maps.h include/bpf/kern_types.h mk/bpf.mk
+# Linked in this order: a file defining a map others declare extern comes before them
+# (Debian 12's bpftool 7.1, libbpf 1.1, gives a map declared extern before its definition
+# the wrong offset in the .maps section's BTF, and the skeleton then fails to load it).
+LENS_BPF    := waits requests_tables writeback requests
+LENS_BPF_H  := src/bpf/kern/lens.bpf.h include/bpf/waits.h include/bpf/requests.h include/bpf/writeback.h \
+               include/bpf/kern_types.h mk/bpf.mk
+
+$(BUILD)/bpf/lens/%.bpf.o: src/bpf/kern/%.bpf.c $(LENS_BPF_H)
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(BUILD)/bpf/iotriage.bpf.o: $(LENS_BPF:%=$(BUILD)/bpf/lens/%.bpf.o)
+	$(BPFTOOL) gen object $@ $^
 
 $(BPF_SKEL): $(BUILD)/bpf/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton $< name iotriage_bpf > $@.tmp && mv $@.tmp $@
@@ -74,6 +89,13 @@ $(FILES_LSKEL): $(BUILD)/bpf/files.bpf.o
 $(BUILD)/bpf/cast/%.bpf.o: src/bpf/kern/%.bpf.c include/bpf/lens_maps.h include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -DBPF_UNTRUSTED_READS=1 -c -o $@ $<
+
+$(BUILD)/bpf/cast/lens/%.bpf.o: src/bpf/kern/%.bpf.c $(LENS_BPF_H)
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -DBPF_UNTRUSTED_READS=1 -c -o $@ $<
+
+$(BUILD)/bpf/cast/iotriage.bpf.o: $(LENS_BPF:%=$(BUILD)/bpf/cast/lens/%.bpf.o)
+	$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/bpf/cast/tasks.lskel.h: $(BUILD)/bpf/cast/tasks.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@

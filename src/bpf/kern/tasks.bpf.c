@@ -6,7 +6,7 @@
  * mk/bpf.mk into its own small object and skeleton (it verifies in milliseconds, apart
  * from the lens); loaded by src/source/taskiter.c.
  *
- * No vmlinux.h, as in iotriage.bpf.c: the few kernel structures read are declared below
+ * No vmlinux.h, as in lens.bpf.h: the few kernel structures read are declared below
  * with preserve_access_index, and libbpf relocates each field against the running
  * kernel's BTF (CO-RE). The iterator hands the program a trusted task pointer; its fields
  * are read with plain loads (a fault reads 0) through an untrusted copy of it where the
