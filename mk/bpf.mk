@@ -119,10 +119,12 @@ $(BUILD)/tests/taskiter_dump: tests/helpers/taskiter_dump.c $(LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS_ALL)
 
-# lens.c includes the skeleton: build it first, and find it.
+# lens.c includes the skeletons, lens_duty.c the normal one (for its .bss layout): build
+# them first, and find them.
 $(BUILD)/src/source/lens.o: $(BPF_SKEL) $(BPF_LSKEL)
+$(BUILD)/src/source/lens_duty.o: $(BPF_SKEL)
 # -isystem: the generated skeleton is not held to our warnings (it casts const away).
-$(BUILD)/src/source/lens.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
+$(BUILD)/src/source/lens.o $(BUILD)/src/source/lens_duty.o: ALL_CFLAGS += -isystem $(BUILD)/bpf
 
 # bench/lens.sh's helper that turns BPF run-time statistics on while it lives.
 $(BUILD)/bench/bpfstats: bench/bpfstats.c

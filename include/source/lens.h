@@ -14,7 +14,7 @@
  * lens_reading_free).
  *
  * Duty cycle (docs/devices.md "The lens on a fast machine"): while the machine's block
- * requests come faster than LENS_TIMED_RATE a second, a thread of lens.c attaches the
+ * requests come faster than LENS_TIMED_RATE a second, a thread (lens_duty.c) attaches the
  * per-request programs (bio submission to completion) only LENS_DUTY_WINDOW_NS of every
  * LENS_DUTY_PERIOD_NS; the scheduler, exit and writeback programs stay attached. A
  * request issued inside a window is followed to its completion (the submission side goes
@@ -109,7 +109,7 @@ struct lens_wb_row {
  * still takes two windows (1.6 s) under LENS_DUTY_LOW: a burst costs at most that. */
 #define LENS_DUTY_PROBE_NS  100000000ull
 
-/* The duty cycle's controller (lens.c's thread runs it; pure, so that its arithmetic is
+/* The duty cycle's controller (lens_duty.c's thread runs it; pure, so that its arithmetic is
  * unit-tested). */
 struct lens_duty_ctl {
     bool cycling;                    /* windows every period; else always watching */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lens.c: load, attach and read the BPF lens (source/lens.h). The pure arithmetic on
- * readings is in lens_calc.c. */
+/* lens.c: load and attach the BPF lens, and take its readings (source/lens.h). The duty
+ * cycle is lens_duty.c; each concern's maps are read by lens_waits.c, lens_requests.c and
+ * lens_writeback.c (what they share: lens_priv.h). The pure arithmetic on readings is in
+ * lens_calc.c. */
 #include "source/lens.h"
 
 #include <errno.h>
@@ -23,27 +25,10 @@
 #include "iotriage.lskel.h"
 #include "source/bpfload.h"
 #include "util.h"
-
-/* The request cache is cleared (duty_reset) this many sets a call: 32 KB of zeros kept,
- * not the whole cache's megabyte. */
-#define LENS_RQ_CLEAR 256
-_Static_assert(LENS_RQ_SETS_MIN % LENS_RQ_CLEAR == 0, "the cache clears in whole blocks");
+#include "lens_priv.h"
 
 /* The most each per-CPU map (devprio, submits) may take, all CPUs together (lens_open). */
 #define LENS_DEVPRIO_BYTES (8u << 20)
-
-struct lens_moments {
-    __u32 dev;
-    __u64 n, sd, sdd, sy, sdy, timed;
-};
-
-/* A map as this file reads it, whichever loader made it: the kernel's own figures for
- * the map behind fd (BPF_OBJ_GET_INFO_BY_FD), so that reading never depends on libbpf's
- * struct bpf_map. */
-struct lens_map {
-    int   fd;
-    __u32 type, key_size, value_size, max_entries;
-};
 
 /* The mapped .bss of either skeleton: the same variables, the same layout. */
 _Static_assert(sizeof(((struct iotriage_lskel__bss *)0)->lens_devs) ==
@@ -54,62 +39,6 @@ _Static_assert(sizeof(((struct iotriage_lskel__bss *)0)->lens_devs) ==
                sizeof(((struct iotriage_bpf__bss *)0)->lens_marks),
                "the two skeletons' .bss");
 
-/* The per-request programs that run for every request, which the duty cycle attaches
- * and detaches (lens.h): the completion first in this table, attached first and detached
- * last. Each attachment or detachment costs 1-4 ms here (the tracepoint's static key is
- * patched on every CPU), so the programs of rarer events stay attached: the merges and
- * the requeue act only on entries of the request cache and on requests counted in flight,
- * which there are none of between windows (duty_reset). */
-#define LENS_RQ_PROGS(X) X(lens_rq_complete) X(lens_rq_issue) X(lens_rq_insert) X(lens_getrq) \
-    X(lens_bio_queue)
-enum { RQP_COMPLETE, RQP_ISSUE, RQP_SUBMIT_FIRST = RQP_ISSUE, RQP_N = 5 };
-
-/* One of them, whichever skeleton loaded it: the light one's program fd and the slot of
- * its link fd (the skeleton's own, closed by its destroy), or libbpf's program and link. */
-struct lens_rqprog {
-    int prog_fd;
-    int *link_fd;
-    struct bpf_program *prog;
-    struct bpf_link **link;
-};
-
-struct lens {
-    struct iotriage_lskel *lskel;    /* the light skeleton's, or NULL */
-    struct iotriage_bpf *skel;       /* the normal skeleton's, or NULL */
-    const char *loader;              /* BPFLOAD_NAME_* of the one that loaded */
-    struct lens_map waits_tid, waits_tgid, devprio, submits, wbs;
-    const __u64 *dp_used;            /* .bss lens_dp_used[LENS_MAX_DEVPRIO / 64] */
-    const struct lens_dev_val *devs; /* .bss lens_devs[LENS_MAX_DEVS] */
-    const __u64 *dropped;            /* .bss lens_dropped */
-    double since;
-    bool dirty_on;               /* a page-dirtying tracepoint is attached */
-    int ncpus;                   /* possible CPUs: the copies of a per-CPU map's value */
-    /* Scratch for batch lookups, grown with the most entries a map held (dump_room). */
-    void  *keys, *vals;
-    size_t keys_sz, vals_sz;
-    /* The depth moments of each (device, priority) pair of the last read, for summing
-     * per device. */
-    struct lens_moments *moments;
-    size_t nmoments;
-    /* The duty cycle (lens.h): its thread, and what it shares with the reader under mu. */
-    struct lens_rqprog rqp[RQP_N];
-    struct lens_dev_val *devs_rw;    /* the same table, written while detached */
-    __u64 *marks, *t0;
-    __u32 *issue_seen;
-    int rqs_fd;
-    __u32 rq_sets;                   /* the request cache's sets (lens_rq_sets_for) */
-    void *rqs_zero;                  /* zeros for LENS_RQ_CLEAR sets of the request cache, */
-    __u32 *rqs_keys;                 /* and their keys, for clearing it a block a call */
-    pthread_t duty_thread;
-    bool duty_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;                       /* under mu: lens_close asks the thread to end */
-    bool cycling;                    /* under mu */
-    uint64_t detached_ns;            /* under mu: the request programs' detached time, */
-    uint64_t detached_from;          /* and when the current detachment began (0: attached) */
-};
-
 static double mono_now(void)
 {
     struct timespec ts;
@@ -117,7 +46,7 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint64_t mono_ns(void)
+uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -126,7 +55,7 @@ static uint64_t mono_ns(void)
 
 /* A per-CPU map's value as user space reads it: one copy per possible CPU, each rounded
  * up to 8 bytes. */
-static size_t lens_percpu_size(size_t vsz, int ncpus)
+size_t lens_percpu_size(size_t vsz, int ncpus)
 {
     return ((vsz + 7) & ~(size_t)7) * (size_t)ncpus;
 }
@@ -421,241 +350,6 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
     return 0;
 }
 
-/* ---- The duty cycle (lens.h) ---- */
-
-
-/* Attach one request program (again); 0 or -errno. */
-static int rqp_attach(struct lens_rqprog *p)
-{
-    if (p->link_fd) {
-        if (*p->link_fd > 0 || p->prog_fd <= 0)
-            return 0;
-        int fd = bpf_raw_tracepoint_open(NULL, p->prog_fd);
-        if (fd < 0)
-            return fd;
-        *p->link_fd = fd;
-        return 0;
-    }
-    if (*p->link || !p->prog)
-        return 0;
-    struct bpf_link *k = bpf_program__attach(p->prog);
-    if (!k)
-        return -errno;
-    *p->link = k;
-    return 0;
-}
-
-/* Closing the link's last fd takes the program off its tracepoint. */
-static void rqp_detach(struct lens_rqprog *p)
-{
-    if (p->link_fd) {
-        if (*p->link_fd > 0)
-            close(*p->link_fd);
-        *p->link_fd = 0;
-        return;
-    }
-    bpf_link__destroy(*p->link);
-    *p->link = NULL;
-}
-
-/* Requests issued on every device, as the issue program counts them. */
-static uint64_t rq_issued_sum(const struct lens *l)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < LENS_MAX_DEVS; i++)
-        if (__atomic_load_n(&l->devs[i].key, __ATOMIC_RELAXED))
-            n += __atomic_load_n(&l->devs[i].issued, __ATOMIC_RELAXED);
-    return n;
-}
-
-static bool marks_clear(const struct lens *l)
-{
-    enum { N = sizeof(((struct iotriage_bpf__bss *)0)->lens_marks) / sizeof(__u64) };
-    for (size_t i = 0; i < N; i++)
-        if (__atomic_load_n(&l->marks[i], __ATOMIC_RELAXED))
-            return false;
-    return true;
-}
-
-/* With every request program detached: what a window left is cleared, so that nothing of
- * it reaches the next one. The requests counted in flight and still there (a completion
- * after the drain's end) leave the count; the scheduler's counts are evened (the lens saw
- * only the window's inserts); the marks and the request cache are emptied (an entry left
- * would time a later request of the same address from this window's stamps); and the
- * programs' start (lens_t0) is taken again, so that a request counts in flight only when
- * the next window saw it allocated after both its issue and its completion programs ran
- * (iotriage.bpf.c: lens_t0). The device's rate and first completion start again too. */
-static void duty_reset(struct lens *l)
-{
-    for (size_t i = 0; i < LENS_MAX_DEVS; i++) {
-        struct lens_dev_val *d = &l->devs_rw[i];
-        if (!d->key)
-            continue;
-        d->lost = d->done - d->issued;       /* in flight: issued - done + lost = 0 */
-        memcpy(d->sched_out, d->sched_in, sizeof d->sched_out);
-        d->first_done_ns = 0;
-        d->rate_ns = 0;
-    }
-    memset(l->marks, 0, sizeof(((struct iotriage_bpf__bss *)0)->lens_marks));
-    *l->issue_seen = 0;
-    *l->t0 = 0;
-    for (__u32 at = 0; at < l->rq_sets; at += LENS_RQ_CLEAR) {
-        for (__u32 k = 0; k < LENS_RQ_CLEAR; k++)
-            l->rqs_keys[k] = at + k;
-        __u32 n = LENS_RQ_CLEAR;
-        if (bpf_map_update_batch(l->rqs_fd, l->rqs_keys, l->rqs_zero, &n, NULL) < 0) {
-            for (__u32 k = at; k < at + LENS_RQ_CLEAR; k++) /* kernels without batch ops */
-                bpf_map_update_elem(l->rqs_fd, &k, l->rqs_zero, BPF_ANY);
-        }
-    }
-}
-
-/* The detached time's bookkeeping, at the midpoint of the issue program's attach or
- * detach call (the count of requests the window stands for is that program's). */
-static void duty_mark(struct lens *l, uint64_t t, bool attached)
-{
-    pthread_mutex_lock(&l->mu);
-    if (attached && l->detached_from) {
-        if (t > l->detached_from)
-            l->detached_ns += t - l->detached_from;
-        l->detached_from = 0;
-    } else if (!attached && !l->detached_from) {
-        l->detached_from = t;
-    }
-    pthread_mutex_unlock(&l->mu);
-}
-
-/* A window opens: the completion side first, then the issue, then the rest of the
- * submission side. Returns when the issue program was attached (a midpoint). */
-static uint64_t duty_open(struct lens *l)
-{
-    uint64_t at = 0;
-    for (int i = 0; i < RQP_N; i++) {
-        uint64_t a = mono_ns();
-        int rc = rqp_attach(&l->rqp[i]);
-        if (i == RQP_ISSUE && rc == 0) {
-            at = a + (mono_ns() - a) / 2;
-            duty_mark(l, at, true);
-        }
-    }
-    return at ? at : mono_ns();
-}
-
-/* A window closes: the submission side, the issue last; then the completions of the
- * requests counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks)
- * for up to LENS_DUTY_DRAIN_NS; then the completion side goes and what is left is
- * cleared. Returns when the issue program was detached. */
-static uint64_t duty_close(struct lens *l, uint64_t opened)
-{
-    uint64_t at = 0;
-    for (int i = RQP_N - 1; i >= RQP_SUBMIT_FIRST; i--) {
-        uint64_t a = mono_ns();
-        rqp_detach(&l->rqp[i]);
-        if (i == RQP_ISSUE) {
-            at = a + (mono_ns() - a) / 2;
-            duty_mark(l, at, false);
-        }
-    }
-    /* The window's requests are those allocated from lens_t0 on (bpf_ktime_get_ns:
-     * CLOCK_MONOTONIC), the first completion after its first issue, which a loaded
-     * machine can delay by milliseconds: the time before it counts as not watched. */
-    uint64_t t0 = __atomic_load_n(l->t0, __ATOMIC_RELAXED);
-    if (opened && t0 > opened && t0 < at) {
-        pthread_mutex_lock(&l->mu);
-        l->detached_ns += t0 - opened;
-        pthread_mutex_unlock(&l->mu);
-    }
-    while (!marks_clear(l) && mono_ns() - at < LENS_DUTY_DRAIN_NS)
-        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    for (int i = RQP_SUBMIT_FIRST - 1; i >= 0; i--)
-        rqp_detach(&l->rqp[i]);
-    /* A program run that began before its detachment may still be finishing on another
-     * CPU (the kernel frees the tracepoint's probe list after a grace period, it does not
-     * wait for it): a run takes microseconds. */
-    nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    duty_reset(l);
-    return at;
-}
-
-/* Sleep until CLOCK_MONOTONIC ns `until`; true when lens_close asks the thread to end. */
-static bool duty_sleep(struct lens *l, uint64_t until)
-{
-    struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
-                           .tv_nsec = (long)(until % 1000000000ull) };
-    pthread_mutex_lock(&l->mu);
-    while (!l->stop && mono_ns() < until)
-        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
-    bool stop = l->stop;
-    pthread_mutex_unlock(&l->mu);
-    return stop;
-}
-
-static void duty_set_cycling(struct lens *l, bool on)
-{
-    pthread_mutex_lock(&l->mu);
-    l->cycling = on;
-    pthread_mutex_unlock(&l->mu);
-}
-
-/* The thread: every probe, the machine's request rate; above LENS_TIMED_RATE twice in a
- * row, a window each period from then on, until the windows' rate falls under
- * LENS_DUTY_LOW twice in a row (lens_duty_step decides). The phases run from the lens's
- * start, on their own clock: nothing the user does (the refresh interval, a pause)
- * moves them. */
-static void *duty_main(void *arg)
-{
-    struct lens *l = arg;
-    struct lens_duty_ctl c = { 0 };
-    uint64_t t = mono_ns(), last_t = t, last_n = rq_issued_sum(l);
-    for (;;) {
-        t += lens_duty_phase_ns(&c);
-        if (duty_sleep(l, t))
-            break;
-        if (!c.cycling) {
-            uint64_t now = mono_ns(), n = rq_issued_sum(l);
-            bool start = lens_duty_step(&c, now > last_t ? now - last_t : 0, n - last_n);
-            last_t = now;
-            last_n = n;
-            if (start) {
-                duty_set_cycling(l, true);
-                duty_close(l, 0);
-            }
-            continue;
-        }
-        uint64_t n0 = rq_issued_sum(l);
-        uint64_t a = duty_open(l);
-        if (duty_sleep(l, a + LENS_DUTY_WINDOW_NS))
-            break;
-        uint64_t n1 = rq_issued_sum(l);
-        uint64_t z = duty_close(l, a);
-        if (lens_duty_step(&c, z > a ? z - a : 0, n1 - n0)) {
-            duty_open(l);
-            duty_set_cycling(l, false);
-            last_t = mono_ns();
-            last_n = rq_issued_sum(l);
-        }
-    }
-    return NULL;
-}
-
-/* The thread, unless IOTRIAGE_LENS_DUTY=1 keeps every program attached (an A/B of the
- * duty cycle's cost, bench/lens.sh). Without it (no memory, no thread) the lens runs
- * attached, as it did before the duty cycle. */
-static void duty_start(struct lens *l)
-{
-    const char *e = getenv("IOTRIAGE_LENS_DUTY");
-    if (e && strcmp(e, "1") == 0)
-        return;
-    for (int i = 0; i < RQP_N; i++)
-        if (!l->rqp[i].link_fd && !l->rqp[i].prog)
-            return;                  /* a program not found: it could not be detached */
-    l->rqs_zero = calloc(LENS_RQ_CLEAR, sizeof(struct lens_rq_set));
-    l->rqs_keys = malloc(LENS_RQ_CLEAR * sizeof(*l->rqs_keys));
-    if (!l->rqs_zero || !l->rqs_keys)
-        return;
-    l->duty_started = pthread_create(&l->duty_thread, NULL, duty_main, l) == 0;
-}
-
 int lens_open(struct lens **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -810,7 +504,7 @@ static size_t dump_room(struct lens *l, size_t want, size_t max, size_t ksz, siz
 
 /* Every entry of a map into l->keys/l->vals; returns the count or -errno. Batch calls
  * when the kernel has them (5.6+), else key by key. */
-static long dump_map(struct lens *l, const struct lens_map *map)
+long dump_map(struct lens *l, const struct lens_map *map)
 {
     int fd = map->fd;
     size_t ksz = map->key_size, vsz = map->value_size;
@@ -877,241 +571,8 @@ static long dump_map(struct lens *l, const struct lens_map *map)
     return (long)got;
 }
 
-static int cmp_wait(const void *a, const void *b)
-{
-    pid_t x = ((const struct lens_wait_row *)a)->id, y = ((const struct lens_wait_row *)b)->id;
-    return (x > y) - (x < y);
-}
-
-/* A thread's wait in progress, to be added to its group's row. */
-struct open_wait {
-    pid_t    tgid;
-    uint64_t ns;
-    bool     intr;                   /* slept interruptibly (lens_wait.open_intr) */
-};
-
-static int cmp_open(const void *a, const void *b)
-{
-    pid_t x = ((const struct open_wait *)a)->tgid, y = ((const struct open_wait *)b)->tgid;
-    return (x > y) - (x < y);
-}
-
-/* Rows of a wait map, sorted by id. A wait still open counts up to now: a task blocked
- * for the whole interval must not read as not waiting. With opens (the threads' map),
- * the open waits are also listed there by group, sorted (*nopen of them). */
-static int read_waits(struct lens *l, const struct lens_map *map, uint64_t now,
-                      struct lens_wait_row **rows, size_t *n, bool *full,
-                      struct open_wait **opens, size_t *nopen)
-{
-    long got = dump_map(l, map);
-    if (got < 0)
-        return (int)got;
-    *full = (size_t)got * 10 >= (size_t)map->max_entries * 9;
-    if (got == 0)
-        return 0;
-    struct lens_wait_row *v = calloc((size_t)got, sizeof *v);
-    struct open_wait *o = opens ? calloc((size_t)got, sizeof *o) : NULL;
-    if (!v || (opens && !o)) {
-        free(v);
-        free(o);
-        return -ENOMEM;
-    }
-    size_t no = 0;
-    const __u32 *keys = l->keys;
-    const struct lens_wait *vals = l->vals;
-    for (long i = 0; i < got; i++) {
-        v[i].id = (pid_t)keys[i];
-        v[i].tgid = (pid_t)vals[i].tgid;
-        v[i].wait_ns = vals[i].wait_ns;
-        v[i].waits = vals[i].waits;
-        v[i].intr_ns = vals[i].intr_ns;
-        uint64_t start = vals[i].start_ns;
-        if (start && now > start) {
-            bool intr = vals[i].open_intr != 0;
-            v[i].wait_ns += now - start;
-            if (intr)
-                v[i].intr_ns += now - start;
-            if (o)
-                o[no++] = (struct open_wait){ .tgid = v[i].tgid, .ns = now - start, .intr = intr };
-        }
-    }
-    if (got > 1)
-        qsort(v, (size_t)got, sizeof *v, cmp_wait);
-    *rows = v;
-    *n = (size_t)got;
-    if (opens) {
-        if (no > 1)
-            qsort(o, no, sizeof *o, cmp_open);
-        *opens = o;
-        *nopen = no;
-    }
-    return 0;
-}
-
-/* A group's figure is the sum of its threads' waits: the program adds each finished wait
- * to the group's row, and here the threads' open waits are added too (a group whose
- * threads have only waits in progress gets a row of its own, with no finished wait). */
-static int add_open_waits(struct lens_reading *out, const struct open_wait *o, size_t no)
-{
-    size_t extra = 0;
-    for (size_t i = 0; i < no; i++)
-        if ((i == 0 || o[i].tgid != o[i - 1].tgid) &&
-            !lens_wait_find(out->tgids, out->ntgids, o[i].tgid))
-            extra++;
-    if (extra) {
-        struct lens_wait_row *p = realloc(out->tgids, (out->ntgids + extra) * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        out->tgids = p;
-    }
-    size_t n = out->ntgids;          /* the sorted rows searched below */
-    for (size_t i = 0; i < no; i++) {
-        const struct lens_wait_row *f = lens_wait_find(out->tgids, n, o[i].tgid);
-        struct lens_wait_row *g = f ? out->tgids + (f - out->tgids) : NULL;
-        if (!g) {
-            if (i > 0 && o[i].tgid == o[i - 1].tgid)
-                g = &out->tgids[out->ntgids - 1];
-            else {
-                g = &out->tgids[out->ntgids++];
-                *g = (struct lens_wait_row){ .id = o[i].tgid, .tgid = o[i].tgid };
-            }
-        }
-        g->wait_ns += o[i].ns;
-        if (o[i].intr)
-            g->intr_ns += o[i].ns;
-    }
-    if (out->ntgids > n)
-        qsort(out->tgids, out->ntgids, sizeof *out->tgids, cmp_wait);
-    return 0;
-}
-
-/* The (device, priority) pairs: every slot marked used in lens_dp_used is looked up (a
- * few, where the whole per-CPU array would be ncpus x 1.1 KB a slot), and each CPU's copy
- * is added to its key's row (a key may sit in different slots on different CPUs). */
-static int read_devprio(struct lens *l, struct lens_reading *out)
-{
-    const __u64 *used = l->dp_used;
-    int fd = l->devprio.fd;
-    size_t nslots = 0;
-    for (size_t w = 0; w < LENS_MAX_DEVPRIO / 64; w++)
-        nslots += (size_t)__builtin_popcountll(used[w]);
-    if (nslots == 0)
-        return 0;
-    size_t cap = nslots * (size_t)l->ncpus;
-    size_t stride = (sizeof(struct lens_dp_val) + 7) & ~(size_t)7;
-    size_t vsz = lens_percpu_size(sizeof(struct lens_dp_val), l->ncpus);
-    if (l->vals_sz < vsz) {
-        void *p = realloc(l->vals, vsz);
-        if (!p)
-            return -ENOMEM;
-        l->vals = p;
-        l->vals_sz = vsz;
-    }
-    out->dp = calloc(cap, sizeof *out->dp);
-    struct lens_moments *mm = realloc(l->moments, cap * sizeof *mm);
-    __u64 *keys = calloc(cap, sizeof *keys);
-    if (mm)
-        l->moments = mm;
-    if (!out->dp || !mm || !keys) {
-        free(keys);
-        return -ENOMEM;
-    }
-    size_t n = 0;
-    for (__u32 idx = 0; idx < LENS_MAX_DEVPRIO; idx++) {
-        if (!(used[idx / 64] >> (idx % 64) & 1))
-            continue;
-        if (bpf_map_lookup_elem(fd, &idx, l->vals) < 0) {
-            free(keys);
-            return -errno;
-        }
-        for (int c = 0; c < l->ncpus; c++) {
-            const struct lens_dp_val *v =
-                (const void *)((const char *)l->vals + (size_t)c * stride);
-            if (!v->key)
-                continue;
-            size_t i = 0;
-            while (i < n && keys[i] != v->key)
-                i++;
-            if (i == n) {
-                if (n == cap)
-                    break;
-                keys[n++] = v->key;
-                __u32 dev = (__u32)(v->key >> 16);
-                out->dp[i].major = dev >> 20;
-                out->dp[i].minor = dev & 0xfffff;
-                out->dp[i].prio = (unsigned)(v->key & 0xffff);
-                l->moments[i] = (struct lens_moments){ .dev = dev };
-            }
-            struct lens_devprio *d = &out->dp[i];
-            struct lens_moments *m = &l->moments[i];
-            for (int st = 0; st < LENS_NSTAGES; st++) {
-                d->st[st].count += v->st[st].count;
-                d->st[st].sum_ns += v->st[st].sum_ns;
-                for (int b = 0; b < LENS_HIST; b++)
-                    d->st[st].hist[b] += v->st[st].hist[b];
-            }
-            m->n += v->n;
-            m->sd += v->sd;
-            m->sdd += v->sdd;
-            m->sy += v->sy;
-            m->sdy += v->sdy;
-            m->timed += v->timed;
-        }
-    }
-    free(keys);
-    out->ndp = n;
-    l->nmoments = n;
-    return 0;
-}
-
-/* The devices, from the mapped table; their depth moments are the sums over their
- * priorities (read_devprio). */
-static int read_devs(struct lens *l, struct lens_reading *out)
-{
-    const struct lens_dev_val *v = l->devs;
-    size_t got = 0;
-    for (size_t i = 0; i < LENS_MAX_DEVS; i++)
-        got += v[i].key != 0;
-    if (got == 0)
-        return 0;
-    if (!(out->devs = calloc(got, sizeof *out->devs)))
-        return -ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < LENS_MAX_DEVS && n < got; i++) {
-        __u64 key = v[i].key;
-        if (!key)
-            continue;
-        __u32 dev = (__u32)key;
-        struct lens_devstat *d = &out->devs[n++];
-        d->major = dev >> 20;
-        d->minor = dev & 0xfffff;
-        /* two plain loads, not one instant: a request issued between them can show as
-         * one more in flight */
-        d->done = v[i].done;
-        d->issued = v[i].issued;
-        d->inflight = (int64_t)(d->issued - d->done + v[i].lost);
-        d->untracked = v[i].untracked;
-        memcpy(d->sched_in, v[i].sched_in, sizeof d->sched_in);
-        memcpy(d->sched_out, v[i].sched_out, sizeof d->sched_out);
-        d->min_dev_ns = v[i].min_dev_ns;
-        for (size_t j = 0; j < l->nmoments; j++) {
-            const struct lens_moments *m = &l->moments[j];
-            if (m->dev != dev)
-                continue;
-            d->n += m->n;
-            d->sd += m->sd;
-            d->sdd += m->sdd;
-            d->sy += m->sy;
-            d->sdy += m->sdy;
-            d->timed += m->timed;
-        }
-    }
-    out->ndevs = n;
-    return 0;
-}
-
 /* The sum of a per-CPU (bytes, bios) value's copies (each 8-byte aligned, 16 bytes). */
-static void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_t *bios)
+void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_t *bios)
 {
     size_t vsz = lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
     for (int c = 0; c < l->ncpus; c++) {
@@ -1120,32 +581,6 @@ static void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_
         *bytes += v->bytes;
         *bios += v->bios;
     }
-}
-
-/* Kernel threads' bytes by dirtier (lens_maps.h: struct lens_wb_key). */
-static int read_wbs(struct lens *l, struct lens_reading *out)
-{
-    long got = dump_map(l, &l->wbs);
-    if (got <= 0)
-        return (int)got;
-    if (!(out->wbs = calloc((size_t)got, sizeof *out->wbs)))
-        return -ENOMEM;
-    const struct lens_wb_key *k = l->keys;
-    for (long i = 0; i < got; i++) {
-        struct lens_wb_row *w = &out->wbs[i];
-        w->major = k[i].dev >> 20;
-        w->minor = k[i].dev & 0xfffff;
-        w->tgid = (pid_t)k[i].tgid;
-        w->cgid = k[i].cgid;
-        w->blkcg = k[i].blkcg;
-        memcpy(w->comm, k[i].comm, sizeof(w->comm));
-        w->comm[sizeof(w->comm) - 1] = '\0';
-        percpu_counts(l, i, &w->bytes, &w->bios);
-    }
-    out->nwbs = (size_t)got;
-    if (out->nwbs > 1)
-        qsort(out->wbs, out->nwbs, sizeof *out->wbs, lens_wb_cmp);
-    return 0;
 }
 
 double lens_since(const struct lens *l)
