@@ -49,36 +49,38 @@ BPF_LSKEL   := $(BUILD)/bpf/iotriage.lskel.h
 $(BPF_LSKEL): $(BUILD)/bpf/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name iotriage_lskel > $@.tmp && mv $@.tmp $@
 
-# The task source (src/bpf/kern/tasks.bpf.c, read by src/source/taskiter.c): a second,
+# The task source (src/bpf/kern/taskiter.bpf.c, read by src/source/taskiter.c): a second,
 # small object, so that it loads before the first sample while the lens loads apart.
+# (Its skeletons keep the names tasks_bpf and tasks_lskel, the open-files pass's below
+# files_bpf and files_lskel: tasks.skel.h, files.skel.h and their light ones.)
 TASKS_SKEL  := $(BUILD)/bpf/tasks.skel.h
 
-$(BUILD)/bpf/tasks.bpf.o: src/bpf/kern/tasks.bpf.c include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
+$(BUILD)/bpf/taskiter.bpf.o: src/bpf/kern/taskiter.bpf.c include/bpf/taskiter.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 
-$(TASKS_SKEL): $(BUILD)/bpf/tasks.bpf.o
+$(TASKS_SKEL): $(BUILD)/bpf/taskiter.bpf.o
 	$(BPFTOOL) gen skeleton $< name tasks_bpf > $@.tmp && mv $@.tmp $@
 
 TASKS_LSKEL := $(BUILD)/bpf/tasks.lskel.h
 
-$(TASKS_LSKEL): $(BUILD)/bpf/tasks.bpf.o
+$(TASKS_LSKEL): $(BUILD)/bpf/taskiter.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
 
-# The open-files pass (src/bpf/kern/files.bpf.c, read by src/source/taskiter.c): a third
-# object, loaded when a refresh first asks for every process's open files, not before
+# The open-files pass (src/bpf/kern/taskiter_files.bpf.c, read by src/source/taskiter.c):
+# a third object, loaded when a refresh first asks for every process's open files, not before
 # the first frame as the task iterator is.
 FILES_SKEL  := $(BUILD)/bpf/files.skel.h
 FILES_LSKEL := $(BUILD)/bpf/files.lskel.h
 
-$(BUILD)/bpf/files.bpf.o: src/bpf/kern/files.bpf.c include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
+$(BUILD)/bpf/taskiter_files.bpf.o: src/bpf/kern/taskiter_files.bpf.c include/bpf/taskiter.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 
-$(FILES_SKEL): $(BUILD)/bpf/files.bpf.o
+$(FILES_SKEL): $(BUILD)/bpf/taskiter_files.bpf.o
 	$(BPFTOOL) gen skeleton $< name files_bpf > $@.tmp && mv $@.tmp $@
 
-$(FILES_LSKEL): $(BUILD)/bpf/files.bpf.o
+$(FILES_LSKEL): $(BUILD)/bpf/taskiter_files.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name files_lskel > $@.tmp && mv $@.tmp $@
 
 # Each object again, reading kernel structures through untrusted pointers (kern_types.h:
@@ -86,7 +88,7 @@ $(FILES_LSKEL): $(BUILD)/bpf/files.bpf.o
 # faster: light skeletons under the plain ones' names in $(BUILD)/bpf/cast, which
 # src/source/bpfcast.c alone includes. Tried first; the plain ones where the kernel
 # lacks the kfunc.
-$(BUILD)/bpf/cast/%.bpf.o: src/bpf/kern/%.bpf.c include/bpf/lens_maps.h include/bpf/tasks_rec.h include/bpf/kern_types.h mk/bpf.mk
+$(BUILD)/bpf/cast/%.bpf.o: src/bpf/kern/%.bpf.c include/bpf/taskiter.h include/bpf/kern_types.h mk/bpf.mk
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -DBPF_UNTRUSTED_READS=1 -c -o $@ $<
 
@@ -97,13 +99,13 @@ $(BUILD)/bpf/cast/lens/%.bpf.o: src/bpf/kern/%.bpf.c $(LENS_BPF_H)
 $(BUILD)/bpf/cast/iotriage.bpf.o: $(LENS_BPF:%=$(BUILD)/bpf/cast/lens/%.bpf.o)
 	$(BPFTOOL) gen object $@ $^
 
-$(BUILD)/bpf/cast/tasks.lskel.h: $(BUILD)/bpf/cast/tasks.bpf.o
+$(BUILD)/bpf/cast/tasks.lskel.h: $(BUILD)/bpf/cast/taskiter.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name tasks_lskel > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bpf/cast/iotriage.lskel.h: $(BUILD)/bpf/cast/iotriage.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name iotriage_lskel > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/cast/files.lskel.h: $(BUILD)/bpf/cast/files.bpf.o
+$(BUILD)/bpf/cast/files.lskel.h: $(BUILD)/bpf/cast/taskiter_files.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name files_lskel > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/src/source/bpfcast.o: $(BUILD)/bpf/cast/tasks.lskel.h $(BUILD)/bpf/cast/iotriage.lskel.h \

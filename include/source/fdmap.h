@@ -65,7 +65,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bpf/tasks_rec.h"
+#include "bpf/taskiter.h"
 #include "source/blkstack.h"
 
 #define FDMAP_MAX_DEVS          16     /* devices per process (and per resolution) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/lens.h: the BPF lens (issue #13), iowait per task and the stages of each request
- * per device and priority, measured in the kernel (src/bpf/kern/iotriage.bpf.c).
+ * per device and priority, measured in the kernel (src/bpf/kern/waits.bpf.c,
+ * requests.bpf.c, writeback.bpf.c).
  *
  * lens_open() loads and attaches the BPF program through BTF tracepoints (no tracefs
  * needed), through the light skeleton first, then libbpf's (source/bpfload.h,

@@ -148,7 +148,7 @@ int  procs_open(struct procs_src **out, bool threads, char *err, size_t errlen);
  * Command lines change rarely (exec, a daemon rewriting its argv) and reading one walks
  * the target's memory: each is kept per (id, start time) and read again when the name
  * changes (an exec) or after PROCS_NAMES_REFRESH_S (with the task iterator, it sends
- * them again itself: tasks_rec.h TASKS_CMD_RESEND_NS); the string is shared by the cache
+ * them again itself: bpf/taskiter.h TASKS_CMD_RESEND_NS); the string is shared by the cache
  * and every snapshot holding the task. Kernel threads have none and are not asked. */
 #define PROCS_NAMES_REFRESH_S 10.0
 /* stats (may be NULL) asks taskstats for a chunk of the listed tasks: out[i] for ids[i]

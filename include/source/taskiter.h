@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* source/taskiter.h: every task of the machine in one pass, from a BPF task iterator
- * (src/bpf/kern/tasks.bpf.c, issue #19).
+ * (src/bpf/kern/taskiter.bpf.c, issue #19).
  *
  * Contract
  * - taskiter_open() loads the iterator's small BPF object and attaches it, through the
@@ -19,7 +19,7 @@
  *   whole iterator stays); a kernel found to ignore the filter (records of another
  *   process) is read whole from then on. A pid that is not a thread group leader gets
  *   nothing from its link (the caller reads such from /proc).
- * - taskiter_read() runs the iterator once: one record (include/bpf/tasks_rec.h) per
+ * - taskiter_read() runs the iterator once: one record (include/bpf/taskiter.h) per
  *   task, in ascending tid order (per process when bound), with a process's command line
  *   after its leader's record when the iterator sends one, read a seq_file buffer at a
  *   time (32 KiB, about 100
@@ -40,9 +40,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bpf/tasks_rec.h"
+#include "bpf/taskiter.h"
 
-/* What a record says of its process's command line (tasks_rec.h: Framing). */
+/* What a record says of its process's command line (bpf/taskiter.h: Framing). */
 enum taskiter_cmd {
     TASKITER_CMD_NONE,               /* nothing: as last known (sent before), else /proc */
     TASKITER_CMD_SENT,               /* here: what /proc/PID/cmdline reads now (NULs and all) */
@@ -50,7 +50,7 @@ enum taskiter_cmd {
     TASKITER_CMD_EMPTY,              /* no memory: /proc/PID/cmdline reads empty */
     TASKITER_CMD_LATER,              /* left to the next run (taskiter_read's idle_cmd_later) */
     TASKITER_CMD_KEPT,               /* sent (or found stale) in this period, unmoved since:
-                                      * what the reader took then stands (tasks_rec.h) */
+                                      * what the reader took then stands (bpf/taskiter.h) */
 };
 
 /* One process (or thread) as the records tell it. */
@@ -126,7 +126,7 @@ void taskiter_acc_begin(struct taskiter_acc *a, bool threads, long clk_tck);
  * first run would otherwise grow them by doubling, a copy each (2.5 MB of tasks at 10,000
  * processes). */
 void taskiter_acc_reserve(struct taskiter_acc *a, size_t tasks, size_t text);
-/* Pure: the bytes buf[0, len) of the stream (tasks_rec.h: Framing), from a record's start:
+/* Pure: the bytes buf[0, len) of the stream (bpf/taskiter.h: Framing), from a record's start:
  * takes every whole record and returns the bytes it took; a record cut short at the end
  * is left (handed again with what follows it). -EPROTO: a record that cannot be (a
  * command line longer than TASKS_CMDLINE_MAX, a length without TASKS_REC_CMDLINE), after
@@ -158,8 +158,8 @@ bool taskiter_bound(const struct taskiter *ti);
 const char *taskiter_loader(const struct taskiter *ti);
 void taskiter_close(struct taskiter *ti);
 
-/* The open files of every process at once (files.bpf.c files_dump, iter/task_file): one
- * record per open file of each file table (include/bpf/tasks_rec.h: struct
+/* The open files of every process at once (taskiter_files.bpf.c files_dump, iter/task_file): one
+ * record per open file of each file table (include/bpf/taskiter.h: struct
  * tasks_file_rec), handed to each(ctx, v, n) a read at a time (v valid for the call
  * only), in the kernel's order: ascending tid, then fd. A thread whose file table is its
  * leader's is not visited again (one with a table of its own is: tid != tgid). A process

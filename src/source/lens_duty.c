@@ -79,7 +79,7 @@ static bool marks_clear(const struct lens *l)
  * would time a later request of the same address from this window's stamps); and the
  * programs' start (lens_t0) is taken again, so that a request counts in flight only when
  * the next window saw it allocated after both its issue and its completion programs ran
- * (iotriage.bpf.c: lens_t0). The device's rate and first completion start again too. */
+ * (requests.bpf.c: lens_t0). The device's rate and first completion start again too. */
 static void duty_reset(struct lens *l)
 {
     for (size_t i = 0; i < LENS_MAX_DEVS; i++) {
@@ -137,7 +137,7 @@ static uint64_t duty_open(struct lens *l)
 }
 
 /* A window closes: the submission side, the issue last; then the completions of the
- * requests counted in flight are followed (they are marked, iotriage.bpf.c: lens_marks)
+ * requests counted in flight are followed (they are marked, requests.bpf.c: lens_marks)
  * for up to LENS_DUTY_DRAIN_NS; then the completion side goes and what is left is
  * cleared. Returns when the issue program was detached. */
 static uint64_t duty_close(struct lens *l, uint64_t opened)

@@ -372,7 +372,7 @@ struct taskiter {
     int    prog_fd;                  /* the loaded program, from either */
     int    link_fd;                  /* the iterator's link over every task; -1 none */
     int    files_link_fd;            /* files_dump's link over every open file; -1 none */
-    /* the open-files pass (files.bpf.c), loaded at its first read by the same loader */
+    /* the open-files pass (taskiter_files.bpf.c), loaded at its first read by the same loader */
     struct files_lskel *files_lskel;
     struct files_bpf *files_skel;
     bool   files_tried;              /* its load was tried (once) */

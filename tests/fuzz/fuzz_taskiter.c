@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz the task iterator's stream decoder (taskiter_acc_feed, src/source/taskiter.c): the
  * bytes a read of the BPF task iterator returns, fixed records with a command line after
- * some (include/bpf/tasks_rec.h: Framing). A damaged or cut stream must not be read past
+ * some (include/bpf/taskiter.h: Framing). A damaged or cut stream must not be read past
  * its end nor crash. What must hold: a return of -EPROTO or of a count of bytes taken
  * that is at most len and a whole number of framed records; the same bytes handed in any
  * two pieces (the second with what the first left) give the same tasks; every command

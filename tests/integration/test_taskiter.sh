@@ -17,7 +17,7 @@
 #  Each with both loaders (IOTRIAGE_BPF_LOADER, source/bpfload.h): the light skeleton
 #  where the kernel has in-kernel CO-RE (5.17+) and libbpf's; taskiter_dump says which
 #  loaded, and their records and iotriage's JSON agree.
-#  6. Command lines the iterator sends (tasks_rec.h: Framing) against /proc/PID/cmdline,
+#  6. Command lines the iterator sends (bpf/taskiter.h: Framing) against /proc/PID/cmdline,
 #     byte for byte: spaces inside arguments and an empty one, one just under the
 #     4096-byte cap and one over it (left to /proc), argv overwritten in place
 #     (setproctitle, NUL-padded and running on into the environment), argv moved by

@@ -364,7 +364,7 @@ static void test_no_io_accounting(void **st)
     assert_false(t.io_known);
 }
 
-/* ---- command lines after their records (tasks_rec.h: Framing) ---- */
+/* ---- command lines after their records (bpf/taskiter.h: Framing) ---- */
 
 /* Appends record r and n bytes of command line (with TASKS_REC_CMDLINE when cmd is set)
  * to the stream buf at off, padded as the program pads; returns the new end. */

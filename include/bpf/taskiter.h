@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* tasks_rec.h: the record the task iterator (src/bpf/kern/tasks.bpf.c) writes for each
+/* bpf/taskiter.h: the record the task iterator (src/bpf/kern/taskiter.bpf.c) writes for each
  * task, read by src/source/taskiter.c.
  *
  * Contract: one fixed-size record per task (thread), written whole with bpf_seq_write
@@ -58,7 +58,7 @@
                                      * leader): /proc/PID/cmdline reads empty (the
                                      * reader asks a live thread's: taskiter.h live_tid) */
 #define TASKS_REC_CMD_LATER 0x80u   /* not sent in this run, asked to leave idle leaders'
-                                     * for the next (tasks.bpf.c cmd_idle_later) */
+                                     * for the next (taskiter.bpf.c cmd_idle_later) */
 #define TASKS_REC_CMD_KEPT  0x100u  /* sent (or found stale) in this TASKS_CMD_RESEND_NS
                                      * period, unchanged since as far as the kernel shows */
 
@@ -98,7 +98,7 @@ struct tasks_rec {
 
 #define TASKS_REC_SIZE 312
 
-/* The open-files iterator (files.bpf.c files_dump, iter/task_file): one record per open
+/* The open-files iterator (taskiter_files.bpf.c files_dump, iter/task_file): one record per open
  * file of every thread group (a thread sharing its leader's file table is not visited
  * again), in ascending tgid order then fd order, nothing after it. What a statx of
  * /proc/PID/fd/N and its fdinfo would say, as the kernel keeps it: dev and rdev in the

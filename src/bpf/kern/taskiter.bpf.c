@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* tasks.bpf.c: the task source (issue #19). A BPF task iterator: reading its file runs
+/* taskiter.bpf.c: the task source (issue #19). A BPF task iterator: reading its file runs
  * the program once for every task of the machine, and each run writes one record
- * (include/bpf/tasks_rec.h) with what /proc/PID/stat, the owner of /proc/PID,
+ * (include/bpf/taskiter.h) with what /proc/PID/stat, the owner of /proc/PID,
  * /proc/PID/io, ioprio_get and a taskstats reply would each have said. Built by
  * mk/bpf.mk into its own small object and skeleton (it verifies in milliseconds, apart
  * from the lens); loaded by src/source/taskiter.c.
@@ -17,7 +17,7 @@
  * Two programs, one body. tasks_dump, sleepable (iter.s: kernel 5.18 and later, with
  * bpf_copy_from_user_task), also sends a process's command line after its record the
  * first time this loaded object sees the process and again when the command line moved
- * (tasks_rec.h: Framing), so that user space reads no /proc/PID/cmdline for it. A
+ * (bpf/taskiter.h: Framing), so that user space reads no /proc/PID/cmdline for it. A
  * kernel without sleepable iterators or the helper refuses it; tasks_dump_plain (not
  * loaded unless the loader asks: "?") is the same records without command lines, as
  * before.
@@ -28,7 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "bpf/tasks_rec.h"
+#include "bpf/taskiter.h"
 
 /* ---- The kernel structures read, only the fields used (CO-RE relocates them). ---- */
 typedef struct {
@@ -289,7 +289,7 @@ static __always_inline void fill_rec(struct tasks_rec *r, struct task_struct *t)
 }
 
 /* The bytes of t's command line into o->cmd, as fs/proc/base.c get_mm_cmdline reads
- * them (see tasks_rec.h): returns their number and sets TASKS_REC_CMDLINE (with
+ * them (see bpf/taskiter.h): returns their number and sets TASKS_REC_CMDLINE (with
  * TASKS_REC_CMD_TITLE), or sets TASKS_REC_CMD_STALE and returns 0. Negative: not known
  * yet (an exec under way: env_end not set), nothing to say. */
 static __always_inline long cmdline_of(struct tasks_out *o, struct task_struct *t, struct mm_struct *mm,

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* files.bpf.c: the open-files pass of the task source (issue #19). A BPF iterator over
+/* taskiter_files.bpf.c: the open-files pass of the task source (issue #19). A BPF iterator over
  * every open file of every thread group (iter/task_file): reading its file runs the
- * program once per open file, and each run writes one record (include/bpf/tasks_rec.h:
+ * program once per open file, and each run writes one record (include/bpf/taskiter.h:
  * struct tasks_file_rec) with what fdmap.c would otherwise learn with an open and a
  * getdents64 of /proc/PID/fd and a statx per fd, for each process.
  *
- * An object of its own, apart from tasks.bpf.c's: the task iterator loads before the
+ * An object of its own, apart from taskiter.bpf.c's: the task iterator loads before the
  * first frame, and this one when a refresh first asks for every process's open files
  * (source/taskiter.c: taskiter_files), which the first frame's seldom does (it leaves
  * idle processes' scans to the second; threads mode, or 32 processes that ever did disk
  * I/O, do ask): its load (a loader program, its verification, the CO-RE searches for its
- * four types, the attach target's lookup) is mostly out of the first frame's way. Built by mk/bpf.mk like tasks.bpf.c, read through untrusted pointers
+ * four types, the attach target's lookup) is mostly out of the first frame's way. Built by mk/bpf.mk like taskiter.bpf.c, read through untrusted pointers
  * where the kernel has bpf_rdonly_cast (kern_types.h: UNTRUSTED).
  */
 #include "bpf/kern_types.h"
@@ -18,7 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-#include "bpf/tasks_rec.h"
+#include "bpf/taskiter.h"
 
 /* ---- The kernel structures read, only the fields used (CO-RE relocates them). ---- */
 struct task_struct {
@@ -46,7 +46,7 @@ struct file {
     unsigned int f_mode;
 } __attribute__((preserve_access_index));
 
-/* The iterator's context, without CO-RE (as in tasks.bpf.c: its layout is the
+/* The iterator's context, without CO-RE (as in taskiter.bpf.c: its layout is the
  * iterator's contract, the verifier checks each access by offset). */
 struct seq_file;
 
