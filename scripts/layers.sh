@@ -3,6 +3,7 @@
 # Check the include graph of src/ and include/ against the layer order written in the
 # README's layout section (the line that starts with "Layers, lowest first:"): a file may
 # include headers of its own layer and of the layers below it, never of one above.
+# And no file over 1,000 lines (a .bpf.c over 800): a room too big to live in.
 # Usage: scripts/layers.sh [ROOT]   (ROOT: a checkout; default: this one). Exit 1 on an
 # upward include or a file no layer owns. A top-level file STEM_PART.c (a part of a split
 # STEM.c) belongs to layer STEM.
@@ -48,3 +49,11 @@ END {
     if (!bad) printf "layers: %d files, no upward include (%s)\n", nf, order
     exit bad
 }' "$tmp/hdrs" "$tmp/files"
+# Rooms of a size one can live in (issue #37): no source or header over 1,000 lines, no
+# BPF program file over 800.
+big=$(find src include \( -name '*.c' -o -name '*.h' \) -exec wc -l {} + | awk '
+    $2 == "total" { next }
+    $2 ~ /\.bpf\.c$/ && $1 > 800 { printf "%s has %d lines (a .bpf.c: at most 800)\n", $2, $1; next }
+    $1 > 1000 { printf "%s has %d lines (at most 1,000)\n", $2, $1 }')
+[ -z "$big" ] || { printf 'layers: %s\n' "$big" >&2; exit 1; }
+echo "layers: every file within 1,000 lines (a .bpf.c within 800)"

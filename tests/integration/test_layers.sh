@@ -3,7 +3,7 @@
 # The tree shows the flow: no file includes a header of a layer above its own, in the
 # order the README's layout section writes down (scripts/layers.sh). The check itself must
 # be able to fail: a copy of the tree with one upward include, and one with a file in a
-# folder no layer owns, are refused.
+# folder no layer owns, are refused; and a file over 1,000 lines (a .bpf.c over 800).
 . "$(dirname "$0")/lib.sh"
 out=$("$ROOT/scripts/layers.sh" "$ROOT" 2>&1) || fail "$out"
 ok "$out"
@@ -36,3 +36,15 @@ cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
 printf 'int x;\n' >"$TMP/tree/src/stray_x.c"
 out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "a part of no layer's stem passed: $out"
 ok "a top-level part of a stem no layer owns is refused"
+
+rm -rf "$TMP/tree"; mkdir -p "$TMP/tree"
+cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
+seq 1 1001 | sed 's#.*#/* & */#' >>"$TMP/tree/src/delta.c"
+out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "a file over 1,000 lines passed: $out"
+grep -q 'src/delta.c has [0-9]* lines (at most 1,000)' <<<"$out" || fail "wrong report: $out"
+rm -rf "$TMP/tree"; mkdir -p "$TMP/tree"
+cp -r "$ROOT/src" "$ROOT/include" "$ROOT/README.md" "$TMP/tree/"
+seq 1 801 | sed 's#.*#/* & */#' >>"$(ls "$TMP"/tree/src/bpf/kern/*.bpf.c | head -n 1)"
+out=$("$ROOT/scripts/layers.sh" "$TMP/tree" 2>&1) && fail "a .bpf.c over 800 lines passed: $out"
+grep -q 'bpf.c has [0-9]* lines (a .bpf.c: at most 800)' <<<"$out" || fail "wrong report: $out"
+ok "a file over 1,000 lines, and a .bpf.c over 800, are refused"
