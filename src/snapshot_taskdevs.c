@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "source/blkstack.h"
 #include "source/cgroups.h"
 #include "source/fdmap.h"
 #include "source/taskiter.h"
@@ -157,6 +158,20 @@ double *task_lens_row(struct snapshot *s, struct task_devs *td)
  * files). Open files miss a filesystem with an anonymous st_dev (btrfs, overlayfs), reads
  * through a memory map, and hold a device a process opened but does not use; the lens
  * sees what was submitted. Processes only: the lens counts by thread group. */
+/* Whether devs[top] may be the one stack top of td's paths (task_devs.via_top): none is
+ * named yet, it is the one named, or it sits above the one named (its I/O reaches the
+ * kernel in layers: a reader of dm-1, crypt over dm-0, submits to both, in whichever
+ * order the lens's rows come, and the path starts at the highest: dm-1 -> dm-0 -> nb0). */
+static bool via_top_takes(const struct snapshot *out, const struct task_devs *td, int top)
+{
+    if (!td->via_top || td->via_top == top + 1)
+        return true;
+    const char *p[BLKSTACK_MAX_DEPTH + 2];
+    return td->via_top <= out->ndevs &&
+           blkstack_path(snapshot_dev_stack, out, out->devs[top].ds.name,
+                         out->devs[td->via_top - 1].ds.name, p, BLKSTACK_MAX_DEPTH + 1) > 0;
+}
+
 static void task_devs_lens(const struct sampler *s, struct snapshot *out,
                            const struct task_sample *t, struct task_devs *td)
 {
@@ -188,8 +203,7 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
         }
         td->from_lens |= (uint16_t)(1u << k);
         /* submitted to a stacked device above the disk: the top of its path */
-        if (sub != idx && !out->devs[sub].bd.partition && !(td->via >> k & 1) &&
-            (!td->via_top || td->via_top == sub + 1)) {
+        if (sub != idx && !out->devs[sub].bd.partition && via_top_takes(out, td, sub)) {
             td->via_top = (uint16_t)(sub + 1);
             td->via |= (uint16_t)(1u << k);
         }
@@ -269,7 +283,7 @@ void take_task_devs(struct sampler *s, struct snapshot *out)
             td->from_files |= (uint16_t)(1u << td->n);
             for (unsigned v = 0; v < fd.nvia; v++) {
                 int top = fd.via_disk[v] == fd.devs[k] ? dev_index(out, fd.via_top[v]) : -1;
-                if (top >= 0 && (!td->via_top || td->via_top == top + 1)) {
+                if (top >= 0 && via_top_takes(out, td, top)) {
                     td->via_top = (uint16_t)(top + 1);
                     td->via |= (uint16_t)(1u << td->n);
                 }
