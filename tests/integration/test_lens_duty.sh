@@ -7,9 +7,13 @@
 #    stages.duty below 1;
 #  - over the samples where it ran, the lens's estimate of the requests (stages.requests,
 #    the windows' count scaled by the attached share) agrees with the completions
-#    /proc/diskstats counted over the same intervals ((r_s + w_s) x interval_s) within
-#    25 % (the windows see the device slowed by the lens's own programs, so the estimate
-#    runs a little low; summed over the samples, not one by one);
+#    /proc/diskstats counted over the same intervals ((r_s + w_s) x interval_s): a ratio
+#    of 0.5 to 1.25, summed over the samples, not one by one. The windows see the device
+#    slowed by the lens's own programs, so the estimate runs low: 0.88-0.96 on a quiet
+#    machine, 0.62 in a CI run with the VM lane's guest busy on the other CPU (the
+#    programs' share grows when the loader has less CPU). What the check catches is the
+#    scaling: at a duty of 0.1-0.2 an unscaled count is 0.1-0.2 of the completions, a
+#    doubly scaled one 5-10 times;
 #  - per-priority figures are there (latency_by_prio: a count and a mean), held_now is
 #    null (the lens saw only the windows' inserts), the mean depth at issue is within what
 #    fio keeps in flight;
@@ -96,8 +100,8 @@ check_fast() {
     local sums ratio
     sums=$(jq -s -r '[(map(.req) | add), (map(.ds) | add)] | @tsv' "$out.cyc")
     ratio=$(echo "$sums" | awk '{ printf "%.3f", $1 / $2 }')
-    between "$ratio" 0.75 1.25 ||
-        fail "$label: requests estimated $(echo "$sums" | cut -f1) against $(echo "$sums" | cut -f2) completed per diskstats (ratio $ratio, outside 0.75-1.25): $(tr '\n' ' ' <"$out.cyc")"
+    between "$ratio" 0.5 1.25 ||
+        fail "$label: requests estimated $(echo "$sums" | cut -f1) against $(echo "$sums" | cut -f2) completed per diskstats (ratio $ratio, outside 0.5-1.25): $(tr '\n' ' ' <"$out.cyc")"
     ok "$label: duty cycle on in $n samples (duty $(jq -s -r 'map(.duty) | sort | .[length / 2 | floor]' "$out.cyc") median), requests $(echo "$sums" | cut -f1) estimated against $(echo "$sums" | cut -f2) completed: ratio $ratio"
     jq -s -e 'all(.[]; .prio >= 1)' "$out.cyc" >/dev/null ||
         fail "$label: a cycled sample without a priority's count and mean: $(tr '\n' ' ' <"$out.cyc")"
