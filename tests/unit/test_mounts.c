@@ -315,8 +315,18 @@ static pid_t spawn_deleted_holder(ino_t *ino_a, ino_t *ino_b, dev_t *dev)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        dup2(fa, 3);
-        dup2(fb, 4);
+        /* Exactly two deleted files, at fds 3 and 4, whatever fds the test inherited
+         * (a lock held by flock(1) takes 3, and fa and fb move up): each is copied above
+         * the low numbers first, so that placing one never closes the other. */
+        int ha = fcntl(fa, F_DUPFD, 10), hb = fcntl(fb, F_DUPFD, 10);
+        if (ha < 0 || hb < 0)
+            _exit(1);
+        close(fa);
+        close(fb);
+        dup2(ha, 3);
+        dup2(hb, 4);
+        close(ha);
+        close(hb);
         close(pipefd[0]);
         if (write(pipefd[1], "y", 1) != 1)
             _exit(1);
