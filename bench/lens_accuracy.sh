@@ -7,8 +7,9 @@
 # IOTRIAGE_LENS_DUTY=1 (its request programs always attached). They see the same
 # requests in the same intervals, so their ratio interval by interval is the error of
 # the cycled figures against the lens watching all the time (which itself times a
-# sample of the requests at this rate: sampled timing, lens_maps.h). Per-task waits are
-# not in it: the scheduler programs are never cycled. On the lab disk (slower than the
+# sample of the requests at this rate: sampled timing, lens_maps.h). `iowait`: the fio
+# readers' iowait summed (io_delay_pct from the lens), whose scheduler program is cycled
+# with the request programs. On the lab disk (slower than the
 # threshold) the cycle never engages and nothing changes (test_lens_duty).
 #
 # Usage (root): bench/lens_accuracy.sh [ENGINE] [SAMPLES]   (libaio, 14 one-second samples)
@@ -56,24 +57,25 @@ IOTRIAGE_LENS_DUTY=1 "$IOT" --json -d 1 -n "$SAMPLES" >"$DIR/attached.json" 2>/d
 PIDS+=($!)
 wait
 PIDS=()
-q='.devices[] | select(.name == $d) | .stages | select(. != null) |
+q='. as $s | ([$s.processes[] | select(.comm == "fio" and .io_delay_source == "bpf") |
+   .io_delay_pct] | add) as $w | .devices[] | select(.name == $d) | .stages | select(. != null) |
    [.duty, .sampled, .requests, .device_p50_ms, .device_p99_ms, .total_p50_ms, .total_p99_ms,
-    .device_ms, .depth] | map(. // "") | @tsv'
+    .device_ms, .depth, $w] | map(. // "") | @tsv'
 jq -r --arg d "$NAME" "$q" "$DIR/cycled.json" >"$DIR/c.tsv"
 jq -r --arg d "$NAME" "$q" "$DIR/attached.json" >"$DIR/a.tsv"
 # the intervals where the cycle ran (duty under 0.5), both lenses with figures, past the
 # first two (the cycle's start, the other lens's load)
 paste "$DIR/c.tsv" "$DIR/a.tsv" | awk -F'\t' -v e="$ENGINE" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" '
-    NR > 2 && $1 != "" && $1 < 0.5 && $4 != "" && $13 != "" {
+    NR > 2 && $1 != "" && $1 < 0.5 && $4 != "" && $14 != "" {
         n++
-        for (i = 3; i <= 9; i++) {
-            if ($(i + 9) <= 0 || $i == "") continue
-            r = $i / $(i + 9); c[i]++; s[i] += r; v[i, c[i]] = r
+        for (i = 3; i <= 10; i++) {
+            if ($(i + 10) <= 0 || $i == "") continue
+            r = $i / $(i + 10); c[i]++; s[i] += r; v[i, c[i]] = r
         } }
     END {
-        split("duty sampled requests device_p50 device_p99 total_p50 total_p99 device_mean depth", nm, " ")
+        split("duty sampled requests device_p50 device_p99 total_p50 total_p99 device_mean depth iowait", nm, " ")
         printf "%s, %d intervals with the cycle running (load average %s): the cycled lens / the attached lens, interval by interval\n", e, n, la
-        for (i = 3; i <= 9; i++) {
+        for (i = 3; i <= 10; i++) {
             if (!c[i]) continue
             # median and the middle 80 %
             m = c[i]; for (a = 1; a <= m; a++) w[a] = v[i, a]

@@ -516,6 +516,16 @@ static void lens_rows(const struct lens_reading *a, const struct snapshot *cur, 
     }
 }
 
+/* The share of the interval in which the lens saw waits begin: 1 without the duty
+ * cycle; below it the windows' waits are scaled to the interval (lens_duty, which the
+ * scheduler program shares with the request programs); 0 when no window fell in it:
+ * unknown. */
+static double lens_wait_duty(const struct lens_reading *a, const struct snapshot *cur)
+{
+    double duty = lens_duty(a, &cur->lens);
+    return isnan(duty) ? 1 : duty;
+}
+
 /* The lens's iowait for a task whose delay taskstats cannot give (delay accounting off,
  * or the task forked while it was off). The kernel's blkio delay is this same time
  * (kernel/sched/core.c: delayacct_blkio_start when a task with in_iowait leaves the CPU,
@@ -528,10 +538,17 @@ static void task_lens_delay(const struct lens_reading *a, const struct snapshot 
     const struct lens_wait_row *pr, *cr;
     bool full;
     lens_rows(a, cur, c, &pr, &cr, &full);
+    double duty = lens_wait_duty(a, cur);
+    if (!(duty > 0))
+        return;
     double pct;
     if (cr) {
-        pct = lens_wait_pct(pr, cr, itv_s);
+        pct = lens_wait_pct(pr, cr, itv_s) / duty;
         if (isnan(pct))
+            return;
+        /* A window's waits stand for the interval's: a task in D now whose windows saw
+         * no wait may be in one that began before them (their starts only count). */
+        if (duty < 1 && pct == 0 && c->state == 'D')
             return;
         if (pr && cr->waits > pr->waits)
             r->blkio_avg_ms = (double)(cr->wait_ns - pr->wait_ns) / 1e6 / (double)(cr->waits - pr->waits);
@@ -564,7 +581,9 @@ static void task_uring_wait(const struct lens_reading *a, const struct snapshot 
         /* No row but its wait channel read: asleep since before the lens (snapshot.c),
          * a wait the lens never saw begin; the wait channel says. */
         if (cr || !c->uring_read) {
-            double pct = cr ? lens_wait_intr_pct(pr, cr, itv_s) : full ? (double)NAN : 0;
+            double duty = lens_wait_duty(a, cur);
+            double pct = !(duty > 0) ? (double)NAN
+                       : cr ? lens_wait_intr_pct(pr, cr, itv_s) / duty : full ? (double)NAN : 0;
             if (isnan(pct))
                 return;
             r->uring_wait_pct = num_min(pct, 100.0 * (c->nlwp > 0 ? c->nlwp : 1));

@@ -16,8 +16,10 @@
  *
  * Duty cycle (docs/devices.md "The lens on a fast machine"): while the machine's block
  * requests come faster than LENS_TIMED_RATE a second, a thread (lens_duty.c) attaches the
- * per-request programs (bio submission to completion) only LENS_DUTY_WINDOW_NS of every
- * LENS_DUTY_PERIOD_NS; the scheduler, exit and writeback programs stay attached. A
+ * per-request programs (bio submission to completion) and the scheduler's (the task
+ * waits: those that begin in a window, followed to their end or to the drain's) only
+ * LENS_DUTY_WINDOW_NS of every LENS_DUTY_PERIOD_NS; the exit and writeback programs stay
+ * attached. A
  * request issued inside a window is followed to its completion (the submission side goes
  * first, the completion side once the requests counted in flight have completed, or after
  * LENS_DUTY_DRAIN_NS), then every in-flight mark and request entry left is cleared, so

@@ -263,6 +263,8 @@ static int open_light(struct lens *l, const struct lens_sizes *z, bool cast)
     l->devs_rw = s->bss->lens_devs;
     l->marks = s->bss->lens_marks;
     l->t0 = &s->bss->lens_t0;
+    l->wait_from = &s->bss->lens_wait_from;
+    l->wait_shut = &s->bss->lens_wait_shut;
     l->issue_seen = &s->bss->lens_issue_seen;
     l->dp_used = s->bss->lens_dp_used;
     l->devs = s->bss->lens_devs;
@@ -332,6 +334,8 @@ static int open_libbpf(struct lens *l, const struct lens_sizes *z, char *err, si
             l->devs_rw = skel->bss->lens_devs;
             l->marks = skel->bss->lens_marks;
             l->t0 = &skel->bss->lens_t0;
+            l->wait_from = &skel->bss->lens_wait_from;
+            l->wait_shut = &skel->bss->lens_wait_shut;
             l->issue_seen = &skel->bss->lens_issue_seen;
             l->dp_used = skel->bss->lens_dp_used;
             l->devs = skel->bss->lens_devs;
@@ -362,6 +366,7 @@ int lens_open(struct lens **out, char *err, size_t errlen)
         return -ENOMEM;
     }
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->rd, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -419,6 +424,7 @@ void lens_close(struct lens *l)
     }
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->rd);
     free(l->rqs_zero);
     free(l->rqs_keys);
     iotriage_lskel__destroy(l->lskel);
@@ -588,7 +594,18 @@ double lens_since(const struct lens *l)
     return l->since;
 }
 
+static int lens_read_locked(struct lens *l, struct lens_reading *out);
+
 int lens_read(struct lens *l, struct lens_reading *out)
+{
+    pthread_mutex_lock(&l->rd);
+    int rc = lens_read_locked(l, out);
+    pthread_mutex_unlock(&l->rd);
+    return rc;
+}
+
+/* (l->rd held: the duty cycle neither uses the scratch nor ends open waits meanwhile.) */
+static int lens_read_locked(struct lens *l, struct lens_reading *out)
 {
     memset(out, 0, sizeof *out);
     out->since = l->since;

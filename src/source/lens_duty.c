@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lens_duty.c: the BPF lens's duty cycle (source/lens.h): the thread that attaches and
- * detaches the per-request programs in windows when the machine's request rate is high.
+ * detaches the per-request programs and the scheduler's in windows when the machine's
+ * request rate is high.
  * The loader and the readings are in lens.c. */
 #include <errno.h>
 #include <pthread.h>
@@ -131,6 +132,9 @@ static uint64_t duty_open(struct lens *l)
         if (i == RQP_ISSUE && rc == 0) {
             at = a + (mono_ns() - a) / 2;
             duty_mark(l, at, true);
+            /* Waits start from here (waits.bpf.c): a start from before is stale. */
+            __atomic_store_n(l->wait_from, mono_ns(), __ATOMIC_RELAXED);
+            __atomic_store_n(l->wait_shut, 0, __ATOMIC_RELEASE);
         }
     }
     return at ? at : mono_ns();
@@ -145,6 +149,8 @@ static uint64_t duty_close(struct lens *l, uint64_t opened)
     uint64_t at = 0;
     for (int i = RQP_N - 1; i >= RQP_SUBMIT_FIRST; i--) {
         uint64_t a = mono_ns();
+        if (i == RQP_ISSUE)            /* no wait starts after the window */
+            __atomic_store_n(l->wait_shut, 1, __ATOMIC_RELEASE);
         rqp_detach(&l->rqp[i]);
         if (i == RQP_ISSUE) {
             at = a + (mono_ns() - a) / 2;
@@ -164,11 +170,15 @@ static uint64_t duty_close(struct lens *l, uint64_t opened)
         nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
     for (int i = RQP_SUBMIT_FIRST - 1; i >= 0; i--)
         rqp_detach(&l->rqp[i]);
+    uint64_t gone = mono_ns();
     /* A program run that began before its detachment may still be finishing on another
      * CPU (the kernel frees the tracepoint's probe list after a grace period, it does not
      * wait for it): a run takes microseconds. */
     nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
     duty_reset(l);
+    pthread_mutex_lock(&l->rd);
+    waits_finish(l, gone);
+    pthread_mutex_unlock(&l->rd);
     return at;
 }
 

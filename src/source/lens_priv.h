@@ -35,15 +35,15 @@ struct lens_map {
     __u32 type, key_size, value_size, max_entries;
 };
 
-/* The per-request programs that run for every request, which the duty cycle attaches
- * and detaches (lens.h): the completion first in this table, attached first and detached
- * last. Each attachment or detachment costs 1-4 ms here (the tracepoint's static key is
+/* The programs that run for every request, which the duty cycle attaches and detaches
+ * (lens.h): the scheduler's (a synchronous read switches three times) and the completion
+ * first in this table, attached first and detached last. Each attachment or detachment costs 1-4 ms here (the tracepoint's static key is
  * patched on every CPU), so the programs of rarer events stay attached: the merges and
  * the requeue act only on entries of the request cache and on requests counted in flight,
  * which there are none of between windows (duty_reset). */
-#define LENS_RQ_PROGS(X) X(lens_rq_complete) X(lens_rq_issue) X(lens_rq_insert) X(lens_getrq) \
+#define LENS_RQ_PROGS(X) X(lens_switch) X(lens_rq_complete) X(lens_rq_issue) X(lens_rq_insert) X(lens_getrq) \
     X(lens_bio_queue)
-enum { RQP_COMPLETE, RQP_ISSUE, RQP_SUBMIT_FIRST = RQP_ISSUE, RQP_N = 5 };
+enum { RQP_SWITCH, RQP_COMPLETE, RQP_ISSUE, RQP_SUBMIT_FIRST = RQP_ISSUE, RQP_N = 6 };
 
 /* One of them, whichever skeleton loaded it: the light one's program fd and the slot of
  * its link fd (the skeleton's own, closed by its destroy), or libbpf's program and link. */
@@ -77,6 +77,8 @@ struct lens {
     struct lens_dev_val *devs_rw;    /* the same table, written while detached */
     __u64 *marks, *t0;
     __u32 *issue_seen;
+    __u64 *wait_from;                /* .bss lens_wait_from, lens_wait_shut (waits.bpf.c) */
+    __u32 *wait_shut;
     int rqs_fd;
     __u32 rq_sets;                   /* the request cache's sets (lens_rq_sets_for) */
     void *rqs_zero;                  /* zeros for LENS_RQ_CLEAR sets of the request cache, */
@@ -85,6 +87,9 @@ struct lens {
     bool duty_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    /* The scratch of dump_map and the waits' open entries: held by lens_read and by the
+     * duty cycle while it ends the waits its detachment left open (waits_finish). */
+    pthread_mutex_t rd;
     bool stop;                       /* under mu: lens_close asks the thread to end */
     bool cycling;                    /* under mu */
     uint64_t detached_ns;            /* under mu: the request programs' detached time, */
@@ -106,6 +111,7 @@ int read_waits(struct lens *l, const struct lens_map *map, uint64_t now,
                struct lens_wait_row **rows, size_t *nrows, bool *full,
                struct open_wait **opens, size_t *nopen);
 int add_open_waits(struct lens_reading *out, const struct open_wait *o, size_t no);
+void waits_finish(struct lens *l, uint64_t now);
 
 /* lens_requests.c */
 int read_devprio(struct lens *l, struct lens_reading *out);

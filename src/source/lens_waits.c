@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
+
 #include "lens_priv.h"
 
 static int cmp_wait(const void *a, const void *b)
@@ -115,3 +117,53 @@ int add_open_waits(struct lens_reading *out, const struct open_wait *o, size_t n
     return 0;
 }
 
+
+/* Adds a finished wait of d ns to an entry's sums. */
+static void wait_add(struct lens_wait *w, uint64_t d, bool intr)
+{
+    w->wait_ns += d;
+    w->waits++;
+    if (intr)
+        w->intr_ns += d;
+}
+
+/* The duty cycle has just detached the scheduler program (lens_duty.c): the waits it saw
+ * begin in the window and not end are ended here, at `now`, as the program would have.
+ * A wait is so counted whole when it began in a window, up to the detachment at most
+ * (a window's waits stand for the interval's, lens_duty scaling them), and no start is
+ * left to be read as a wait in progress while nothing watches it end. l->rd held; with
+ * the program detached only lens_exit touches the entries (a deleted one fails the
+ * update, BPF_EXIST). */
+void waits_finish(struct lens *l, uint64_t now)
+{
+    long got = dump_map(l, &l->waits_tid);
+    if (got <= 0)
+        return;
+    uint64_t from = __atomic_load_n(l->wait_from, __ATOMIC_RELAXED);
+    const __u32 *keys = l->keys;
+    struct lens_wait *vals = l->vals;
+    for (long i = 0; i < got; i++) {
+        struct lens_wait w = vals[i];
+        if (!w.start_ns)
+            continue;
+        uint64_t start = w.start_ns;
+        bool intr = w.open_intr != 0;
+        w.start_ns = 0;
+        w.open_intr = 0;
+        bool counts = start >= from && now > start;
+        if (counts)
+            wait_add(&w, now - start, intr);
+        if (bpf_map_update_elem(l->waits_tid.fd, &keys[i], &w, BPF_EXIST) != 0 || !counts)
+            continue;
+        __u32 tgid = w.tgid;
+        struct lens_wait g;
+        if (bpf_map_lookup_elem(l->waits_tgid.fd, &tgid, &g) == 0) {
+            wait_add(&g, now - start, intr);
+            bpf_map_update_elem(l->waits_tgid.fd, &tgid, &g, BPF_EXIST);
+        } else {
+            g = (struct lens_wait){ .tgid = tgid };
+            wait_add(&g, now - start, intr);
+            bpf_map_update_elem(l->waits_tgid.fd, &tgid, &g, BPF_NOEXIST);
+        }
+    }
+}

@@ -17,6 +17,11 @@
 #  - per-priority figures are there (latency_by_prio: a count and a mean), held_now is
 #    null (the lens saw only the windows' inserts), the mean depth at issue is within what
 #    fio keeps in flight;
+#  - the per-task iowait (the scheduler program is cycled with the request programs since
+#    issue #40): a synchronous reader beside the load (fio psync, one thread) reads, over
+#    the cycled samples, the iowait that a run with every program attached
+#    (IOTRIAGE_LENS_DUTY=1) gives it, within 15 points (quiet: 77-82 % against 76-81 %;
+#    unscaled, the windows' waits would read 8-16 %);
 #  - after the load stops, the cycle ends (duty back to 1) and nothing stale is left: no
 #    requests counted, no depth, held_now back to a number;
 #  - with libbpf's loader too (the links are libbpf's, destroyed and made again);
@@ -58,6 +63,11 @@ fast_run() {
         --rw=randread --time_based --runtime="$((secs + 2))" >/dev/null 2>&1 &
     local fio=$!
     BG_PIDS+=("$fio")
+    # the synchronous reader whose iowait is judged: one thread of its own process
+    fio --name=sync --filename="$LOOP" --ioengine=psync --direct=1 --bs=4k --thread \
+        --rw=randread --time_based --runtime="$((secs + 2))" >/dev/null 2>&1 &
+    SYNC=$!
+    BG_PIDS+=("$SYNC")
     # iotriage starts 2 s into fio's run, counted from when fio's job reads (a fixed 2 s
     # from the launch was not always enough to fork it), so that fio ends SECONDS into
     # iotriage's samples and 6 follow
@@ -68,14 +78,16 @@ fast_run() {
     local iot=$!
     BG_PIDS+=("$iot")
     wait "$fio"
+    wait "$SYNC"
     wait "$iot" || fail "iotriage --json failed: $(tail -n 3 "$out.err")"
     jq -e 'select(.lens.on) | .version' "$out" >/dev/null || fail "the lens did not load: $(head -c 300 "$out")"
 }
 
 # The device's samples: interval, completions per diskstats, and the lens's figures.
 dev_rows() {
-    jq -c --arg d "$NAME" '. as $s | .devices[] | select(.name == $d and .stages != null) |
-        { itv: $s.interval_s, ds: ((.r_s + .w_s) * $s.interval_s), req: .stages.requests,
+    jq -c --arg d "$NAME" --argjson p "$SYNC" '. as $s | .devices[] | select(.name == $d and .stages != null) |
+        { itv: $s.interval_s,
+          wait: ([$s.processes[] | select(.pid == $p) | [.io_delay_source, .io_delay_pct]] | first), ds: ((.r_s + .w_s) * $s.interval_s), req: .stages.requests,
           machine: ([$s.devices[] | select(.partition | not) | (.r_s + .w_s) // 0] | add | floor),
           duty: .stages.duty, depth: .stages.depth, held: .stages.held_now,
           prio: [.latency_by_prio | to_entries[] | select(.value.count > 0 and .value.mean_ms != null)] | length }' "$1"
@@ -110,6 +122,14 @@ check_fast() {
     jq -s -e 'all(.[]; .depth == null or (.depth >= 1 and .depth <= 34))' "$out.cyc" >/dev/null ||
         fail "$label: a depth at issue beyond fio's 32 in flight: $(jq -c .depth "$out.cyc" | tr '\n' ' ')"
     ok "$label: per-priority counts and means in every cycled sample, held_now null, depth at issue 1-34"
+    # the synchronous reader's iowait over the cycled samples against the fully timed run's
+    local w
+    w=$(jq -s -r '[.[] | .wait | select(. != null and .[0] == "bpf") | .[1]] | sort |
+        if length == 0 then "none" else .[length / 2 | floor] end' "$out.cyc")
+    [ "$w" != none ] || fail "$label: no iowait of the synchronous reader from the lens in the cycled samples: $(jq -c .wait "$out.cyc" | tr '\n' ' ')"
+    awk -v a="$w" -v b="$FULL_WAIT" 'BEGIN { d = a - b; exit !(d <= 15 && d >= -15) }' ||
+        fail "$label: the synchronous reader's iowait read $w % (median of the cycled samples) against $FULL_WAIT % with every program attached: $(jq -c .wait "$out.cyc" | tr '\n' ' ')"
+    ok "$label: the synchronous reader's iowait $w % (median, cycled) against $FULL_WAIT % fully timed"
     # a recording of it replays as written: the duty, held_now null, the scaled counts
     # (whose buckets still add up to them: replay checks that)
     "$IOT" --json --replay "$out" >"$out.replay" 2>"$out.replay.err" ||
@@ -134,6 +154,17 @@ check_fast() {
         fail "$label: the duty cycle still runs after the load stopped: $(tail -n 4 "$out.rows" | tr '\n' ' ')"
     ok "$label: after the load, duty 1 again and nothing stale ($last)"
 }
+
+# The reference: every program attached, no duty cycle; the synchronous reader's iowait.
+fast_run "$DIR/full.json" 6 IOTRIAGE_LENS_DUTY=1
+FULL_WAIT=$(dev_rows "$DIR/full.json" | jq -s -r '[.[1:][] | .wait | select(. != null and .[0] == "bpf") | .[1]] | sort |
+    if length == 0 then "none" else .[length / 2 | floor] end')
+[ "$FULL_WAIT" != none ] || fail "no iowait of the synchronous reader with every program attached: $(dev_rows "$DIR/full.json" | jq -c .wait | tr '\n' ' ')"
+dev_rows "$DIR/full.json" | jq -s -e 'all(.[]; .duty == null or .duty == 1)' >/dev/null ||
+    fail "IOTRIAGE_LENS_DUTY=1: the duty cycle ran"
+awk -v a="$FULL_WAIT" 'BEGIN { exit !(a >= 30) }' ||
+    fail "the synchronous reader waited only $FULL_WAIT % with every program attached (the premise: most of its time)"
+ok "every program attached: the synchronous reader's iowait $FULL_WAIT % (median)"
 
 fast_run "$DIR/light.json" 10
 check_fast "$DIR/light.json" "tmpfs loop, $(jq -r 'select(.lens.on) | .lens.loader' "$DIR/light.json" | head -n 1) loader"

@@ -639,6 +639,72 @@ static void set_task(struct task_sample *t, pid_t id, char state)
     t->state = state;
 }
 
+/* The duty cycle (lens.h): the waits that began in the windows, scaled by the share of
+ * the interval the scheduler program watched (lens_duty). */
+static void test_delay_from_the_lens_cycled(void **state)
+{
+    (void)state;
+    struct task_sample pt[3], ct[3];
+    set_task(&pt[0], 100, 'S');   /* waited in the windows */
+    set_task(&pt[1], 200, 'S');   /* a row, no wait in the windows, running or asleep */
+    set_task(&pt[2], 300, 'D');   /* a row, no wait in the windows, in D now */
+    memcpy(ct, pt, sizeof(ct));
+    struct snapshot p, c;
+    set_snap(&p, 10.0, pt, 3);
+    set_snap(&c, 12.0, ct, 3);
+    struct lens_wait_row prow[3] = {
+        { .id = 100, .tgid = 100, .wait_ns = 1000000000, .waits = 100, .intr_ns = 100000000 },
+        { .id = 200, .tgid = 200, .wait_ns = 50000000, .waits = 5 },
+        { .id = 300, .tgid = 300, .wait_ns = 70000000, .waits = 7 } };
+    struct lens_wait_row crow[3] = {
+        { .id = 100, .tgid = 100, .wait_ns = 1400000000, .waits = 140, .intr_ns = 150000000 },
+        { .id = 200, .tgid = 200, .wait_ns = 50000000, .waits = 5 },
+        { .id = 300, .tgid = 300, .wait_ns = 70000000, .waits = 7 } };
+    p.lens_on = c.lens_on = true;
+    p.lens.tgids = prow;
+    p.lens.ntgids = 3;
+    c.lens.tgids = crow;
+    c.lens.ntgids = 3;
+    /* 2 s between the readings, 1.5 of them detached: a duty of 0.25 */
+    p.lens.since = c.lens.since = 1.0;
+    p.lens.mono = 10.0;
+    c.lens.mono = 12.0;
+    p.lens.detached_s = 5.0;
+    c.lens.detached_s = 6.5;
+    struct baselines hist = { 0 };
+    struct result r;
+    delta_compute(&p, &c, &hist, &r);
+    assert_int_equal(r.tasks[0].io_delay_source, DELAY_SRC_BPF);
+    /* 0.4 s of waits in 0.5 s watched: 80 %, of which 0.05 s interruptible (io_uring:
+     * 10 %, taken out of IODLY) */
+    assert_near(r.tasks[0].uring_wait_pct, 10.0, 1e-9);
+    assert_near(r.tasks[0].io_delay_pct, 70.0, 1e-9);
+    assert_near(r.tasks[0].blkio_avg_ms, 10.0, 1e-9);           /* a wait's mean: unscaled */
+    assert_int_equal(r.tasks[1].io_delay_source, DELAY_SRC_BPF);
+    assert_near(r.tasks[1].io_delay_pct, 0.0, 0);
+    /* In D now and no wait began in the windows: one may have begun before them. */
+    assert_int_equal(r.tasks[2].io_delay_source, DELAY_SRC_UNKNOWN);
+    assert_nan(r.tasks[2].io_delay_pct);
+    result_free(&r);
+
+    /* No window in the interval: nothing was watched, nothing is known. */
+    c.lens.detached_s = 7.0;
+    delta_compute(&p, &c, &hist, &r);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(r.tasks[i].io_delay_source, DELAY_SRC_UNKNOWN);
+        assert_nan(r.tasks[i].io_delay_pct);
+    }
+    result_free(&r);
+
+    /* Attached throughout (no detached time): as without the duty cycle. */
+    c.lens.detached_s = 5.0;
+    delta_compute(&p, &c, &hist, &r);
+    assert_near(r.tasks[0].io_delay_pct, 17.5, 1e-9);           /* (0.4 - 0.05) s of 2 s */
+    assert_int_equal(r.tasks[2].io_delay_source, DELAY_SRC_BPF);
+    assert_near(r.tasks[2].io_delay_pct, 0.0, 0);
+    result_free(&r);
+}
+
 static void test_delay_from_the_lens(void **state)
 {
     (void)state;
@@ -902,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_duty_controller),
         cmocka_unit_test(test_duty_engages_fast),
         cmocka_unit_test(test_delay_from_the_lens),
+        cmocka_unit_test(test_delay_from_the_lens_cycled),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_devices_from),
         cmocka_unit_test(test_writeback_bps),

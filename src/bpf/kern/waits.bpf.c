@@ -34,6 +34,15 @@ struct {
 } waits_tgid SEC(".maps");
 
 
+/* The duty cycle (source/lens.h): at a high request rate the scheduler program is
+ * attached only in windows, with the request programs. Written by user space through the
+ * mapped .bss: lens_wait_shut is 1 from a window's close to its program's detachment
+ * (the drain: waits end, none starts), and lens_wait_from is the window's opening, before
+ * which a start is stale (a wait that began in an earlier window and ended unseen while
+ * the program was detached). Both 0 without the duty cycle: every wait counts. */
+__u64 lens_wait_from = 0;
+__u32 lens_wait_shut = 0;
+
 /* ---- Per-thread iowait. ----
  * lens_switch runs on every context switch of the machine: it returns on the first tests
  * when neither task is in iowait, before any map access or clock read.
@@ -65,7 +74,7 @@ static __always_inline void wait_end(struct task_struct *task)
     __u64 now = bpf_ktime_get_ns();
     __u64 start = w->start_ns;
     w->start_ns = 0;
-    if (now <= start)
+    if (now <= start || start < lens_wait_from)
         return;
     __u64 d = now - start;
     /* The interruptible part, added only when there is one: a block wait pays a load
@@ -121,7 +130,7 @@ int BPF_PROG(lens_switch, bool preempt, struct task_struct *prev, struct task_st
     if (BPF_CORE_READ_BITFIELD(next, in_iowait))
         wait_end(next);
     /* A preempted task is runnable, not waiting, whatever in_iowait says. */
-    if (preempt || !BPF_CORE_READ_BITFIELD(prev, in_iowait))
+    if (preempt || !BPF_CORE_READ_BITFIELD(prev, in_iowait) || lens_wait_shut)
         return 0;
     __u32 tid = prev->pid;
     if (!tid)
