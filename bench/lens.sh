@@ -10,7 +10,9 @@
 # beside `iotriage -b` (the lens loaded: "on") or `iotriage -b --no-bpf` ("off"). The
 # iotriage process's own refresh is in both and cancels out. Off and on alternate
 # (off on on off ...), ROUNDS runs each, and the medians are compared: the machine is
-# shared and its load moves during a run. Per run: IOPS and the CPU the whole machine
+# shared and its load moves during a run. "paired": the median of each round's change
+# (its on run against its own off run, side by side in time), which a drift of the
+# machine between rounds does not move. Per run: IOPS and the CPU the whole machine
 # spent per I/O (/proc/stat, all CPUs, user+system+irq+softirq+steal).
 #
 # Per context switch: `perf bench sched pipe` pinned to one CPU (two tasks ping-pong
@@ -207,14 +209,17 @@ bench_dev() {
         on_cpu=$(awk '$1 == "on" { print $3 }' "$DIR/runs" | median)
         spread=$(awk '$1 == "off" { if (!n++ || $2 < lo) lo = $2; if ($2 > hi) hi = $2 }
                       END { printf "%.0f-%.0f", lo, hi }' "$DIR/runs")
-        local change ratio
+        local change ratio paired
         change=$(echo "($on_iops / $off_iops - 1) * 100" | bc -l)
         ratio=$(echo "$on_iops / $off_iops" | bc -l)
-        printf '%-12s %-7s %9.0f %9.0f %+7.1f %% %6.3f  %8.0f %8.0f %+7.0f  %-15s %s -> %s\n' \
-            "$DEVNAME" "$engine" "$off_iops" "$on_iops" "$change" "$ratio" "$off_cpu" "$on_cpu" \
+        # each round's on against its own off (the two runs side by side in time: the
+        # machine's drift between rounds cancels), the median of those changes
+        paired=$(awk '{ v[$1] = $2 } NR % 2 == 0 { print (v["on"] / v["off"] - 1) * 100 }' "$DIR/runs" | median)
+        printf '%-12s %-7s %9.0f %9.0f %+7.1f %% %+7.1f %% %6.3f  %8.0f %8.0f %+7.0f  %-15s %s -> %s\n' \
+            "$DEVNAME" "$engine" "$off_iops" "$on_iops" "$change" "$paired" "$ratio" "$off_cpu" "$on_cpu" \
             "$(echo "$on_cpu - $off_cpu" | bc -l)" "$spread" "$la0" "$la1" >>"$DIR/table"
-        printf '| %s, %s | %s x %s s | %.0f | %.0f | %+.1f %% | %.0f | %.0f | %+.0f | %s | %s -> %s |\n' \
-            "$DEVNAME" "$engine" "$ROUNDS" "$SECS" "$off_iops" "$on_iops" "$change" "$off_cpu" \
+        printf '| %s, %s | %s x %s s | %.0f | %.0f | %+.1f %% | %+.1f %% | %.0f | %.0f | %+.0f | %s | %s -> %s |\n' \
+            "$DEVNAME" "$engine" "$ROUNDS" "$SECS" "$off_iops" "$on_iops" "$change" "$paired" "$off_cpu" \
             "$on_cpu" "$(echo "$on_cpu - $off_cpu" | bc -l)" "$spread" "$la0" "$la1" >>"$DIR/md"
     done
 }
@@ -270,7 +275,7 @@ if [ -z "${NO_PIPE:-}" ] && command -v perf >/dev/null && command -v taskset >/d
 fi
 
 echo
-echo "device       engine   IOPS off   IOPS on  change  ratio  CPU/IO off  on  added (ns)  off runs (IOPS) load average"
+echo "device       engine   IOPS off   IOPS on  change  paired  ratio  CPU/IO off  on  added (ns)  off runs (IOPS) load average"
 cat "$DIR/table"
 if [ -s "$DIR/pipe" ]; then
     off=$(awk '$1 == "off" { print $2 }' "$DIR/pipe" | median)
@@ -292,8 +297,8 @@ fi
 echo
 echo "For docs/performance.md (issue #40's figures; $(date -u +%Y-%m-%d), $NCPU CPUs, $(uname -r)):"
 if [ -s "$DIR/md" ]; then
-    echo "| device, engine | runs | IOPS off | IOPS on | change | CPU/IO off (ns) | on | added | off runs | load average |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---|---|"
+    echo "| device, engine | runs | IOPS off | IOPS on | change | paired | CPU/IO off (ns) | on | added | off runs | load average |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
     cat "$DIR/md"
 fi
 if [ -s "$DIR/md.stats" ]; then

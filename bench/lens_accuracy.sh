@@ -3,7 +3,7 @@
 # What the lens's duty cycle costs in accuracy (issue #40; docs/performance.md "Issue
 # #40"): on a loop device over tmpfs read at full rate (fio, ENGINE libaio at iodepth 32
 # or psync with two readers), two iotriage processes run at once, each with its own lens:
-# the default one (the duty cycle watches 100 ms of every 800 ms) and one with
+# the default one (the duty cycle watches 50 ms of every 800 ms) and one with
 # IOTRIAGE_LENS_DUTY=1 (its request programs always attached). They see the same
 # requests in the same intervals, so their ratio interval by interval is the error of
 # the cycled figures against the lens watching all the time (which itself times a

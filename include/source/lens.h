@@ -96,13 +96,13 @@ struct lens_wb_row {
     char     comm[LENS_COMM];        /* the dirtier's name when it dirtied; "" unknown */
 };
 
-/* The duty cycle (above): a window of 100 ms every 800 ms, 1/8 of the time (the choice:
+/* The duty cycle (above): a window of 50 ms every 800 ms, 1/16 of the time (the choice:
  * docs/performance.md "The duty cycle"); the rate that starts it is LENS_TIMED_RATE a
  * second over a probe (LENS_DUTY_PROBE_NS), twice in a row; it stops when the windows'
  * rate falls under LENS_DUTY_LOW twice in a row (hysteresis: a rate near the threshold
  * does not flap). */
 #define LENS_DUTY_PERIOD_NS 800000000ull
-#define LENS_DUTY_WINDOW_NS 100000000ull
+#define LENS_DUTY_WINDOW_NS 50000000ull
 #define LENS_DUTY_DRAIN_NS  200000000ull
 #define LENS_DUTY_LOW       (LENS_TIMED_RATE / 2)
 #define LENS_DUTY_CHECKS    2

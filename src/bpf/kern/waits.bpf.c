@@ -44,7 +44,8 @@ __u64 lens_wait_from = 0;
 __u32 lens_wait_shut = 0;
 
 /* ---- Per-thread iowait. ----
- * lens_switch runs on every context switch of the machine: it returns on the first tests
+ * lens_switch runs on every context switch of the machine (in the duty cycle's windows
+ * only, at a high request rate: lens_duty.c): it returns on the first tests
  * when neither task is in iowait, before any map access or clock read.
  *
  * A wait is also told apart by how the task sleeps (lens_wait.intr_ns): block waits
