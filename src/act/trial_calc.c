@@ -463,14 +463,34 @@ static void subject_text(unsigned classes, char *buf, size_t n)
         }
 }
 
+/* A limit as the grammar reads it back: plain decimals (no exponent, which %g gives
+ * below 1e-4 and past 6 digits), at most 6 after the point, trailing zeros dropped. */
+static void pct_text(double pct, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.6f", pct);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *e = buf + strlen(buf);
+        while (e > dot + 1 && e[-1] == '0')
+            *--e = '\0';
+        if (e == dot + 1)
+            *dot = '\0';
+    }
+    if (strcmp(buf, "-0") == 0)
+        snprintf(buf, n, "0");
+}
+
 static void cond_head(const struct trial_node *nd, char *buf, size_t n)
 {
     char subj[32];
     subject_text(nd->classes, subj, sizeof(subj));
-    if (nd->noise)
+    if (nd->noise) {
         snprintf(buf, n, "%s.%s %s noise", subj, trial_figure_name(nd->fig), op_text(nd->op));
-    else
-        snprintf(buf, n, "%s.%s %s %g%%", subj, trial_figure_name(nd->fig), op_text(nd->op), nd->pct);
+    } else {
+        char num[40];
+        pct_text(nd->pct, num, sizeof(num));
+        snprintf(buf, n, "%s.%s %s %s%%", subj, trial_figure_name(nd->fig), op_text(nd->op), num);
+    }
 }
 
 static void node_text(const struct trial_rule *r, int i, enum trial_node_kind parent, char *buf, size_t n)

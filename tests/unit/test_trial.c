@@ -57,6 +57,23 @@ static void test_rule_default(void **state)
     assert_string_equal(txt, "rt+be.throughput > -10%");
     assert_int_equal(trial_classes_slots(r.n[r.root].classes),
                      trial_class_slots(TRIAL_RT) | trial_class_slots(TRIAL_BE));
+    /* limits written in plain decimals, as the grammar reads them (fuzz_rule found
+     * "total.await <0.000005%" written as 5e-06%, which did not parse back) */
+    static const char *const limits[][2] = {
+        { "total.await <0.000005%", "total.await < 0.000005%" },
+        { "be.p99 > 1000000%", "be.p99 > 1000000%" },
+        { "be.p99 > 123456.5%", "be.p99 > 123456.5%" },
+        { "be.p99 > -0%", "be.p99 > 0%" },
+        { "be.p99 > 0.00000001%", "be.p99 > 0%" },
+    };
+    for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+        assert_int_equal(parse(limits[i][0], &r, err, sizeof(err)), 0);
+        trial_rule_text(&r, txt, sizeof(txt));
+        assert_string_equal(txt, limits[i][1]);
+        assert_int_equal(parse(txt, &r2, err, sizeof(err)), 0);
+        trial_rule_text(&r2, txt2, sizeof(txt2));
+        assert_string_equal(txt, txt2);
+    }
 }
 
 /* "and" binds tighter than "or", as in C and SQL */
