@@ -39,6 +39,7 @@ static void on_trial_signal(int sig)
 struct topts {
     const char *dev, *to, *rule_text;
     long seconds, nr;
+    int progress_fd;                 /* --progress-fd: one line a second and a phase; -1 none */
     bool yes, json, read_only, no_bpf;
     const char *replay;
 };
@@ -61,6 +62,8 @@ static void trial_usage(FILE *f)
             "  --yes              do not ask (without it, asks on the terminal)\n"
             "  --json             the report as one JSON object (docs/trial.md)\n"
             "  --no-bpf           measure without the BPF lens (the device's await)\n"
+            "  --progress-fd N    progress, one line a second and a phase, on descriptor N\n"
+            "                     (docs/trial.md; the screen's t dialog reads it)\n"
             "  --read-only, --replay  refused, saying why: a trial changes a live device\n"
             "\n"
             "Default rule: keep when best-effort or realtime p50 or p99 falls beyond the noise,\n"
@@ -84,7 +87,7 @@ static long num_arg(const char *s, const char *opt, long lo, long hi)
 
 static void parse(int argc, char **argv, struct topts *o)
 {
-    enum { O_SECONDS = 256, O_NR, O_KEEP, O_YES, O_JSON, O_RO, O_REPLAY, O_NO_BPF };
+    enum { O_SECONDS = 256, O_NR, O_KEEP, O_YES, O_JSON, O_RO, O_REPLAY, O_NO_BPF, O_PROGRESS };
     static const struct option longopts[] = {
         { "seconds", required_argument, NULL, O_SECONDS },
         { "nr-requests", required_argument, NULL, O_NR },
@@ -94,12 +97,14 @@ static void parse(int argc, char **argv, struct topts *o)
         { "read-only", no_argument, NULL, O_RO },
         { "replay", required_argument, NULL, O_REPLAY },
         { "no-bpf", no_argument, NULL, O_NO_BPF },
+        { "progress-fd", required_argument, NULL, O_PROGRESS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     memset(o, 0, sizeof(*o));
     o->seconds = TRIAL_SECONDS_DEFAULT;
     o->rule_text = TRIAL_RULE_DEFAULT;
+    o->progress_fd = -1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -112,6 +117,11 @@ static void parse(int argc, char **argv, struct topts *o)
         case O_RO: o->read_only = true; break;
         case O_REPLAY: o->replay = optarg; break;
         case O_NO_BPF: o->no_bpf = true; break;
+        case O_PROGRESS:
+            o->progress_fd = (int)num_arg(optarg, "--progress-fd", 3, 1023);
+            if (fcntl(o->progress_fd, F_GETFD) < 0)
+                refuse("--progress-fd %d: not an open descriptor", o->progress_fd);
+            break;
         case 'h': trial_usage(stdout); exit(0);
         case ':': refuse("option %s needs a value (try --help)", argv[optind - 1]);
         default: refuse("unknown trial option %s (try --help)", argv[optind - 1]);
@@ -257,6 +267,28 @@ static void sleep_to(double deadline)
         ;
 }
 
+/* A line of progress on --progress-fd (docs/trial.md): "PHASE REMAINING TOTAL" for the
+ * phases measured, "PHASE" for the others, "done STATUS DECISION" last. A reader gone
+ * (EPIPE, SIGPIPE ignored) does not stop the trial. */
+static void progress(const struct topts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const struct topts *o, const char *fmt, ...)
+{
+    if (o->progress_fd < 0)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (write(o->progress_fd, line, (size_t)n) < 0)
+        return;                      /* the reader went away: the trial goes on */
+}
+
 /* One refresh; the disk's second into *s. 0, -EINTR on a signal, -ENODEV when the disk is
  * gone or re-registered. */
 static int take_second(struct run *r, double *next, struct trial_second *s)
@@ -315,6 +347,8 @@ static int measure(struct run *r, struct trial_phase *ph, const char *what)
     if (!r->o->json)
         fprintf(stderr, "iotriage trial: measuring %ld s under %s...\n", r->o->seconds, what);
     for (long i = 0; rc == 0 && i < r->o->seconds; i++) {
+        progress(r->o, "%s %ld %ld", ph == &r->after ? "after" : "before",
+                 r->o->seconds - i, r->o->seconds);
         struct trial_second s;
         rc = take_second(r, &next, &s);
         if (rc == 0 && s.secs > 0)
@@ -582,6 +616,28 @@ static void report_json(const struct run *r, const struct trial_rule *rule, cons
     fflush(f);
 }
 
+/* The end of the progress (docs/trial.md): the final state, the changes beyond the noise
+ * of the classes and the device, the reason; "done" follows. */
+static void progress_report(const struct run *r, const struct outcome *oc)
+{
+    const struct topts *o = r->o;
+    if (o->progress_fd < 0)
+        return;
+    progress(o, "final %s %ld", oc->final.sched[0] ? oc->final.sched : "?", oc->final.nr_requests);
+    if (oc->ran) {
+        struct cmp_row rows[96];
+        size_t n = compare_all(&r->before, &r->after, oc->lens, rows, ARRAY_SIZE(rows));
+        for (size_t i = 0; i < n; i++) {
+            const struct trial_diff *d = &rows[i].d;
+            bool cls = !strchr(rows[i].subject, '/') && strcmp(rows[i].subject, "none") != 0;
+            if (cls && d->known && d->dir != 0 && isfinite(d->change_pct))
+                progress(o, "change %s %s %+.0f %s", rows[i].subject, trial_figure_name(rows[i].fig),
+                         d->change_pct, diff_word(d));
+        }
+    }
+    progress(o, "reason %s", oc->reason);
+}
+
 static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t n, const char *fmt, ...)
 {
@@ -705,6 +761,7 @@ int trial_main(int argc, char **argv)
         pid_t waiting = 0;
         if (!o.json)
             fprintf(stderr, "iotriage trial: switching %s to %s...\n", r.disk, o.to);
+        progress(&o, "switching");
         int s = do_switch(&r, &r.orig, o.to, o.nr, &so, &waiting);
         sched_read(NULL, r.disk, &oc.final);
         oc.trial = so.after;
@@ -732,6 +789,7 @@ int trial_main(int argc, char **argv)
         double until = clock_mono() + TRIAL_SETTLE_S;
         if (!o.json)
             fprintf(stderr, "iotriage trial: %g s to settle...\n", TRIAL_SETTLE_S);
+        progress(&o, "settle %g %g", TRIAL_SETTLE_S, TRIAL_SETTLE_S);
         sleep_to(until);
         rc = trial_signal ? -EINTR : measure(&r, &r.after, o.to);
     }
@@ -761,8 +819,10 @@ int trial_main(int argc, char **argv)
         oc.status = 0;
     } else {
         str_copy(oc.decision, "revert", sizeof(oc.decision));
-        if (switched && rc != -ENODEV)
+        if (switched && rc != -ENODEV) {
+            progress(&o, "putting-back");
             put_back(&r, &oc, &g);
+        }
         else if (rc == -ENODEV)
             guard_tell(&g, GUARD_DONE);     /* nothing left to put back */
         else if (!switched && rc != -ETIMEDOUT && !oc.restored) {
@@ -780,6 +840,8 @@ int trial_main(int argc, char **argv)
         report_text(&r, &rule, &oc);
     if (fflush(stdout) != 0 && oc.status == 0)
         oc.status = 1;
+    progress_report(&r, &oc);
+    progress(&o, "done %d %s", oc.status, oc.decision);
     /* the guardian, told, is gone in a moment; one that still works is left to finish */
     for (int i = 0; i < 20 && g.pid > 0; i++) {
         if (waitpid(g.pid, NULL, WNOHANG) != 0)

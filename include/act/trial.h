@@ -210,4 +210,47 @@ void guard_tell(struct guard *g, char what);
 bool guard_should_restore(const struct sched_state *now, const struct sched_state *orig,
                           const char *trial_sched);
 
+/* ---- a trial run by the screen (act/trial_run.c) ----
+ *
+ * The screen's `t` runs `iotriage trial DISK SCHED --yes --json --seconds N
+ * --progress-fd 3` (a re-exec of /proc/self/exe): the checks, the guardian and the
+ * signal handling stay in the command. The child has a process group of its own (no key
+ * of the terminal reaches it) and SIGHUP when the screen dies (PR_SET_PDEATHSIG: the
+ * trial puts the device back). Its progress (docs/trial.md, --progress-fd) arrives on
+ * `fd`, its stderr (a refusal says why there) in a memory file; stdout is discarded. */
+struct trial_run {
+    pid_t  pid;                      /* 0 when none runs */
+    int    fd;                       /* progress, read end; -1 none */
+    int    err_fd;                   /* the child's stderr (a memfd); -1 none */
+    char   disk[BD_NAME_MAX], to[BD_SCHED_MAX];
+    long   seconds;
+    double start_mono, phase_mono;   /* when it started, when the phase line came */
+    char   phase[16];                /* "starting" "before" "switching" "settle" "after"
+                                      * "putting-back" "done" */
+    double remain, total;            /* of the phase, seconds (0 when it has none) */
+    bool   stopping;                 /* SIGINT sent */
+    bool   done;                     /* the "done" line came */
+    int    status;                   /* the command's exit status: 0 kept, 3 put back, 1, 2 */
+    char   decision[16];
+    char   final_sched[BD_SCHED_MAX];
+    long   final_nr;
+    char   changes[8][96];           /* "be p99 -45 lower" */
+    unsigned nchanges;
+    char   reason[1700];
+    char   err[400];                 /* the last line of stderr, when it ended without done */
+    char   buf[4096];                /* a line not yet complete */
+    size_t blen;
+};
+/* Start it. 0, or -errno (nothing started). */
+int  trial_run_start(struct trial_run *t, const char *disk, const char *to, long seconds);
+/* Without blocking: read the progress. 1 when the trial is over (the child reaped), 0
+ * while it runs. */
+int  trial_run_poll(struct trial_run *t);
+/* SIGINT: the trial stops measuring and puts the device back. */
+void trial_run_stop(struct trial_run *t);
+/* SIGINT, then wait for the end (at most max_s; the guardian covers the rest). 1 over. */
+int  trial_run_finish(struct trial_run *t, double max_s);
+/* Pure: one line of progress into *t. */
+void trial_progress_line(struct trial_run *t, const char *line);
+
 #endif

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "act/act.h"
+#include "act/trial.h"
 #include "delta.h"
 #include "tui/view.h"
 #include "verdict.h"
@@ -71,10 +72,14 @@ struct actions {
     char fs_copy[200];               /* copy here before truncating; "" none */
     struct fsfix_job fs_job;         /* an action under way in a child */
     char fs_job_what[160];
+    /* a scheduler trial: the plan (disk, to: above), its seconds, the run in a child */
+    long trial_seconds;
+    struct trial_run trial;
 };
 
 /* The keys; each opens a dialog or says in the message line why it cannot. */
 void actions_sched(struct actions *a, const char *dev);     /* s: on this device */
+void actions_trial(struct actions *a, const char *dev);     /* t: a trial on it */
 void actions_undo(struct actions *a);                        /* u */
 void actions_prio(struct actions *a, size_t task);           /* i: on r->tasks[task] */
 void actions_delayacct(struct actions *a);                   /* A */

@@ -38,6 +38,14 @@ void sched_confirm(struct actions *a, const char *to);
 void sched_finish(struct actions *a, const struct sched_outcome *o);
 void wait_dialog(struct actions *a);
 void sched_do(struct actions *a, bool keep, bool undo);
+/* ... and what the trial's dialog (tui/dialog_trial.c) shares with the switch: the
+ * device of a name in the result, and the processes on a->disk whose verdict changes
+ * from one scheduler to another, as dialog lines (their count) */
+const struct dev_rates *sched_find_dev(const struct result *r, const char *name);
+unsigned sched_list_changed(struct actions *a, const char *from, const char *to);
+/* tui/dialog_trial.c: t (a scheduler trial in a child `iotriage trial`) */
+int  trial_key(struct actions *a, int ch);
+bool trial_poll(struct actions *a);
 
 /* tui/dialog_prio.c: the chooser redrawn after a key, the confirmation, the write */
 void prio_chooser(struct actions *a, unsigned sel);

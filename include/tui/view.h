@@ -53,6 +53,7 @@ enum dialog_kind {
     DLG_PRIO_CONFIRM, DLG_DELAYACCT_CONFIRM, DLG_QUIT_DELAYACCT, DLG_RESULT,
     DLG_SCHED_WAIT,                  /* a switch waits for the device (tui/dialog_sched.c) */
     DLG_SCHED_PICK,                  /* a bio-based device: which disk below it to switch */
+    DLG_TRIAL_MENU, DLG_TRIAL_CONFIRM, DLG_TRIAL_RUN,   /* t (tui/dialog_trial.c) */
     /* space held by a deleted-but-open file: the action, the signal, a typed signal, the
      * confirmations, a typed copy path, the child at work */
     DLG_FS_MENU, DLG_FS_SIGNAL_MENU, DLG_FS_SIGNAL_TYPE, DLG_FS_SIGNAL_CONFIRM,

@@ -8,7 +8,8 @@
  * This file holds what every dialog uses (filling one, the refusals, the keys common to
  * all) and the key dispatch; each dialog is in a file named after the action in act/
  * that it drives: dialog_sched.c (act/sched.c), dialog_prio.c (act/prio.c),
- * dialog_delayacct.c (act/delayacct.c), dialog_fsfix.c (act/fsfix.c, act/fsjob.c).
+ * dialog_delayacct.c (act/delayacct.c), dialog_fsfix.c (act/fsfix.c, act/fsjob.c),
+ * dialog_trial.c (act/trial_run.c).
  * tui/dialog.h lists what they share. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #include "tui/actions.h"
@@ -93,6 +94,11 @@ const char *refusal(const struct actions *a)
                  a->fs_job.kind == FSFIX_SIGNAL ? "the signal" : "the truncate", (int)a->fs_job.child.pid);
         return busy;
     }
+    if (a->trial.pid > 0) {
+        snprintf(busy, sizeof(busy), "the trial of %s on %s is under way (process %d): one change at a time",
+                 a->trial.to, a->trial.disk, (int)a->trial.pid);
+        return busy;
+    }
     if (act_read_only())
         return act_built_read_only() ? "read-only: this iotriage was built read-only and changes nothing"
                                      : "read-only: started with --read-only, iotriage changes nothing";
@@ -113,12 +119,16 @@ void result_dialog(struct actions *a, const char *title, const char *msg, bool o
 
 int actions_wait_fd(const struct actions *a)
 {
-    /* one change at a time (refusal): at most one of the two is under way */
+    /* one change at a time (refusal): at most one of them is under way */
+    if (a->trial.pid > 0)
+        return a->trial.fd;
     return a->job.child.pid > 0 ? a->job.child.fd : a->fs_job.child.pid > 0 ? a->fs_job.child.fd : -1;
 }
 
 bool actions_poll(struct actions *a)
 {
+    if (a->trial.pid > 0)
+        return trial_poll(a);
     if (a->fs_job.child.pid > 0)
         return fs_poll(a);
     if (a->job.child.pid <= 0)
@@ -137,6 +147,17 @@ bool actions_poll(struct actions *a)
 
 void actions_exit_note(struct actions *a, FILE *f)
 {
+    if (a->trial.pid > 0) {
+        /* quitting is Esc: the trial puts the device back before iotriage ends */
+        fprintf(f, "iotriage: stopping the trial of %s on %s (process %d): it puts the device back...\n", a->trial.to,
+                a->trial.disk, (int)a->trial.pid);
+        fflush(f);
+        if (trial_run_finish(&a->trial, TRIAL_SWITCH_WAIT_S + 5.0))
+            fprintf(f, "iotriage: the trial stopped: %s\n", a->trial.done ? a->trial.reason : a->trial.err);
+        else
+            fprintf(f, "iotriage: the trial (process %d) still puts %s back; its guardian finishes it\n",
+                    (int)a->trial.pid, a->trial.disk);
+    }
     if (a->job.child.pid > 0) {
         fprintf(f, "iotriage: the switch of %s to %s was still waiting for the device's requests to complete; "
                    "process %d finishes it alone (see /sys/block/%s/queue/scheduler)\n",
@@ -191,7 +212,7 @@ int actions_key(struct actions *a, int ch)
     struct dialog *g = &a->vw->dlg;
     a->vw->message[0] = '\0';
     if (!a->r && g->kind != DLG_NONE && g->kind != DLG_RESULT && g->kind != DLG_QUIT_DELAYACCT &&
-        g->kind != DLG_SCHED_WAIT && g->kind != DLG_FS_WAIT) {
+        g->kind != DLG_SCHED_WAIT && g->kind != DLG_FS_WAIT && g->kind != DLG_TRIAL_RUN) {
         dlg_close(a);                /* the sampler restarted under it */
         say(a, "nothing changed");
         return 0;
@@ -299,6 +320,8 @@ int actions_key(struct actions *a, int ch)
             delayacct_do(a);
         }
         return 0;
+    case DLG_TRIAL_MENU: case DLG_TRIAL_CONFIRM: case DLG_TRIAL_RUN:
+        return trial_key(a, ch);
     case DLG_FS_MENU: case DLG_FS_SIGNAL_MENU: case DLG_FS_SIGNAL_TYPE: case DLG_FS_SIGNAL_CONFIRM:
     case DLG_FS_TRUNCATE_CONFIRM: case DLG_FS_COPY_PATH: case DLG_FS_WAIT:
         return fs_key(a, ch);

@@ -16,7 +16,7 @@
 
 /* ---- the scheduler switch ---- */
 
-static const struct dev_rates *find_dev(const struct result *r, const char *name)
+const struct dev_rates *sched_find_dev(const struct result *r, const char *name)
 {
     for (size_t i = 0; i < r->ndevs; i++)
         if (strcmp(r->devs[i].dev->ds.name, name) == 0)
@@ -67,7 +67,7 @@ void actions_sched(struct actions *a, const char *dev)
         say(a, "%s", no);
         return;
     }
-    const struct dev_rates *d = find_dev(a->r, dev);
+    const struct dev_rates *d = sched_find_dev(a->r, dev);
     if (!d) {
         say(a, "no device selected: Tab to the devices, pick one, then s");
         return;
@@ -114,7 +114,7 @@ void actions_sched(struct actions *a, const char *dev)
 }
 
 /* Processes on the disk whose verdict the switch would change, as dialog lines. */
-static unsigned list_changed(struct actions *a, const char *from, const char *to)
+unsigned sched_list_changed(struct actions *a, const char *from, const char *to)
 {
     const struct result *r = a->r;
     struct dialog *g = &a->vw->dlg;
@@ -212,12 +212,12 @@ void sched_confirm(struct actions *a, const char *to)
     snprintf(title, sizeof(title), "Switch %s from %s to %s?", a->disk, e->sched, to);
     dlg_open(a, DLG_SCHED_CONFIRM, title);
     struct dialog *g = &a->vw->dlg;
-    stall_warning(a, find_dev(a->r, a->disk));
+    stall_warning(a, sched_find_dev(a->r, a->disk));
     dlg_line(g, "%-12s %s", to, verdict_sched_reads(to));
     dlg_line(g, "%-12s %s (now)", e->sched, verdict_sched_reads(e->sched));
     dlg_line(g, "%s", "");
     dlg_line(g, "Processes with files on %s whose priority verdict changes:", a->disk);
-    if (list_changed(a, e->sched, to) == 0)
+    if (sched_list_changed(a, e->sched, to) == 0)
         dlg_line(g, "  none%s", a->r->cur->tdevs ? "" : " known (no device attribution)");
     dlg_line(g, "%s", "");
     long cur_def = sched_default_nr_requests(e->sched, e->queue_depth);
@@ -410,7 +410,7 @@ void actions_undo(struct actions *a)
     dlg_line(g, "%-12s %s", a->undo_from.sched, verdict_sched_reads(a->undo_from.sched));
     dlg_line(g, "%s", "");
     dlg_line(g, "Processes with files on %s whose priority verdict changes:", a->undo_disk);
-    if (list_changed(a, a->expect.sched, a->undo_from.sched) == 0)
+    if (sched_list_changed(a, a->expect.sched, a->undo_from.sched) == 0)
         dlg_line(g, "  none");
     dlg_keys(g, "y undo   n/Esc cancel");
 }
@@ -429,7 +429,7 @@ void actions_sampled(struct actions *a)
     /* only intervals that began after the write */
     if (r->cur->mono - r->interval_s < m->mono - 0.01)
         return;
-    const struct dev_rates *d = find_dev(r, m->disk);
+    const struct dev_rates *d = sched_find_dev(r, m->disk);
     if (!d || !d->valid || r->cur->mono - m->mono > SWITCH_SHOW_S)
         return;
     double w = r->interval_s;

@@ -456,6 +456,7 @@ static void draw_help(struct view *vw, int h, int w)
         "",
         "Actions (each asks first: y applies, n or Esc writes nothing; --read-only refuses):",
         "  s            switch the I/O scheduler of the selected device (or device view)",
+        "  t            a scheduler trial: measure, switch, measure, keep or put back",
         "  u            undo the last switch (scheduler and nr_requests)",
         "  i            set the I/O priority of the selected process, on all its threads",
         "  A            turn delay accounting (kernel.task_delayacct) on, or back off",
@@ -506,7 +507,7 @@ static void draw_bottom(struct view *vw, int y, int w)
     }
     attrset(color(vw, C_DIM, A_DIM));
     if (vw->mode == MODE_DEVICE || vw->mode == MODE_LATENCY) {
-        const char *sw = vw->replay_total ? "" : "  s scheduler  u undo";
+        const char *sw = vw->replay_total ? "" : "  s scheduler  t trial  u undo";
         putf(y, 0, w, "q quit  Esc back  %s%s", vw->mode == MODE_DEVICE ? "l latency per priority" :
              "Tab/Up/Down priority", sw);
         attrset(A_NORMAL);
@@ -520,7 +521,7 @@ static void draw_bottom(struct view *vw, int y, int w)
         snprintf(keys, sizeof(keys), "q quit  h help  Tab focus  Enter details  i ionice  </> sort: %s%s  o active  "
                  "P threads  / filter  c cgroups  F filesystems", col_table[vw->sort].sort_name, vw->reverse ? " asc" : "");
         put_clip(y, 0, w, vw->focus == FOCUS_DEVICES
-                              ? "q quit  h help  Tab focus  Enter details  s scheduler  u undo  / filter  p pause"
+                              ? "q quit  h help  Tab focus  Enter details  s scheduler  t trial  u undo  / filter  p pause"
                               : keys);
     }
     attrset(A_NORMAL);

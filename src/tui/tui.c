@@ -479,6 +479,15 @@ static bool action_key(struct tui *t, int ch)
         }
         actions_sched(a, focused_dev(t));
         return true;
+    case 't':
+        if (m != MODE_MAIN && m != MODE_DEVICE && m != MODE_LATENCY)
+            return false;
+        if (!focused_dev(t)[0] && !act_read_only() && !replaying(t)) {
+            snprintf(t->vw.message, sizeof(t->vw.message), "t tries a scheduler on a device: Tab to the devices, pick one");
+            return true;
+        }
+        actions_trial(a, focused_dev(t));
+        return true;
     case 'u':
         if (m != MODE_MAIN && m != MODE_DEVICE && m != MODE_LATENCY)
             return false;

@@ -421,6 +421,45 @@ static void test_guard_should_restore(void **state)
     assert_true(guard_should_restore(&now, &orig, "mq-deadline"));
 }
 
+/* The progress the screen reads (act/trial_run.c): phases, the end, and garbage ignored. */
+static void test_progress_lines(void **state)
+{
+    (void)state;
+    struct trial_run t;
+    memset(&t, 0, sizeof(t));
+    trial_progress_line(&t, "before 7 10");
+    assert_string_equal(t.phase, "before");
+    assert_true(t.remain == 7 && t.total == 10);
+    trial_progress_line(&t, "switching");
+    assert_string_equal(t.phase, "switching");
+    assert_true(t.remain == 0 && t.total == 0);
+    trial_progress_line(&t, "settle 2 2");
+    trial_progress_line(&t, "after 3 x");        /* a bad number: no countdown */
+    assert_string_equal(t.phase, "after");
+    assert_true(t.remain == 0);
+    trial_progress_line(&t, "after nan inf");
+    assert_true(t.remain == 0 && t.total == 0);
+    trial_progress_line(&t, "nonsense 1 2");     /* unknown words change nothing */
+    trial_progress_line(&t, "");
+    trial_progress_line(&t, "averyveryverylongword 1 2");
+    assert_string_equal(t.phase, "after");
+    assert_false(t.done);
+    trial_progress_line(&t, "final mq-deadline 128");
+    assert_string_equal(t.final_sched, "mq-deadline");
+    assert_int_equal(t.final_nr, 128);
+    for (int i = 0; i < 12; i++)
+        trial_progress_line(&t, "change be p99 -45 lower");
+    assert_int_equal(t.nchanges, 8);                 /* at most what it holds */
+    assert_string_equal(t.changes[0], "be p99 -45 lower");
+    trial_progress_line(&t, "reason the rule holds; be.p99 < noise");
+    assert_string_equal(t.reason, "the rule holds; be.p99 < noise");
+    trial_progress_line(&t, "done 0 keep");
+    assert_true(t.done);
+    assert_int_equal(t.status, 0);
+    assert_string_equal(t.decision, "keep");
+    assert_string_equal(t.phase, "done");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_default_rule_decides),
         cmocka_unit_test(test_rule_without_lens),
         cmocka_unit_test(test_guard_should_restore),
+        cmocka_unit_test(test_progress_lines),
         cmocka_unit_test_setup_teardown(test_guardian, tree_setup, tree_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
