@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "act/act.h"
 #include "act/trial.h"
 #include "pipeline.h"
+#include "store/store.h"
 #include "source/fdmap.h"
 #include "util.h"
 #include "util/escape.h"
@@ -565,9 +567,8 @@ static void report_text(const struct run *r, const struct trial_rule *rule, cons
     }
 }
 
-static void report_json(const struct run *r, const struct trial_rule *rule, const struct outcome *oc)
+static void report_json(FILE *f, const struct run *r, const struct trial_rule *rule, const struct outcome *oc)
 {
-    FILE *f = stdout;
     fputs("{\"version\":1,", f);
     jstr(f, "device", r->disk, true);
     jstr(f, "scheduler", r->o->to, true);
@@ -702,6 +703,29 @@ static void put_back(struct run *r, struct outcome *oc, struct guard *g)
     }
 }
 
+/* The report appended to the recorder's directory (docs/recording.md, "Trials"):
+ * $IOTRIAGE_RECORD_DIR, else /var/lib/iotriage; "" none. Only when the directory is there
+ * (a machine that records): a trial creates no directory. One write(2) of one line with
+ * O_APPEND: two trials' lines never interleave. A failure is said, the trial stands. */
+static void record_trial(const char *line, size_t len, bool quiet)
+{
+    const char *dir = getenv("IOTRIAGE_RECORD_DIR");
+    if (!dir)
+        dir = STORE_DEFAULT_DIR;
+    if (!dir[0] || access(dir, W_OK | X_OK) < 0)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, TRIAL_RECORD_FILE);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+    ssize_t n = fd < 0 ? -1 : write(fd, line, len);
+    int e = errno;
+    if (fd >= 0 && close(fd) < 0 && n >= 0)
+        n = -1, e = errno;
+    if (n != (ssize_t)len && !quiet)
+        fprintf(stderr, "iotriage trial: %s: %s: the report is not recorded\n", path,
+                n < 0 ? strerror(e) : "short write");
+}
+
 int trial_main(int argc, char **argv)
 {
     struct topts o;
@@ -834,10 +858,22 @@ int trial_main(int argc, char **argv)
         oc.status = oc.ran ? 3 : 1;
     }
     pipeline_close(r.p);
-    if (o.json)
-        report_json(&r, &rule, &oc);
-    else
+    /* the JSON report, one line: on stdout with --json, and in the recorder's directory */
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+    if (m) {
+        report_json(m, &r, &rule, &oc);
+        if (fclose(m) != 0)
+            len = 0;
+    }
+    if (o.json && line)
+        fwrite(line, 1, len, stdout);
+    else if (!o.json)
         report_text(&r, &rule, &oc);
+    if (line && len)
+        record_trial(line, len, o.json);
+    free(line);
     if (fflush(stdout) != 0 && oc.status == 0)
         oc.status = 1;
     progress_report(&r, &oc);

@@ -42,6 +42,7 @@
 #define TRIAL_MIN_CHANGE_PCT  5.0
 #define TRIAL_RULE_MAX        512    /* characters of a rule */
 #define TRIAL_RULE_NODES      32     /* conditions and operators of a rule */
+#define TRIAL_RECORD_FILE     "trials.jsonl"   /* in the recorder's directory: one report a line */
 
 /* Priority slots of a second: rt/0..7, be/0..7, idle, none. */
 #define TRIAL_SLOTS      18

@@ -15,6 +15,7 @@
 . "$ROOT/tests/lab/lab.sh"
 need fio
 need ionice
+need jq
 [ "$(id -u)" = 0 ] || skip "needs root (a scheduler switch)"
 SOCK=iotriage-trial-$$
 . "$(dirname "$0")/lib_tmux.sh"
@@ -33,6 +34,9 @@ TO=mq-deadline
 sched_offered "$LAB_NAME" "$TO" || fail "$LAB_NAME does not offer $TO: $(cat "$Q/scheduler")"
 idx_of() { tr -d '[]' <"$Q/scheduler" | tr ' ' '\n' | grep -n -x "$1" | cut -d: -f1 | awk '{print $1 - 1}'; }
 reset_none
+# the recorder's directory, where each trial's report is appended (docs/recording.md)
+REC=$TMP/rec
+mkdir -m 0750 "$REC"
 
 bg ionice -c3 fio --name=idle --filename="$LAB_DEV" --direct=1 --rw=randread --bs=4k --ioengine=psync \
     --runtime=300 --time_based --output=/dev/null
@@ -40,7 +44,7 @@ bg ionice -c2 -n4 fio --name=be --filename="$LAB_DEV" --direct=1 --rw=randread -
     --runtime=300 --time_based --output=/dev/null
 
 start_ui() {  # start_ui [OPTIONS]: the screen on the lab disk
-    local cmd="$IOT -d 0.5 $*; echo EXITED \$?; sleep 60"
+    local cmd="IOTRIAGE_RECORD_DIR=$REC $IOT -d 0.5 $*; echo EXITED \$?; sleep 60"
     if T has-session -t ui 2>/dev/null; then
         T respawn-pane -k -t ui "$cmd"
     else
@@ -110,6 +114,19 @@ fi
 decision=$(screen | grep -Eo 'decision: [a-z]+' | head -1)
 T send-keys -t ui x
 ok "a 3 s trial runs to its $decision, the disk as it says"
+
+# 3b. Both trials are in the recorder's directory, one JSON report a line: the one Esc
+#     stopped, then the 3 s one, with the decision the screen showed.
+F=$REC/trials.jsonl
+[ -f "$F" ] || fail "no $F after two trials"
+[ "$(wc -l <"$F")" = 2 ] || { cat "$F"; fail "$F holds $(wc -l <"$F") lines, not 2"; }
+jq -e . "$F" >/dev/null || fail "$F: not JSON lines"
+[ "$(sed -n 1p "$F" | jq -r '.reason | test("interrupted by Interrupt")')" = true ] ||
+    fail "first record: $(sed -n 1p "$F" | jq -c '{decision, reason}')"
+[ "$(sed -n 2p "$F" | jq -r '"decision: " + .decision + " " + .device + " " + (.seconds|tostring)')" = \
+  "$decision $LAB_NAME 3" ] || fail "second record: $(sed -n 2p "$F" | jq -c '{decision, device, seconds}')"
+[ "$(stat -c %a "$F")" = 640 ] || fail "$F mode $(stat -c %a "$F"), not 640"
+ok "both trials recorded in $F (the interrupted one, then the $decision), mode 0640"
 
 # 4. kill -9 of the screen mid-trial: the trial puts the disk back.
 # A 30 s trial: killed in its phase after the switch, it would go on for far longer than
