@@ -27,7 +27,7 @@ vda_before=$(cat /sys/block/vda/queue/scheduler /sys/block/vda/queue/nr_requests
 sched_now() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$Q/scheduler"; }
 depth=$(cat "/sys/block/$LAB_NAME/mq/0/nr_tags")
 NR=$((depth / 2))
-reset_none() { echo none >"$Q/scheduler" && echo "$NR" >"$Q/nr_requests" || fail "cannot set none/$NR"; }
+reset_none() { { echo none >"$Q/scheduler" && echo "$NR" >"$Q/nr_requests"; } || fail "cannot set none/$NR"; }
 is_back() { [ "$(sched_now)/$(cat "$Q/nr_requests")" = "none/$NR" ]; }
 state() { echo "$(cat "$Q/scheduler"), nr_requests $(cat "$Q/nr_requests") (want [none], $NR)"; }
 TO=mq-deadline
