@@ -33,6 +33,11 @@ void menu_move(struct dialog *g, int ch);
 bool confirm_ok(struct actions *a);
 
 /* tui/dialog_sched.c: the steps of a switch that actions_key and actions_poll take */
+/* The menu of the schedulers `disk` offers, as dialog `kind` titled `title`, the one in
+ * use marked and chosen (at_current) or the first other one; NULL, said why ("no I/O
+ * scheduler to VERB"), when the disk has none. The caller adds the keys. */
+struct dialog *sched_list_open(struct actions *a, const char *disk, enum dialog_kind kind, const char *verb,
+                               const char *title, bool at_current);
 void sched_menu_below(struct actions *a, const char *disk);
 void sched_confirm(struct actions *a, const char *to);
 void sched_finish(struct actions *a, const struct sched_outcome *o);

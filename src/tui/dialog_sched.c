@@ -24,20 +24,17 @@ const struct dev_rates *sched_find_dev(const struct result *r, const char *name)
     return NULL;
 }
 
-/* The scheduler menu of whole disk `disk`; why: what the title adds after its name
- * ("" none). */
-static void sched_menu(struct actions *a, const char *disk, const char *why)
+struct dialog *sched_list_open(struct actions *a, const char *disk, enum dialog_kind kind, const char *verb,
+                               const char *title, bool at_current)
 {
     str_copy(a->disk, disk, sizeof(a->disk));
     int rc = sched_read(a->sys_root, a->disk, &a->expect);
     if (rc < 0 || a->expect.nsched == 0) {
-        say(a, "%s has no I/O scheduler to switch%s%s", a->disk, rc < 0 ? ": " : " (bio-based device)",
+        say(a, "%s has no I/O scheduler to %s%s%s", a->disk, verb, rc < 0 ? ": " : " (bio-based device)",
             rc < 0 ? strerror(-rc) : "");
-        return;
+        return NULL;
     }
-    char title[200];
-    snprintf(title, sizeof(title), "I/O scheduler of %s%s", a->disk, why);
-    dlg_open(a, DLG_SCHED_MENU, title);
+    dlg_open(a, kind, title);
     struct dialog *g = &a->vw->dlg;
     dlg_line(g, "now: %s, nr_requests %ld", a->expect.sched[0] ? a->expect.sched : "?", a->expect.nr_requests);
     dlg_line(g, "%s", "");
@@ -45,11 +42,22 @@ static void sched_menu(struct actions *a, const char *disk, const char *why)
     for (unsigned i = 0; i < a->expect.nsched; i++) {
         bool cur = strcmp(a->expect.list[i], a->expect.sched) == 0;
         dlg_line(g, "%-12s %s%s", a->expect.list[i], verdict_sched_reads(a->expect.list[i]), cur ? "  [current]" : "");
-        if (cur)
+        if (at_current ? cur : !cur && g->sel == 0 && strcmp(a->expect.list[0], a->expect.sched) == 0)
             g->sel = i;
     }
     g->nitems = a->expect.nsched;
-    dlg_keys(g, "Up/Down choose   Enter review the switch   Esc cancel");
+    return g;
+}
+
+/* The scheduler menu of whole disk `disk`; why: what the title adds after its name
+ * ("" none). */
+static void sched_menu(struct actions *a, const char *disk, const char *why)
+{
+    char title[200];
+    snprintf(title, sizeof(title), "I/O scheduler of %s%s", disk, why);
+    struct dialog *g = sched_list_open(a, disk, DLG_SCHED_MENU, "switch", title, true);
+    if (g)
+        dlg_keys(g, "Up/Down choose   Enter review the switch   Esc cancel");
 }
 
 /* The menu of the disk chosen below a bio-based device. */

@@ -16,28 +16,12 @@
 
 static void trial_menu(struct actions *a, const char *disk, const char *why)
 {
-    str_copy(a->disk, disk, sizeof(a->disk));
-    int rc = sched_read(a->sys_root, a->disk, &a->expect);
-    if (rc < 0 || a->expect.nsched == 0) {
-        say(a, "%s has no I/O scheduler to try%s%s", a->disk, rc < 0 ? ": " : " (bio-based device)",
-            rc < 0 ? strerror(-rc) : "");
-        return;
-    }
     char title[200];
-    snprintf(title, sizeof(title), "Trial of a scheduler on %s%s: which one?", a->disk, why);
-    dlg_open(a, DLG_TRIAL_MENU, title);
-    struct dialog *g = &a->vw->dlg;
-    dlg_line(g, "now: %s, nr_requests %ld", a->expect.sched[0] ? a->expect.sched : "?", a->expect.nr_requests);
-    dlg_line(g, "%s", "");
-    g->first_item = g->nlines;
-    for (unsigned i = 0; i < a->expect.nsched; i++) {
-        bool cur = strcmp(a->expect.list[i], a->expect.sched) == 0;
-        dlg_line(g, "%-12s %s%s", a->expect.list[i], verdict_sched_reads(a->expect.list[i]), cur ? "  [current]" : "");
-        if (!cur && g->sel == 0 && strcmp(a->expect.list[0], a->expect.sched) == 0)
-            g->sel = i;
-    }
-    g->nitems = a->expect.nsched;
-    dlg_keys(g, "Up/Down choose   Enter the plan   Esc cancel");
+    snprintf(title, sizeof(title), "Trial of a scheduler on %s%s: which one?", disk, why);
+    /* (the first scheduler not in use chosen: a trial of the current one is refused) */
+    struct dialog *g = sched_list_open(a, disk, DLG_TRIAL_MENU, "try", title, false);
+    if (g)
+        dlg_keys(g, "Up/Down choose   Enter the plan   Esc cancel");
 }
 
 void actions_trial(struct actions *a, const char *dev)
