@@ -10,6 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }
 ok()   { echo "ok: $*"; }
 BG_PIDS=()
+FIO_PIDS=()
 CLEANUP=()
 bg() { "$@" & BG=$!; BG_PIDS+=("$BG"); }
 on_exit() {
@@ -63,7 +64,13 @@ fio_read() {
     FIO_DEV=$dev
     bg ${FIO_PRE:-} fio --name="$name" --filename="$dev" --direct=1 --bs=4k --rw=randread --time_based \
         --runtime="$secs" --eta=never --output-format=json --output="/tmp/$name.json" "$@"
+    FIO_PIDS+=("$BG")
 }
+# readers_stop: end the fio readers started with fio_read (SIGINT: each still writes its
+# results) and wait for them; fio_iops NAME: that reader's read IOPS (fio puts its
+# "terminating on signal" line ahead of the JSON in its output file).
+readers_stop() { kill -INT $(pidof fio) 2>/dev/null; wait "${FIO_PIDS[@]}" 2>/dev/null; FIO_PIDS=(); }
+fio_iops() { sed -n '/^{/,$p' "/tmp/$1.json" | jq '.jobs[0].read.iops | round'; }
 # users DEV N: N fio processes hold DEV open (fio's jobs are forked late).
 users() {
     # One ls a fio process: a readlink a descriptor of every process is seconds under TCG.
@@ -78,7 +85,10 @@ users() {
 # (the lens loaded: seconds under TCG), wait until USERS fio processes hold $FIO_DEV
 # open, and keep in /tmp/TAG.json the first sample wholly after that; with SAMPLES=N,
 # that one and the N-1 after it in /tmp/TAG.more (a verdict that a loaded TCG guest's
-# timing can miss in one 1.5 s sample is looked for in two).
+# timing can miss in one 1.5 s sample is looked for in two). Then the readers are
+# stopped (readers_stop; KEEP_READERS=1: the caller does it): their SECONDS are an upper
+# bound, long enough to outlast the samples however slow the guest (a fixed 5 s run
+# ended before the sample judged in a loaded CI guest, which then had no reader).
 sample_during() {
     local tag=$1 want=$2 iot n; shift 2
     $IOT --json -d 1.5 -n 40 >"/tmp/$tag.all" 2>"/tmp/$tag.err" &
@@ -89,6 +99,7 @@ sample_during() {
     n=$(($(wc -l <"/tmp/$tag.all") + 2))
     local last=$((n + ${SAMPLES:-1} - 1))
     wait_until 30 eval '[ "$(wc -l <"/tmp/$tag.all")" -ge "$last" ]' || { kill "$iot"; fail "$tag: no sample $last"; }
+    [ -n "${KEEP_READERS:-}" ] || readers_stop
     kill "$iot"; wait "$iot" 2>/dev/null
     sed -n "${n}p" "/tmp/$tag.all" >"/tmp/$tag.json"
     sed -n "${n},${last}p" "/tmp/$tag.all" >"/tmp/$tag.more"

@@ -9,7 +9,7 @@
 scsi_debug dev_size_mb=64 max_queue=4 delay=1 || fail "scsi_debug did not make a disk"
 D=/dev/$SD MM=$(cat "/sys/block/$SD/dev")
 cg_make iot-a iot-b
-readers_a() { FIO_PRE="cgin iot-a" fio_read a "$D" 5 --ioengine=psync --numjobs=2 --group_reporting; }
+readers_a() { FIO_PRE="cgin iot-a" fio_read a "$D" 60 --ioengine=psync --numjobs=2 --group_reporting; }
 
 # 1. io.weight under mq-deadline without io.cost: read by nobody.
 echo "default 500" >"$CG/iot-a/io.weight" || fail "io.weight"
@@ -37,18 +37,18 @@ echo "default 800" >"$CG/iot-a/io.bfq.weight" && echo "default 100" >"$CG/iot-b/
     fail "io.bfq.weight"
 both() {
     readers_a
-    FIO_PRE="cgin iot-b" fio_read b "$D" 5 --ioengine=psync --numjobs=2 --group_reporting
+    FIO_PRE="cgin iot-b" fio_read b "$D" 60 --ioengine=psync --numjobs=2 --group_reporting
 }
 sample_during bfq 4 both
 wait
-A=$(jq '.jobs[0].read.iops | round' /tmp/a.json) B=$(jq '.jobs[0].read.iops | round' /tmp/b.json)
+A=$(fio_iops a) B=$(fio_iops b)
 # (Under TCG the shares come out at 2-3:1, not 8:1: a reader's think time between two
 # reads is long against the disk's, and bfq serves b when a has nothing queued. The
 # bound is half-way between an even split and that: seen 102:46 in a loaded run.)
 [ "$B" -gt 0 ] && [ $((A * 2)) -gt $((B * 3)) ] || fail "bfq weights 800:100, yet IOPS $A:$B"
 ra=$(jq '[.cgroups[] | select(.path == "/iot-a") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
 rb=$(jq '[.cgroups[] | select(.path == "/iot-b") | .io_stat[] | select(.device == "'"$SD"'") | .riops][0] // 0' /tmp/bfq.json)
-# (one 1.5 s sample of io.stat: the heavier weight ahead, not the ratio fio's 5 s give;
+# (one 1.5 s sample of io.stat: the heavier weight ahead, not the ratio fio's whole run gives;
 # a loaded run read 290:230 there while fio had 308:141)
 awk -v a="$ra" -v b="$rb" 'BEGIN { exit !(b > 0 && a > b) }' || fail "iotriage's io.stat riops a $ra, b $rb (fio $A:$B)"
 c=$(cg_codes /tmp/bfq.json /iot-a)
@@ -58,7 +58,7 @@ ok "bfq weights 800:100: fio $A:$B IOPS, iotriage's riops $ra:$rb, no cgroup-wei
 # 4. io.max: a reader held at 40 reads a second waits in the throttle, not the device.
 set_sched "$SD" mq-deadline
 echo "$MM riops=40" >"$CG/iot-a/io.max" || fail "io.max"
-readers_one() { FIO_PRE="cgin iot-a" fio_read a "$D" 6 --ioengine=psync; }
+readers_one() { FIO_PRE="cgin iot-a" fio_read a "$D" 60 --ioengine=psync; }
 SAMPLES=2 sample_during limit 1 readers_one
 wait
 # in either of the two samples after the reader started (a loaded guest's reader fell to
@@ -73,10 +73,10 @@ ok "io.max riops=40: cgroup-at-limit"
 # wait is iowait on 6.1.39 and later, and its wait channel is io_uring's.
 for eng in libaio io_uring; do
     fio --enghelp 2>/dev/null | grep -qx "[[:space:]]*$eng" || { echo "# fio has no $eng: not tried"; continue; }
-    readers_async() { FIO_PRE="cgin iot-a" fio_read a "$D" 5 --ioengine="$eng" --iodepth=16; }
-    sample_during "limit-$eng" 1 readers_async
+    readers_async() { FIO_PRE="cgin iot-a" fio_read a "$D" 60 --ioengine="$eng" --iodepth=16; }
+    KEEP_READERS=1 sample_during "limit-$eng" 1 readers_async
     wchans=$(for p in $(cat "$CG/iot-a/cgroup.procs"); do printf '%s:%s ' "$(cat /proc/$p/stat | cut -d' ' -f3)" "$(cat /proc/$p/wchan)"; done)
-    wait
+    readers_stop
     w=$(jq -c '.cgroups[] | select(.path == "/iot-a") | .warnings[] | select(.code == "cgroup-at-limit")' "/tmp/limit-$eng.json")
     [ -n "$w" ] || fail "$eng held at riops=40: no cgroup-at-limit; codes '$(cg_codes "/tmp/limit-$eng.json" /iot-a)'; wait channels now: $wchans; $(jq -c '.cgroups[] | select(.path == "/iot-a") | [.io_stat, .io_pressure, .settings.io_max]' "/tmp/limit-$eng.json")"
     if [ "$eng" = libaio ]; then

@@ -25,8 +25,8 @@ facts() {
 }
 
 spread() {
-    fio_read s0 "$D" 5 --ioengine=libaio --iodepth=5 --cpus_allowed=0
-    fio_read s1 "$D" 5 --ioengine=libaio --iodepth=5 --cpus_allowed=1
+    fio_read s0 "$D" 60 --ioengine=libaio --iodepth=5 --cpus_allowed=0
+    fio_read s1 "$D" 60 --ioengine=libaio --iodepth=5 --cpus_allowed=1
 }
 sample_during spread 2 spread
 wait || true
@@ -40,8 +40,8 @@ awk -v t="$tag" -v r="$reqs" 'BEGIN { exit !(r >= 20 && t < 1) }' ||
 ok "spread: aqu-sz $aqu over 2 queues of 8, tag wait $tag ms: no lottery ($codes)"
 
 one() {
-    fio_read a "$D" 9 --ioengine=psync --cpus_allowed=0
-    FIO_PRE="ionice -c3" fio_read b "$D" 9 --ioengine=libaio --iodepth=32 --cpus_allowed=0
+    fio_read a "$D" 60 --ioengine=psync --cpus_allowed=0
+    FIO_PRE="ionice -c3" fio_read b "$D" 60 --ioengine=libaio --iodepth=32 --cpus_allowed=0
 }
 SAMPLES=4 sample_during one 2 one
 wait || true

@@ -13,7 +13,7 @@ echo 64 >"/sys/block/$SD/queue/nr_requests"
 role() { jq -r --arg j "$2" '[.processes[] | select(.comm == "fio" and .read_bps > 0 and (.cmdline | contains("--name=" + $j)))][0].role' "$1"; }
 sat() { dev_json "$1" "$SD" | jq -c '[.saturated, .saturated_source]'; }
 
-light() { fio_read light "$D" 5 --ioengine=psync --rate_iops=50; }
+light() { fio_read light "$D" 60 --ioengine=psync --rate_iops=50; }
 sample_during alone 1 light
 wait
 [ "$(role /tmp/alone.json light)" = null ] || fail "a light reader alone: role $(role /tmp/alone.json light)"
@@ -21,8 +21,8 @@ wait
 ok "a light reader alone: not saturated (lens), no role"
 
 both() {
-    fio_read light "$D" 6 --ioengine=psync
-    fio_read heavy "$D" 6 --ioengine=libaio --iodepth=32
+    fio_read light "$D" 60 --ioengine=psync
+    fio_read heavy "$D" 60 --ioengine=libaio --iodepth=32
 }
 sample_during both 2 both
 wait
@@ -34,7 +34,7 @@ ok "with a 32-deep reader: saturated (lens); light $l, heavy $h"
 
 # The hidden queue: under none, nr_requests is the 4 tags; 16 synchronous readers.
 set_sched "$SD" none
-many() { fio_read many "$D" 6 --ioengine=psync --numjobs=16 --group_reporting; }
+many() { fio_read many "$D" 60 --ioengine=psync --numjobs=16 --group_reporting; }
 sample_during hidden 16 many
 wait
 hq=$(dev_json /tmp/hidden.json "$SD" | jq -c '[.warnings[] | select(.code == "hidden-queue") | .evidence]')

@@ -65,7 +65,7 @@ ok "each layer keeps its own counters"
 # bfq its label is read (no ignored warning, and no "dm-N uses none"); under none it is
 # ignored once, on nb0, never on a layer above.
 # Paced (200 reads a second): an unpaced reader through dm-crypt soft-locks a TCG guest.
-reader() { FIO_PRE="ionice -c3" fio_read idle "/dev/$crypt" 5 --ioengine=psync --rate_iops=200; }
+reader() { FIO_PRE="ionice -c3" fio_read idle "/dev/$crypt" 60 --ioengine=psync --rate_iops=200; }
 for s in bfq none; do
     set_sched nb0 "$s"
     sample_during "stack-$s" 1 reader
@@ -87,7 +87,7 @@ for s in bfq none; do
 done
 # The same through md RAID 1: an idle reader of md0 with nb1 under none is ignored on
 # nb1, and the verdict names md0 -> nb1; md0 gets none of its own.
-reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 5 --ioengine=psync --rate_iops=200; }
+reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 60 --ioengine=psync --rate_iops=200; }
 set_sched nb1 none
 sample_during stack-md 1 reader
 wait

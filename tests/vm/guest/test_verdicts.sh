@@ -11,19 +11,18 @@ scsi_debug dev_size_mb=64 max_queue=4 delay=1 || fail "scsi_debug did not make a
 D=/dev/$SD
 # pair TAG PRE_A PRE_B: reader a (two psync jobs: under TCG one leaves the disk idle
 # between its reads, and a scheduler then serves the other class in the gap) and b
-# (libaio, 16 deep) for 5 s, each started
-# through its PRE (ionice, as a user labels a job: the task's priority), once
-# iotriage (samples of 1.5 s) has written its first sample; the sample judged, in
-# /tmp/TAG.json, is the first one wholly after both readers started. IOPS in $A and $B.
+# (libaio, 16 deep), each started through its PRE (ionice, as a user labels a job: the
+# task's priority), once iotriage (samples of 1.5 s) has written its first sample; the
+# sample judged, in /tmp/TAG.json, is the first one wholly after both readers started.
+# The readers run until it is written, then stop. IOPS in $A and $B.
 readers() {
-    FIO_PRE=$PRE_A fio_read a "$D" "${RUN_S:-5}" --ioengine=psync --numjobs=2 --group_reporting
-    FIO_PRE=$PRE_B fio_read b "$D" "${RUN_S:-5}" --ioengine=libaio --iodepth=16
+    FIO_PRE=$PRE_A fio_read a "$D" 60 --ioengine=psync --numjobs=2 --group_reporting
+    FIO_PRE=$PRE_B fio_read b "$D" 60 --ioengine=libaio --iodepth=16
 }
 pair() {
     local tag=$1
     PRE_A=$2 PRE_B=$3 sample_during "$tag" 3 readers
-    wait || true
-    A=$(jq '.jobs[0].read.iops | round' /tmp/a.json) B=$(jq '.jobs[0].read.iops | round' /tmp/b.json)
+    A=$(fio_iops a) B=$(fio_iops b)
     echo "$tag: a $A IOPS, b $B IOPS"
 }
 # codes TAG CLASS LEVEL: the warning codes on the disk of the reader at that priority
@@ -90,9 +89,9 @@ ok "mq-deadline: ioprio-level-ignored for be/7 (be/0 $A IOPS, be/7 $B)"
 
 # The lottery: mq-deadline holding 8 requests of the 17 in demand.
 echo 8 >"/sys/block/$SD/queue/nr_requests" || fail "nr_requests 8"
-# (the full queue looked for in four samples of a 9 s load: a loaded guest's readers kept
-# it below 90 % of nr_requests in one 1.5 s sample, and in both of two in a CI run)
-RUN_S=9 SAMPLES=4 pair lottery "" "ionice -c3"
+# (the full queue looked for in four samples: a loaded guest's readers kept it below 90 %
+# of nr_requests in one 1.5 s sample, and in both of two in a CI run)
+SAMPLES=4 pair lottery "" "ionice -c3"
 lot=$(for i in 1 2 3 4; do sed -n "${i}p" /tmp/lottery.more >/tmp/lottery.json; codes lottery idle 0; done | paste -sd, -)
 [[ ,$lot, == *,ioprio-lottery,* ]] || fail "nr_requests 8: idle codes $lot"
 jq --arg d "$SD" '.devices[] | select(.name == $d) | .warnings | any(.code == "ioprio-lottery")' \
