@@ -417,10 +417,8 @@ int main(int argc, char **argv)
      * first refresh (recorder.h). $IOTRIAGE_RECORD_DIR names another directory, or none
      * ("" turns it off). */
     if (!a.replay) {
-        const char *rdir = getenv("IOTRIAGE_RECORD_DIR");
-        if (!rdir)
-            rdir = STORE_DEFAULT_DIR;
-        if (rdir[0] && access(rdir, R_OK | X_OK) == 0) {
+        const char *rdir = store_record_dir();
+        if (rdir && access(rdir, R_OK | X_OK) == 0) {
             char berr[256];
             (void)record_baselines_load(rdir, clock_wall(), 86400, pipeline_baselines(p), berr, sizeof(berr));
         }

@@ -570,6 +570,7 @@ static void report_text(const struct run *r, const struct trial_rule *rule, cons
 static void report_json(FILE *f, const struct run *r, const struct trial_rule *rule, const struct outcome *oc)
 {
     fputs("{\"version\":1,", f);
+    jnum(f, "end_time", clock_wall(), true);
     jstr(f, "device", r->disk, true);
     jstr(f, "scheduler", r->o->to, true);
     fprintf(f, "\"seconds\":%ld,", r->o->seconds);
@@ -709,10 +710,8 @@ static void put_back(struct run *r, struct outcome *oc, struct guard *g)
  * O_APPEND: two trials' lines never interleave. A failure is said, the trial stands. */
 static void record_trial(const char *line, size_t len, bool quiet)
 {
-    const char *dir = getenv("IOTRIAGE_RECORD_DIR");
-    if (!dir)
-        dir = STORE_DEFAULT_DIR;
-    if (!dir[0] || access(dir, W_OK | X_OK) < 0)
+    const char *dir = store_record_dir();
+    if (!dir || access(dir, W_OK | X_OK) < 0)
         return;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", dir, TRIAL_RECORD_FILE);

@@ -170,6 +170,10 @@ int  store_file_name(char *buf, size_t n, double wall);
 /* Is name a recording file's name? On true, *hour is the epoch second its hour starts. */
 bool store_name_parse(const char *name, double *hour);
 
+/* The recorder's directory of this machine: $IOTRIAGE_RECORD_DIR when set (NULL when it
+ * is "": none), else STORE_DEFAULT_DIR. Whether it exists is the caller's to see. */
+const char *store_record_dir(void);
+
 /* "03:10" or "03:10:30" (today, local time), "2026-12-01 03:10[:SS]" (also with 'T'),
  * "-2h", "-30m", "-45s", "-1d", "-1h30m" (before now), "@1764558600" (epoch seconds),
  * "now". Returns 0 with epoch seconds in *out, or -EINVAL. */

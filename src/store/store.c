@@ -71,6 +71,14 @@ bool is_full(int e)
 
 /* ---- names ------------------------------------------------------------------------- */
 
+const char *store_record_dir(void)
+{
+    const char *dir = getenv("IOTRIAGE_RECORD_DIR");
+    if (!dir)
+        return STORE_DEFAULT_DIR;
+    return dir[0] ? dir : NULL;
+}
+
 int store_file_name(char *buf, size_t n, double wall)
 {
     if (!isfinite(wall) || wall < 0 || wall > 253402300799.0)   /* year 9999 */
