@@ -207,7 +207,7 @@ FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpoo
                 src/source/cgroups.c src/source/cgroupfs.c src/source/cgname.c src/sample/decode_cgroups.c \
                 src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/threadstate.c src/store/state.c \
                 src/source/lens_duty.c src/source/lens_waits.c src/source/lens_requests.c src/source/lens_writeback.c \
-                src/source/taskiter.c src/act/trial_calc.c
+                src/source/taskiter.c src/act/trial_calc.c src/export_trials.c
 FUZZ_OBJS    = $(FUZZ_SRCS:%.c=$(BUILD)/%.o)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "act/act.h"
+#include "export_trials.h"
 #include "out/metrics.h"
 #include "pipeline.h"
 #include "util.h"
@@ -641,6 +643,11 @@ int export_run(const struct export_opts *o)
         pipeline_close(p);
         return 2;
     }
+    /* The scheduler trials recorded on this machine (export_trials.h) */
+    char tpath[PATH_MAX];
+    struct trials *tr = trials_new(trials_default_path(tpath, sizeof(tpath)));
+    struct metrics_lens tl = { .name = "trials", .write = trials_write, .ctx = tr };
+    export_sink_add_lens(k, &tl);
     struct sink ks = { .name = "exporter", .emit = frame_emit, .ctx = k };
     struct sink *kp = &ks;
 
@@ -649,6 +656,9 @@ int export_run(const struct export_opts *o)
     double next = clock_mono();
     for (long i = 0; (o->iterations == 0 || i < o->iterations) && !export_stop; i++) {
         err[0] = '\0';
+        char terr[PATH_MAX + 128] = "";
+        if (trials_refresh(tr, terr, sizeof(terr)) < 0)
+            fprintf(stderr, "iotriage export: %s\n", terr);
         int rc;
         if (i == 0) {
             /* The first page has what needs no interval (schedulers, nr_requests, the
@@ -679,6 +689,7 @@ int export_run(const struct export_opts *o)
     }
     pipeline_close(p);
     export_sink_close(k);
+    trials_free(tr);
     return 0;
 }
 

@@ -55,6 +55,8 @@ prepare() {
     taskstats) seed_from "$c" '\000' tests/fixtures/taskstats/*.bin
                seed_from "$c" '\001' tests/fixtures/taskstats/*.bin ;;
     replay)    seed_from "$c" '' tests/fixtures/replay/*.jsonl ;;
+    trials)    seed_from "$c" '\000' tests/fixtures/trials/*.jsonl
+               seed_from "$c" '\200' tests/fixtures/trials/*.jsonl ;;
     json)      seed_from "$c" '\000' tests/fixtures/replay/*.jsonl
                seed_from "$c" '\001' tests/fixtures/replay/*.jsonl ;;
     cgroup)    seed_from "$c" '\000' $(find tests/fixtures/cgroup -name mountinfo)
@@ -81,7 +83,7 @@ dict_of() {
 maxlen_of() {
     case $1 in
     diskstats|units) echo 16384 ;;
-    replay|json) echo 65536 ;;
+    replay|json|trials) echo 65536 ;;
     majmin) echo 128 ;;
     inflight) echo 256 ;;
     *) echo 4096 ;;

@@ -7,6 +7,7 @@
 #  - y starts it: the live view shows the phase and a countdown; Esc mid-trial (after the
 #    switch) puts none and nr_requests back and the report says it was interrupted;
 #  - a 3 s trial runs to its end and the report gives the decision and the state after;
+#    both trials are in the recorder's trials.jsonl, and in the exporter's page;
 #  - kill -9 of the screen mid-trial: the trial (SIGHUP from PR_SET_PDEATHSIG) puts the
 #    disk back;
 #  - iotriage --read-only: t says why it cannot.
@@ -16,6 +17,7 @@
 need fio
 need ionice
 need jq
+need promtool
 [ "$(id -u)" = 0 ] || skip "needs root (a scheduler switch)"
 SOCK=iotriage-trial-$$
 . "$(dirname "$0")/lib_tmux.sh"
@@ -127,6 +129,38 @@ jq -e . "$F" >/dev/null || fail "$F: not JSON lines"
   "$decision $LAB_NAME 3" ] || fail "second record: $(sed -n 2p "$F" | jq -c '{decision, device, seconds}')"
 [ "$(stat -c %a "$F")" = 640 ] || fail "$F mode $(stat -c %a "$F"), not 640"
 ok "both trials recorded in $F (the interrupted one, then the $decision), mode 0640"
+
+# 3c. The exporter reads them (iotriage_trial_*): the counts by decision, the last
+#     trial's facts and figures as the report has them; the page passes promtool.
+mkdir "$TMP/prom"
+t0=$(date +%s)
+IOTRIAGE_RECORD_DIR=$REC "$IOT" export --textfile "$TMP/prom/iotriage.prom" -n 1 2>"$TMP/export.err" ||
+    fail "export: $(cat "$TMP/export.err")"
+P=$TMP/prom/iotriage.prom
+promtool check metrics <"$P" >"$TMP/promtool.log" 2>&1 || fail "promtool check metrics: $(cat "$TMP/promtool.log")"
+want_total() {  # want_total DECISION N
+    grep -qx "iotriage_trials_total{device=\"$LAB_NAME\",scheduler=\"$TO\",decision=\"$1\"} $2" "$P" ||
+        fail "no $2 $1 trials in the page: $(grep '^iotriage_trials_total' "$P")"
+}
+d2=${decision#decision: }
+if [ "$d2" = revert ]; then want_total revert 2; else want_total revert 1; want_total keep 1; fi
+L2=$(sed -n 2p "$F")
+info="iotriage_trial_last_info{device=\"$LAB_NAME\",scheduler_before=\"none\",scheduler=\"$TO\",decision=\"$d2\",source=\"$(jq -r .source <<<"$L2")\",restored=\"$(jq -r .restored <<<"$L2")\"} 1"
+grep -qxF "$info" "$P" || fail "want $info; page: $(grep '^iotriage_trial_last_info' "$P")"
+end=$(sed -n "s/^iotriage_trial_last_end_time_seconds{device=\"$LAB_NAME\"} //p" "$P")
+awk -v e="$end" -v a="$(jq .end_time <<<"$L2")" -v t="$t0" 'BEGIN { exit !(e == a && e > t - 600 && e <= t + 1) }' ||
+    fail "end time $end (report $(jq .end_time <<<"$L2"), now $t0)"
+for ph in before after; do
+    got=$(sed -n "s/^iotriage_trial_last_throughput_bytes_per_second{device=\"$LAB_NAME\",phase=\"$ph\"} //p" "$P")
+    awk -v g="$got" -v w="$(jq ".$ph.throughput_bps" <<<"$L2")" 'BEGIN { exit !(g == w && g > 0) }' ||
+        fail "$ph throughput: page $got, report $(jq ".$ph.throughput_bps" <<<"$L2")"
+done
+if [ "$(jq -r .source <<<"$L2")" = lens ]; then
+    got=$(sed -n "s/^iotriage_trial_last_p99_seconds{device=\"$LAB_NAME\",phase=\"after\",prio=\"idle\"} //p" "$P")
+    awk -v g="$got" -v w="$(jq '.after.latency_by_prio.idle.p99_ms' <<<"$L2")" 'BEGIN { exit !(g * 1000 - w < 1e-6 && w - g * 1000 < 1e-6 && g > 0) }' ||
+        fail "idle p99 after: page $got s, report $(jq '.after.latency_by_prio.idle.p99_ms' <<<"$L2") ms"
+fi
+ok "the exporter's iotriage_trial_*: $(grep -c '^iotriage_trial' "$P") series from $F, as the reports say; promtool passes"
 
 # 4. kill -9 of the screen mid-trial: the trial puts the disk back.
 # A 30 s trial: killed in its phase after the switch, it would go on for far longer than
