@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Stacked block devices on Debian's kernel, as iotriage reads them: device mapper linear
-# and crypt (dm-crypt over dm-linear) and md RAID 1 over null_blk disks. They are
+# and crypt (dm-crypt over dm-linear), md RAID 1 and RAID 0 over null_blk disks. They are
 # bio-based: no scheduler of their own (6.1's sysfs shows a bare "none" and ignores
 # another), no hardware queues, no nr_requests; each layer keeps its own iostat
 # counters. (The disks keep what is written, memory_backed: md reads back the superblock
@@ -99,3 +99,29 @@ jq -e 'all(.[].w[]; .[1] == "nb1")' <<<"$w" >/dev/null || fail "md: a warning na
 [ "$(jq -c '[.devices[] | select(.name == "md0") | .warnings[]] | length' /tmp/stack-md.json)" = 0 ] ||
     fail "md0 has warnings of its own: $(jq -c '.devices[] | select(.name == "md0") | .warnings' /tmp/stack-md.json)"
 ok "idle reader on md0 over nb1 under none: $w"
+
+# md RAID 0 over two disks under different schedulers (nb2 bfq, nb3 none): a striped
+# idle reader of md1 meets both; its label is read on nb2 and ignored on nb3, and the
+# one verdict says so on nb3 alone, naming md1 -> nb3.
+nullb nb2 submit_queues=1 size=64 memory_backed=1 || fail "null_blk nb2"
+nullb nb3 submit_queues=1 size=64 memory_backed=1 || fail "null_blk nb3"
+mdadm --create /dev/md1 --run --quiet --level=0 --chunk=64 --raid-devices=2 --metadata=1.2 /dev/nb2 /dev/nb3 \
+    >/tmp/md1.err 2>&1 || fail "md RAID 0 over nb2 nb3: $(cat /tmp/md1.err)"
+CLEANUP+=("mdadm --stop /dev/md1")
+[ "$(ls /sys/block/md1/slaves | tr '\n' ' ')" = "nb2 nb3 " ] || fail "md1's slaves: $(ls /sys/block/md1/slaves)"
+set_sched nb2 bfq
+set_sched nb3 none
+reader() { FIO_PRE="ionice -c3" fio_read idle0 /dev/md1 60 --ioengine=psync --rate_iops=200; }
+sample_during stack-raid0 1 reader
+w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-raid0.json)
+jq -e '.[0].devices == ["nb2","nb3"]' <<<"$w" >/dev/null || fail "raid0: the reader's devices: $w"
+jq -e '[.[].w[] | select(.[0] == "ioprio-ignored")] | length == 1' <<<"$w" >/dev/null &&
+    jq -e 'any(.[].w[]; .[0] == "ioprio-ignored" and .[1] == "nb3" and (.[2] | contains("is ignored: md1 -> nb3 uses none")))' \
+        <<<"$w" >/dev/null || fail "raid0: want one ioprio-ignored, on nb3: $w"
+jq -e 'all(.[].w[]; .[1] == "nb2" or .[1] == "nb3")' <<<"$w" >/dev/null || fail "raid0: a warning names a layer: $w"
+# both halves of the stripe served the reader (diskstats of each disk)
+for d in nb2 nb3; do
+    n=$(dev_json /tmp/stack-raid0.json "$d" | jq '.r_s // 0 | round')
+    [ "$n" -gt 0 ] || fail "raid0: $d read nothing in the sample ($n/s)"
+done
+ok "idle reader on md1 (raid0) over nb2 (bfq) and nb3 (none): ignored on nb3 alone: $w"
