@@ -85,6 +85,20 @@ for s in bfq none; do
     esac
     ok "idle reader on $crypt over nb0 under $s: $w"
 done
+# What reaches the disk from an idle-class task through dm-crypt, as the lens sees it at
+# nb0: its reads keep the class (cloned bios copy it); its writes, encrypted and
+# submitted by dm-crypt's own workers, carry none before 6.9 (KERNEL-FACTS 14), and the
+# lens still gives them to the writer (attribution at submission, through the stack).
+set_sched nb0 bfq
+writer() { FIO_PRE="ionice -c3" fio_read wr "/dev/$crypt" 60 --ioengine=psync --rate_iops=200 --rw=randwrite; }
+sample_during stack-write 1 writer
+lp=$(dev_json /tmp/stack-write.json nb0 | jq -c '.latency_by_prio | map_values(.count)')
+lb=$(jq -c '[.processes[] | select(.comm == "fio" and .write_bps > 0) | .lens_bytes.nb0 // 0 | round]' /tmp/stack-write.json)
+jq -e 'has("none") and (has("idle") | not)' <<<"$lp" >/dev/null || fail "dm-crypt writes at nb0 by priority: $lp (want none, no idle, on $(uname -r))"
+jq -e 'length == 1 and .[0] > 0' <<<"$lb" >/dev/null || fail "the writer's bytes at nb0 (lens): $lb"
+rp=$(dev_json /tmp/stack-bfq.json nb0 | jq -c '.latency_by_prio | map_values(.count)')
+jq -e 'has("idle") and (has("none") | not)' <<<"$rp" >/dev/null || fail "the idle reader's reads at nb0 by priority: $rp"
+ok "through dm-crypt on $(uname -r): the idle reader's reads reach nb0 as $rp, the idle writer's writes as $lp, given to the writer ($lb B/s)"
 # The same through md RAID 1: an idle reader of md0 with nb1 under none is ignored on
 # nb1, and the verdict names md0 -> nb1; md0 gets none of its own.
 reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 60 --ioengine=psync --rate_iops=200; }
