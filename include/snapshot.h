@@ -56,6 +56,9 @@ struct task_devs {
     /* The BPF lens saw this process's bios over the interval (process mode, the lens on,
      * a previous reading): lens_bytes and from_lens are the submitted truth. */
     bool     lens;
+    /* lens_prio's entries for it are known (requests_by_prio): with `lens`, except in a
+     * recording made before them */
+    bool     lens_prio;
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
@@ -82,6 +85,26 @@ double task_lens_bps(const struct snapshot *s, const struct task_devs *td, unsig
 
 /* td's row of lens rates in s, made (zeroed) when it has none. */
 double *task_lens_row(struct snapshot *s, struct task_devs *td);
+
+/* Bytes a second a task submitted to its device idx[k] at one priority, as the lens saw
+ * its bios carry it (issue #35: an io_uring or libaio request may carry its own, not the
+ * task's): the entries of snapshot.lens_prio, in the order of their rows. */
+struct task_prio_bps {
+    uint32_t row;                    /* the task's lens_row */
+    uint16_t k;                      /* its device idx[k] */
+    uint16_t prio;                   /* class << 13 | level (idle at level 0); 0: none */
+    double   bps;
+};
+
+/* Adds bps to td's entry for device k and priority prio (made when missing; idle at any
+ * level is one entry, as lens_prio_name prints it). Tasks are added in the order of
+ * their rows (take_task_devs, layout_tasks). */
+void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
+                        double bps);
+
+/* td's entries for device k (at most max into out); returns how many there are. */
+size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                       struct task_prio_bps *out, size_t max);
 
 const char *task_devs_source(const struct task_devs *td);
 
@@ -184,6 +207,9 @@ struct snapshot {
      * between the lens's two readings: the rows task_devs.lens_row points at. */
     double (*lens_bps)[TASK_DEVS_MAX];
     size_t nlens_bps;
+    /* The same bytes by priority (task_prio_bps), sorted by row. */
+    struct task_prio_bps *lens_prio;
+    size_t nlens_prio;
     size_t ntasks;
     bool   tasks_shared;             /* tasks from procs_read: their strings are shared
                                       * (procs_release); else malloc'd (procs_free) */

@@ -598,6 +598,9 @@ void snapshot_reduce(struct snapshot *p)
     free(p->lens_bps);
     p->lens_bps = NULL;
     p->nlens_bps = 0;
+    free(p->lens_prio);
+    p->lens_prio = NULL;
+    p->nlens_prio = 0;
     p->hist = h;
     p->nhist = p->ntasks;
     p->tasks = NULL;
@@ -675,6 +678,7 @@ void snapshot_free(struct snapshot *snap)
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     free(snap->lens_bps);
+    free(snap->lens_prio);
     free(snap->hist);
     cgroups_free(snap->cgroups);
     fs_samples_free(snap->fss, snap->nfss);

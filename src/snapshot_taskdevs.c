@@ -17,6 +17,7 @@
 #include "source/blkstack.h"
 #include "source/cgroups.h"
 #include "source/fdmap.h"
+#include "source/ioprio.h"
 #include "source/taskiter.h"
 #include "source/threadstate.h"
 #include "source/taskstats.h"
@@ -153,6 +154,50 @@ double *task_lens_row(struct snapshot *s, struct task_devs *td)
     return s->lens_bps[td->lens_row - 1];
 }
 
+void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
+                        double bps)
+{
+    if (IOPRIO_CLASS_OF(prio) == IOC_IDLE)
+        prio = (unsigned)IOPRIO_MAKE(IOC_IDLE, 0);
+    task_lens_row(s, td);
+    size_t i = s->nlens_prio;
+    while (i > 0 && s->lens_prio[i - 1].row == td->lens_row) {
+        struct task_prio_bps *e = &s->lens_prio[--i];
+        if (e->k == k && e->prio == prio) {
+            e->bps += bps;
+            return;
+        }
+    }
+    if ((s->nlens_prio & (s->nlens_prio - 1)) == 0)
+        s->lens_prio = xreallocarray(s->lens_prio, s->nlens_prio ? 2 * s->nlens_prio : 8,
+                                     sizeof(*s->lens_prio));
+    s->lens_prio[s->nlens_prio++] = (struct task_prio_bps){
+        .row = td->lens_row, .k = (uint16_t)k, .prio = (uint16_t)prio, .bps = bps };
+}
+
+size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                       struct task_prio_bps *out, size_t max)
+{
+    if (!td->lens_row)
+        return 0;
+    size_t lo = 0, hi = s->nlens_prio, got = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->lens_prio[mid].row < td->lens_row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
+        if (s->lens_prio[i].k != k)
+            continue;
+        if (got < max)
+            out[got] = s->lens_prio[i];
+        got++;
+    }
+    return got;
+}
+
 /* The devices the lens saw process t submit bios to over the interval, added to its set
  * (partitions and stacked devices as the disk whose scheduler meets them, as for open
  * files). Open files miss a filesystem with an anonymous st_dev (btrfs, overlayfs), reads
@@ -183,10 +228,11 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     double duty = lens_duty(&s->subs_prev, &out->lens);
     if (duty > 0 && duty < 1)
         itv *= duty;
-    td->lens = true;
-    struct lens_submit_row rows[TASK_DEVS_MAX];
-    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, TASK_DEVS_MAX);
-    for (size_t i = 0; i < n && i < TASK_DEVS_MAX; i++) {
+    td->lens = td->lens_prio = true;
+    /* a row per device and priority (a few priorities at most, in practice one) */
+    struct lens_submit_row rows[4 * TASK_DEVS_MAX];
+    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, 4 * TASK_DEVS_MAX);
+    for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
         int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
         int idx = disk_index_of(s, out, sub);
         if (idx < 0)
@@ -208,8 +254,9 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             td->via |= (uint16_t)(1u << k);
         }
         task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
+        task_lens_prio_add(out, td, k, rows[i].prio, (double)rows[i].bytes / itv);
     }
-    if (n > TASK_DEVS_MAX)
+    if (n > 4 * TASK_DEVS_MAX)
         td->truncated = true;
 }
 

@@ -23,7 +23,7 @@
 #define LENS_MAX_DEVPRIO 256    /* (device, priority) slots, a power of two; fewer on many
                                  * CPUs (lens.c) */
 #define LENS_MAX_DEVS   256     /* device slots, a power of two */
-#define LENS_MAX_SUBMIT 2048    /* (tgid, device) pairs (LRU, per CPU; fewer on many CPUs: lens.c) */
+#define LENS_MAX_SUBMIT 2048    /* (tgid, device, priority) rows (LRU, per CPU; fewer on many CPUs: lens.c) */
 
 /* Sampled timing: on a device whose requests come faster than the program's
  * lens_timed_rate a second (a const volatile in requests_tables.bpf.c, LENS_TIMED_RATE by
@@ -107,6 +107,11 @@ struct lens_dev_val {
 struct lens_submit_key {
     __u32 tgid;                 /* the submitting thread group; LENS_SUBMIT_KERNEL */
     __u32 dev;                  /* the bio's device (a partition when the bio targets one) */
+    /* The priority the bio carried (bi_ioprio: class << 13 | level, the hint dropped):
+     * the request's own (io_uring sqe->ioprio, libaio IOCB_FLAG_IOPRIO) or, set by
+     * submit_bio before the tracepoint, the submitter's (issue #35); 0 (class none) when
+     * the kernel had set none. */
+    __u32 prio;
 };
 
 struct lens_submit_val {

@@ -82,6 +82,7 @@ struct lens_devstat {
 struct lens_submit_row {
     pid_t    tgid;
     unsigned major, minor;
+    unsigned prio;                   /* the bios' priority (class << 13 | level; 0 none) */
     uint64_t bytes, bios;
 };
 
@@ -299,10 +300,10 @@ int lens_dev_interval(const struct lens_reading *prev, const struct lens_reading
 /* 1 saturated, 0 not, -1 unknown, from the interval's figures alone. */
 int lens_judge_saturation(const struct lens_dev_interval *d);
 
-/* Order of lens_reading.subs: tgid, then major, minor. */
+/* Order of lens_reading.subs: tgid, then major, minor, prio. */
 int    lens_submit_cmp(const void *a, const void *b);
-/* The rows of thread group tgid over the interval between two readings, one per device it
- * submitted to in the interval (bytes and bios: cur - prev; a row absent from prev, or
+/* The rows of thread group tgid over the interval between two readings, one per device
+ * and priority it submitted to in the interval (bytes and bios: cur - prev; a row absent from prev, or
  * smaller there after an eviction, counts its cur figures). Writes at most max rows into
  * out, returns how many there are (0 without prev: no interval). */
 size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,

@@ -643,6 +643,7 @@ static int lens_read_locked(struct lens *l, struct lens_reading *out)
                 out->subs[i].tgid = (pid_t)k[i].tgid;
                 out->subs[i].major = k[i].dev >> 20;
                 out->subs[i].minor = k[i].dev & 0xfffff;
+                out->subs[i].prio = k[i].prio;
                 percpu_counts(l, i, &out->subs[i].bytes, &out->subs[i].bios);
             }
             out->nsubs = (size_t)got;

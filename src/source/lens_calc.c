@@ -482,7 +482,9 @@ int lens_submit_cmp(const void *a, const void *b)
         return (x->tgid > y->tgid) - (x->tgid < y->tgid);
     if (x->major != y->major)
         return (x->major > y->major) - (x->major < y->major);
-    return (x->minor > y->minor) - (x->minor < y->minor);
+    if (x->minor != y->minor)
+        return (x->minor > y->minor) - (x->minor < y->minor);
+    return (x->prio > y->prio) - (x->prio < y->prio);
 }
 
 /* The first row of tgid in rows sorted by lens_submit_cmp (n when none). */

@@ -777,6 +777,32 @@ static void test_delay_from_the_lens(void **state)
     baselines_free(&hist);
 }
 
+/* The priority the requests carried (issue #35): a process's bytes to one device at two
+ * priorities (an io_uring or libaio reader whose requests carry their own) are two rows,
+ * kept apart over the interval, in the order of their priority. */
+static void test_submit_interval_prio(void **state)
+{
+    (void)state;
+    const unsigned be4 = (unsigned)IOPRIO_MAKE(IOC_BE, 4), idle = (unsigned)IOPRIO_MAKE(IOC_IDLE, 0);
+    struct lens_submit_row pr[] = {
+        { .tgid = 100, .major = 8, .minor = 0, .prio = be4, .bytes = 4096, .bios = 1 },
+    };
+    struct lens_submit_row cr[] = {
+        { .tgid = 100, .major = 8, .minor = 0, .prio = be4,  .bytes = 12288, .bios = 3 },
+        { .tgid = 100, .major = 8, .minor = 0, .prio = idle, .bytes = 65536, .bios = 16 },
+    };
+    struct lens_submit_row sh[2] = { cr[1], cr[0] };
+    qsort(sh, 2, sizeof(*sh), lens_submit_cmp);
+    assert_memory_equal(sh, cr, sizeof(cr));
+    struct lens_reading p = { .subs = pr, .nsubs = 1 }, c = { .subs = cr, .nsubs = 2 };
+    struct lens_submit_row out[4];
+    assert_int_equal(lens_submit_interval(&p, &c, 100, out, 4), 2);
+    assert_int_equal(out[0].prio, be4);
+    assert_int_equal(out[0].bytes, 8192);         /* its own previous row subtracted */
+    assert_int_equal(out[1].prio, idle);
+    assert_int_equal(out[1].bytes, 65536);        /* new: all of it, not less be/4's */
+}
+
 /* Who submitted (issue 14): bytes per (process, device) over an interval. */
 static void test_submit_interval(void **state)
 {
@@ -970,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_delay_from_the_lens),
         cmocka_unit_test(test_delay_from_the_lens_cycled),
         cmocka_unit_test(test_submit_interval),
+        cmocka_unit_test(test_submit_interval_prio),
         cmocka_unit_test(test_devices_from),
         cmocka_unit_test(test_writeback_bps),
     };

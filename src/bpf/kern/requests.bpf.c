@@ -2,8 +2,8 @@
 /* requests.bpf.c: the BPF lens's request stages (issue #13), read by
  * src/source/lens_requests.c. Per device and priority: the stages of each request (tag
  * wait, scheduler, device, total) as counts, sums and log2 histograms; per device the
- * depth in flight at issue; per (tgid, device): bytes and bios submitted, charged to the
- * submitting thread group, kernel threads (writeback) together under tgid 0. The tables
+ * depth in flight at issue; per (tgid, device, priority): bytes and bios submitted,
+ * charged to the submitting thread group, kernel threads (writeback) together under tgid 0. The tables
  * they are kept in are requests_tables.bpf.c's; a kernel thread's bio is charged to its
  * dirtier through writeback.bpf.c's maps. One of the objects linked into the lens
  * (lens.bpf.h, mk/bpf.mk).
@@ -316,7 +316,10 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
          * per kworker, whose ids mean nothing to the user. */
         struct task_struct *cur = bpf_get_current_task_btf();
         __u32 tgid = cur->flags & PF_KTHREAD ? LENS_SUBMIT_KERNEL : (__u32)cur->tgid;
-        struct lens_submit_key sk = { .tgid = tgid, .dev = part };
+        /* bi_ioprio is set by now (submit_bio's bio_set_ioprio runs before it: 6.8 on,
+         * 6.1.y; KERNEL-FACTS.md 14): the class and level the scheduler will see */
+        __u32 pv = bio->bi_ioprio;
+        struct lens_submit_key sk = { .tgid = tgid, .dev = part, .prio = (pv & 0xe000) | (pv & 7) };
         __u64 bytes = bio->bi_iter.bi_size;
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
