@@ -46,6 +46,9 @@ struct ptask {
     struct task_rates r;
     struct task_devs td;
     double lens_bps[TASK_DEVS_MAX];  /* to the frame's snapshot rows (layout_tasks) */
+    /* requests_by_prio, row 0 (layout_tasks gives them the task's row); malloc'd */
+    struct task_prio_bps *prios;
+    size_t nprios;
     enum role role;
     bool stub;
 };

@@ -36,6 +36,7 @@ void ptasks_free(struct ptasks *p)
         free((char *)(uintptr_t)p->v[i].s.comm);
         free((char *)(uintptr_t)p->v[i].s.user);
         free((char *)(uintptr_t)p->v[i].s.cmdline);
+        free(p->v[i].prios);
     }
     free(p->v);
     memset(p, 0, sizeof(*p));
@@ -142,6 +143,58 @@ static int decode_task_lens(struct dec *d, const struct json_value *o, const str
     return 0;
 }
 
+/* requests_by_prio (docs/json.md): absent in recordings made before it (issue #35); per
+ * device of lens_bytes, priority names as lens_prio_name prints them. */
+static int decode_task_prios(struct dec *d, const struct json_value *o,
+                             const struct name_ix *ix, struct ptask *p)
+{
+    const struct json_value *v = json_get(o, "requests_by_prio");
+    if (!v || json_type(v) == JSON_NULL)
+        return 0;
+    enum json_status st = json_as_object(v);
+    if (st != JSON_OK)
+        return status_fail(d, "requests_by_prio", v, st, "an object or null");
+    if (!p->td.lens)
+        return dfail(d, "requests_by_prio", "an object, but lens_bytes is null");
+    p->td.lens_prio = true;
+    int rc = 0;
+    for (unsigned k = 0; !rc && k < p->td.n; k++) {
+        const char *name = ix->devs[p->td.idx[k]].ds.name;
+        const struct json_value *dv = json_get(v, name);
+        if (!dv)
+            continue;
+        size_t old = at_push(d, ".requests_by_prio.%s", name);
+        if ((st = json_as_object(dv)) != JSON_OK)
+            rc = status_fail(d, NULL, dv, st, "an object");
+        else if (!(p->td.from_lens >> k & 1))
+            rc = dfail(d, NULL, "a device lens_bytes does not name");
+        for (size_t i = 0; !rc && i < json_len(dv); i++) {
+            const struct json_value *m = json_at(dv, i);
+            size_t klen;
+            const char *key = json_key(m, &klen);
+            char buf[64];
+            unsigned prio;
+            double bps;
+            if (!prio_of_name(key, klen, &prio)) {
+                rc = dfail(d, NULL, "\"%s\" is no I/O priority iotriage prints",
+                           shown(buf, key, klen));
+                break;
+            }
+            if ((st = json_as_double(m, &bps)) != JSON_OK) {
+                rc = status_fail(d, shown(buf, key, klen), m, st, "a number");
+                break;
+            }
+            if ((p->nprios & (p->nprios - 1)) == 0)
+                p->prios = xreallocarray(p->prios, p->nprios ? 2 * p->nprios : 4,
+                                         sizeof(*p->prios));
+            p->prios[p->nprios++] = (struct task_prio_bps){
+                .k = (uint16_t)k, .prio = (uint16_t)prio, .bps = bps };
+        }
+        at_pop(d, old);
+    }
+    return rc;
+}
+
 /* devices: names into snap.devs indices; null with devices_error when unknown. */
 static int decode_task_devs(struct dec *d, const struct json_value *o, const struct name_ix *ix,
                             struct task_devs *td, double *lens_bps)
@@ -244,7 +297,8 @@ static int decode_task(struct dec *d, const struct json_value *o, bool threads,
     if ((rc = decode_task_ident(d, o, threads, &p->s)) ||
         (rc = get_str(d, o, "cmdline", false, &cmd, &cmdlen)) ||
         (rc = decode_task_rates(d, o, p)) || (rc = decode_ioprio(d, o, p)) ||
-        (rc = decode_task_devs(d, o, ix, &p->td, p->lens_bps)))
+        (rc = decode_task_devs(d, o, ix, &p->td, p->lens_bps)) ||
+        (rc = decode_task_prios(d, o, ix, p)))
         return rc;
     rc = get_name(d, o, "role", true, role_lookup, "role", &role);
     if (rc < 0)
@@ -266,6 +320,7 @@ int decode_processes(struct dec *d, const struct json_value *root, bool threads,
             struct ptask *p = &pt->v[--pt->n];
             free((char *)(uintptr_t)p->s.comm);
             free((char *)(uintptr_t)p->s.user);
+            free(p->prios);
         }
         at_pop(d, old);
     }
@@ -390,6 +445,10 @@ void layout_tasks(struct replay_frame *f, struct ptasks *pt)
         if (pt->v[i].td.lens && pt->v[i].td.from_lens)
             memcpy(task_lens_row(&f->snap, &f->snap.tdevs[i]), pt->v[i].lens_bps,
                    sizeof(pt->v[i].lens_bps));
+        for (size_t j = 0; j < pt->v[i].nprios; j++)
+            task_lens_prio_add(&f->snap, &f->snap.tdevs[i], pt->v[i].prios[j].k,
+                               pt->v[i].prios[j].prio, pt->v[i].prios[j].bps);
+        free(pt->v[i].prios);
         f->res.tasks[i] = pt->v[i].r;
         f->res.tasks[i].task = &f->snap.tasks[i];
         f->ver.roles[i] = pt->v[i].role;

@@ -418,6 +418,31 @@ static void json_task_writeback(struct jw *w, const struct result *r, pid_t tgid
     jw_close(w, '}');
 }
 
+/* The same bytes by the priority its bios carried (issue #35: an io_uring or libaio
+ * request may carry its own), per device as lens_bytes; null as lens_bytes is. */
+static void json_task_prios(struct jw *w, const struct result *r, const struct task_devs *td)
+{
+    if (!td || !td->known || td->err || !td->lens || !td->lens_prio) {
+        jw_key(w, "requests_by_prio");
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, "requests_by_prio", '{');
+    for (unsigned k = 0; k < td->n; k++) {
+        if (!(td->from_lens >> k & 1))
+            continue;
+        struct task_prio_bps e[32];
+        size_t n = task_lens_prios(r->cur, td, k, e, 32);
+        jw_open(w, r->devs[td->idx[k]].dev->ds.name, '{');
+        for (size_t i = 0; i < n && i < 32; i++) {
+            char name[16];
+            jw_num(w, lens_prio_name(e[i].prio, name, sizeof(name)), e[i].bps);
+        }
+        jw_close(w, '}');
+    }
+    jw_close(w, '}');
+}
+
 static void json_task(struct jw *w, const struct result *r, size_t ti, const struct verdicts *v,
                       const struct warn_index *ix)
 {
@@ -485,6 +510,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         jw_key(w, "lens_bytes");
         fputs("null", w->f);
     }
+    json_task_prios(w, r, td);
     json_task_writeback(w, r, s->tgid);
     json_task_cgroup(w, r, ti);
     jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));

@@ -695,6 +695,21 @@ static void test_damage_table(void **state)
           -EINVAL, "processes[1].lens_bytes: expected an object or null, got array" },
         { "\"devices_from\":\"files\",\"lens_bytes\":null", "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":\"1\"}",
           -EINVAL, "processes[1].lens_bytes.vda: expected a number or null, got string" },
+        /* the priorities its requests carried (requests_by_prio) */
+        { "\"lens_bytes\":null,\"requests_by_prio\":null", "\"lens_bytes\":null,\"requests_by_prio\":{}",
+          -EINVAL, "processes[0].requests_by_prio: an object, but lens_bytes is null" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null",
+          "\"devices_from\":\"files\",\"lens_bytes\":{},\"requests_by_prio\":[]",
+          -EINVAL, "processes[1].requests_by_prio: expected an object or null, got array" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null",
+          "\"devices_from\":\"files\",\"lens_bytes\":{},\"requests_by_prio\":{\"vda\":{\"be/4\":1}}",
+          -EINVAL, "processes[1].requests_by_prio.vda: a device lens_bytes does not name" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null",
+          "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":1},\"requests_by_prio\":{\"vda\":{\"be/9\":1}}",
+          -EINVAL, "processes[1].requests_by_prio.vda: \"be/9\" is no I/O priority iotriage prints" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null",
+          "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":1},\"requests_by_prio\":{\"vda\":{\"idle\":\"1\"}}",
+          -EINVAL, "processes[1].requests_by_prio.vda.idle: expected a number, got string" },
         { "\"writeback_bps\":null", "\"writeback_bps\":true", -EINVAL,
           "devices[0].writeback_bps: expected a number or null, got" },
     };
@@ -725,9 +740,11 @@ static void test_lens_attribution(void **state)
 {
     (void)state;
     size_t len;
-    char *once = damaged_line("\"devices\":[\"vda\"],\"devices_from\":\"files\",\"lens_bytes\":null",
+    char *once = damaged_line("\"devices\":[\"vda\"],\"devices_from\":\"files\",\"lens_bytes\":null,"
+                              "\"requests_by_prio\":null",
                               "\"devices\":[\"vda\",\"loop1\"],\"devices_from\":\"both\","
-                              "\"lens_bytes\":{\"loop1\":1234.500}", &len);
+                              "\"lens_bytes\":{\"loop1\":1234.500},"
+                              "\"requests_by_prio\":{\"loop1\":{\"be/4\":234.500,\"idle\":1000.000}}", &len);
     const char *wb = "\"name\":\"loop1\"";
     char *at = strstr(once, wb);
     assert_non_null(at);
@@ -752,6 +769,15 @@ static void test_lens_attribution(void **state)
     assert_num(task_lens_bps(&f.snap, td, 1), 1234.5);
     assert_num(task_lens_bps(&f.snap, td, 0), 0.0);
     assert_string_equal(task_devs_source(td), "both");
+    /* the same bytes by the priority the requests carried (issue #35) */
+    assert_true(td->lens_prio);
+    struct task_prio_bps e[4];
+    assert_int_equal(task_lens_prios(&f.snap, td, 1, e, 4), 2);
+    assert_int_equal(e[0].prio, IOPRIO_MAKE(IOC_BE, 4));
+    assert_num(e[0].bps, 234.5);
+    assert_int_equal(e[1].prio, IOPRIO_MAKE(IOC_IDLE, 0));
+    assert_num(e[1].bps, 1000.0);
+    assert_int_equal(task_lens_prios(&f.snap, td, 0, e, 4), 0);
     assert_num(f.res.devs[di].kernel_bps, 4096.0);
     assert_true(isnan(f.res.devs[find_dev(&f, "vda")].kernel_bps));
     size_t glen;
