@@ -188,6 +188,14 @@ bool verdict_cg_latency(const char *path, bool has_lat, long depth, const char *
 /* Does scheduler `sched` read the priority a request carries, which io.prio.class
  * rewrites? bfq does not: it reads the task's own. */
 bool verdict_sched_reads_request_prio(const char *sched);
+
+/* The priority task ti's requests to device di carried (issue #35: an io_uring or libaio
+ * request may carry its own), when the lens saw one priority carry at least
+ * REQ_PRIO_SHARE of its bytes there and it is not the task's own (class none counts as
+ * the task's, which the kernel gives such a bio; idle at any level as idle): *out set,
+ * source IOS_EXPLICIT, true. False when they are the task's, mixed, or unknown. */
+#define REQ_PRIO_SHARE 0.9
+bool verdict_requests_prio(const struct result *r, size_t ti, size_t di, struct ioprio_eff *out);
 /* cgroup-prio-class: task comm[pid]'s own priority and what io.prio.class `policy` of the
  * cgroup at owner_path makes of it on device dev under scheduler sched. */
 void verdict_cg_prio_text(char *buf, size_t n, const char *comm, int pid, struct ioprio_eff own,

@@ -370,6 +370,50 @@ static const char *task_dev_text(const struct result *r, size_t ti, size_t di, c
     return disk;
 }
 
+static bool same_prio(struct ioprio_eff a, struct ioprio_eff b)
+{
+    return a.cls == b.cls && (a.cls == IOC_IDLE || a.level == b.level);
+}
+
+bool verdict_requests_prio(const struct result *r, size_t ti, size_t di, struct ioprio_eff *out)
+{
+    const struct snapshot *s = r->cur;
+    const struct task_devs *td = s && s->tdevs ? &s->tdevs[ti] : NULL;
+    if (!td || !td->lens || !td->lens_prio)
+        return false;
+    struct ioprio_eff own = r->tasks[ti].prio;
+    for (unsigned k = 0; k < td->n; k++) {
+        if (td->idx[k] != di)
+            continue;
+        struct task_prio_bps e[32];
+        size_t n = task_lens_prios(s, td, k, e, 32);
+        if (n > 32)
+            return false;            /* no one priority stands out of that many */
+        struct ioprio_eff p[32];
+        double total = 0;
+        for (size_t i = 0; i < n; i++) {
+            enum ioprio_class c = (enum ioprio_class)IOPRIO_CLASS_OF(e[i].prio);
+            p[i] = c == IOC_NONE ? own
+                 : (struct ioprio_eff){ c, (int)IOPRIO_LEVEL_OF(e[i].prio), IOS_EXPLICIT };
+            total += e[i].bps;
+        }
+        for (size_t i = 0; i < n && total > 0; i++) {
+            double b = 0;
+            for (size_t j = 0; j < n; j++)
+                if (same_prio(p[i], p[j]))
+                    b += e[j].bps;
+            if (b >= REQ_PRIO_SHARE * total) {
+                if (same_prio(p[i], own))
+                    return false;
+                *out = p[i];
+                return true;
+            }
+        }
+        return false;
+    }
+    return false;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -392,13 +436,23 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         prio = ioprio_effective(t->task->ioprio_raw, t->task->nice, t->task->policy);
         task_label_of(prio, label, sizeof(label));
     }
+    /* Its requests carried a priority of their own (io_uring, libaio; issue #35): a
+     * scheduler that reads the request's (all but bfq) is judged on that. */
+    struct ioprio_eff rp, at_disk = t->prio;    /* the priority the lens measured it at */
+    if (verdict_sched_reads_request_prio(b->scheduler) && verdict_requests_prio(r, ti, di, &rp)) {
+        char rn[16];
+        lens_prio_name((unsigned)IOPRIO_MAKE(rp.cls, rp.level), rn, sizeof(rn));
+        snprintf(label, sizeof(label), "%s (its requests'; task %s/%d)", rn,
+                 ioprio_class_name(t->prio.cls), t->prio.level);
+        prio = at_disk = rp;
+    }
     enum sched_reading sr = verdict_sched_reading(b->scheduler, prio);
     if (sr == SR_DEFAULT)
         return;
     /* What the lens measured for this priority against best-effort I/O on the device.
      * Against the table, the measurement wins while requests queue (LAT_BUSY_AQU). */
     struct warn_measure m;
-    enum lat_says says = lat_compare(d, t->prio, &m);
+    enum lat_says says = lat_compare(d, at_disk, &m);
     bool busy = d->valid && d->aqu_sz >= LAT_BUSY_AQU;
     char ma[24] = "", mb[24] = "";
     if (says != LAT_UNMEASURED) {
@@ -433,8 +487,8 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     /* Measured by the lens: this task's class is the one the scheduler holds back. */
     const struct lens_dev_interval *l = &d->lens;
     bool held = l->valid && l->held_back &&
-                ((int)t->prio.cls == l->held_class ||
-                 (l->held_class < 0 && l->top_class >= 0 && class_rank(t->prio.cls) > class_rank((enum ioprio_class)l->top_class)));
+                ((int)at_disk.cls == l->held_class ||
+                 (l->held_class < 0 && l->top_class >= 0 && class_rank(at_disk.cls) > class_rank((enum ioprio_class)l->top_class)));
     if (held) {
         char ms[48] = "";
         if (!isnan(l->held_sched_ms))
@@ -456,7 +510,7 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     /* The table says honoured, but this priority and best-effort wait alike while
      * requests queue: the scheduler does not act on the label here. */
     if (sr == SR_HONOURED && !held && says == LAT_SAYS_ALIKE && busy) {
-        bool level = t->prio.cls == IOC_BE;
+        bool level = at_disk.cls == IOC_BE;
         push(v, level ? W_IOPRIO_LEVEL_IGNORED : W_IOPRIO_IGNORED, (int)di, (int)ti,
              "%s[%d] %s changes nothing on %s, measured: p50 %s against %s %s while requests "
              "queue (aqu-sz %.1f), though the rule table says %s honours it",

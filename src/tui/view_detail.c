@@ -227,6 +227,17 @@ void draw_process_detail(const struct result *r, const struct verdicts *v, struc
            (unsigned)s->ioprio_raw, ioprio_class_name((enum ioprio_class)IOPRIO_CLASS_OF(s->ioprio_raw)), origin);
     else
         ln(&l, "ioprio    %s/%d  (raw unreadable)  %s", ioprio_class_name(t->prio.cls), t->prio.level, origin);
+    /* its requests carried a priority of their own (io_uring, libaio; issue #35) */
+    const struct task_devs *tdv = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    for (unsigned k = 0; tdv && k < tdv->n; k++) {
+        struct ioprio_eff rp;
+        if (!verdict_requests_prio(r, ti, tdv->idx[k], &rp))
+            continue;
+        char rn[16];
+        lens_prio_name((unsigned)IOPRIO_MAKE(rp.cls, rp.level), rn, sizeof(rn));
+        ln(&l, "requests  %s on %s, not the task's %s/%d: a priority of their own (io_uring, libaio)",
+           rn, r->devs[tdv->idx[k]].dev->ds.name, ioprio_class_name(t->prio.cls), t->prio.level);
+    }
     char rb[16], wb[16], cb[16], d1[16], d2[16], aw[16];
     fmt_rate(rb, 16, t->read_bps), fmt_rate(wb, 16, t->write_bps), fmt_rate(cb, 16, t->cancelled_write_bps);
     fmt_num(d1, 16, t->delay_valid ? t->io_delay_pct : (double)NAN, 1);

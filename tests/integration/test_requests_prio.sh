@@ -14,10 +14,16 @@
 # every sample where the lens counted bytes of both to the lab disk, its
 # requests_by_prio there is at least 95 % idle and the other's at least 95 % be/4 (an
 # attribution by the task's priority, or mixing the two readers, fails both).
+# The verdicts are judged on the requests' class: under none, the same two readers, the
+# first gets `ioprio-ignored` for its idle requests (its task, be/4, would get nothing),
+# the other nothing; and its detail view on the screen (tmux) says its requests are idle.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
+SOCK=iotriage-reqprio-$$
+. "$(dirname "$0")/lib_tmux.sh"
 need fio
 need jq
+need tmux
 [ "$(id -u)" = 0 ] || skip "needs root (BPF, lab disk)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 [ -x "$IOT" ] || fail "build ./iotriage first"
@@ -66,3 +72,31 @@ for who in "$IDLE:idle:cmdprio idle" "$BE:be/4:best-effort"; do
     done <<<"$s"
     ok "$what reader: $(wc -l <<<"$s") samples, $prio shares $(tr '\n' ' ' <<<"$s")on $LAB_NAME"
 done
+
+# ---- the verdicts and the screen, under none (reads no priority: idle is ignored) ----
+echo none >"$Q/scheduler" || fail "cannot select none"
+timeout 60 "$IOT" --json -n 3 -d 2 -p "$IDLE" -p "$BE" >"$TMP/none.json" 2>"$TMP/iot.err" ||
+    fail "iotriage failed under none: $(head -3 "$TMP/iot.err")"
+# codes PID: the codes of its warnings on the lab disk in the last sample
+codes() {
+    tail -n 1 "$TMP/none.json" | jq -r --argjson p "$1" --arg d "$LAB_NAME" \
+        '[.processes[] | select(.pid == $p) | .warnings[] | select(.device == $d) | .code] | unique | join(",")'
+}
+c=$(codes "$IDLE")
+[[ ,$c, == *,ioprio-ignored,* ]] || fail "none: the cmdprio reader's codes: ${c:-none} ($(figs "$IDLE"))"
+txt=$(tail -n 1 "$TMP/none.json" | jq -r --argjson p "$IDLE" '.processes[] | select(.pid == $p)
+      | .warnings[] | select(.code == "ioprio-ignored") | .text')
+grep -q "idle (its requests'; task be/4) is ignored" <<<"$txt" || fail "none: the text: $txt"
+[ -z "$(codes "$BE")" ] || fail "none: the best-effort reader got $(codes "$BE")"
+ok "none: ioprio-ignored for the idle requests of a be/4 task: $txt"
+
+T new-session -d -s ui -x 200 -y 50 "$IOT -d 1; echo EXITED \$?; sleep 60"
+wait_for '^ +PID ' 20
+T send-keys -t ui / idlereq Enter
+wait_for 'filter: idlereq'
+T send-keys -t ui Enter
+wait_for "^Process $IDLE" 10
+wait_for "^requests +idle on $LAB_NAME, not the task's be/4" 20
+ok "screen: $(screen | grep -m1 '^requests ')"
+T send-keys -t ui Escape q
+wait_for '^EXITED 0' 10

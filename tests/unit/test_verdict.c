@@ -521,6 +521,67 @@ static void test_hidden_queue_when_processes_wait_longer_than_await(void **state
     verdicts_free(&w.v);
 }
 
+/* The priority the requests carried (issue #35): a be/4 task whose libaio or io_uring
+ * requests are all idle is judged on idle where the scheduler reads the request's
+ * priority (mq-deadline, none), on its own under bfq, which reads the task's. */
+static void test_requests_prio_judged(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "loop0", "mq-deadline", 256, 0, 16.0, 30.0, 2000);
+    struct lens_dev_interval *l = &w.dr[dev].lens;
+    l->valid = true;
+    l->requests = 450;
+    l->tag_ms = 0.003;
+    l->held_back = true;
+    l->held_class = IOC_IDLE;
+    l->held_sched_ms = 300;
+    l->held_now = 16;
+    l->sched_queue = 14.5;
+    l->top_class = IOC_BE;
+    int be = w_task(&w, 10, "db", P(IOC_BE, 4), 800e3, 95, 3.0);
+    int aio = w_task(&w, 11, "fio", P(IOC_BE, 4), 800e3, 0, NAN);
+    w_touch(&w, be, dev);
+    w_touch(&w, aio, dev);
+    w.td[be].lens = w.td[be].lens_prio = w.td[aio].lens = w.td[aio].lens_prio = true;
+    w.td[be].from_lens = w.td[aio].from_lens = 1;
+    task_lens_prio_add(&w.snap, &w.td[be], 0, (unsigned)IOPRIO_MAKE(IOC_BE, 4), 4e6);
+    task_lens_prio_add(&w.snap, &w.td[aio], 0, (unsigned)IOPRIO_MAKE(IOC_IDLE, 0), 7e6);
+    task_lens_prio_add(&w.snap, &w.td[aio], 0, 0, 1e5);      /* class none: the task's */
+    struct ioprio_eff rp;
+    assert_true(verdict_requests_prio(&w.res, (size_t)aio, (size_t)dev, &rp));
+    assert_int_equal(rp.cls, IOC_IDLE);
+    assert_false(verdict_requests_prio(&w.res, (size_t)be, (size_t)dev, &rp));   /* its own */
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_HELD, dev, aio), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_HELD, dev, be), 0);
+    assert_non_null(strstr(text_of(&w.v, W_IOPRIO_HELD), "fio[11] idle (its requests'; task be/4)"));
+    verdicts_free(&w.v);
+    /* under none: its idle requests are ignored */
+    snprintf(w.dev[dev].bd.scheduler, sizeof(w.dev[dev].bd.scheduler), "none");
+    l->held_back = false;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, dev, aio), 1);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, dev, be), 0);
+    verdicts_free(&w.v);
+    /* bfq reads the task's priority, not the request's: be/4, nothing to say */
+    snprintf(w.dev[dev].bd.scheduler, sizeof(w.dev[dev].bd.scheduler), "bfq");
+    verdict_compute(&w.res, &w.v);
+    for (size_t i = 0; i < w.v.n; i++)
+        assert_int_not_equal(w.v.w[i].task, aio);
+    verdicts_free(&w.v);
+    /* mixed (idle under REQ_PRIO_SHARE of its bytes): no one priority, the task's */
+    snprintf(w.dev[dev].bd.scheduler, sizeof(w.dev[dev].bd.scheduler), "none");
+    task_lens_prio_add(&w.snap, &w.td[aio], 0, (unsigned)IOPRIO_MAKE(IOC_BE, 4), 3e6);
+    assert_false(verdict_requests_prio(&w.res, (size_t)aio, (size_t)dev, &rp));
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, dev, aio), 0);
+    verdicts_free(&w.v);
+    free(w.snap.lens_bps);
+    free(w.snap.lens_prio);
+}
+
 /* The BPF lens's measurements (delta.h: dev_rates.lens) take over where they exist. */
 static void test_lens_held_back_and_measured_tag_wait(void **state)
 {
@@ -728,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_io_not_block),
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
+        cmocka_unit_test(test_requests_prio_judged),
         cmocka_unit_test(test_cause_share_from_the_lens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
