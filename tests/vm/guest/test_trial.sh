@@ -3,8 +3,8 @@
 # (scsi_debug, 4 commands at once, a jiffy each) under none (nr_requests: the 4 tags), a
 # best-effort synchronous reader (two psync jobs) beside an idle-class reader 16 deep.
 # Under none the two are served alike; bfq serves the idle class only when nothing else
-# waits: the trial measures, per priority, the best-effort latency falling and the idle
-# class's rising, and the default rule keeps bfq. Then the same trial stopped by SIGTERM
+# waits (given room: --nr-requests): the trial measures, per priority, the best-effort
+# latency falling and the idle class's rising, and the default rule keeps bfq. Then the same trial stopped by SIGTERM
 # after the switch: none and nr_requests are back. Directions only, no time asserted.
 . /iot/tests/vm/guest/lib.sh
 scsi_debug dev_size_mb=64 max_queue=4 delay=1 || fail "scsi_debug did not make a disk"
@@ -15,15 +15,24 @@ FIO_PRE="" fio_read a "$D" 120 --ioengine=psync --numjobs=2 --group_reporting
 FIO_PRE="ionice -c3" fio_read b "$D" 120 --ioengine=libaio --iodepth=16
 wait_until 30 users "$D" 3 || fail "the readers did not start"
 diff_of() { jq -r --arg s "$1" --arg f "$2" '.compare[] | select(.subject == $s and .figure == $f) | .difference' /tmp/trial.json; }
-$IOT trial "$SD" bfq --seconds 4 --yes --json >/tmp/trial.json 2>/tmp/trial.err
+# --nr-requests 64: room in bfq for all 17 requests (its default, twice the 4 tags, holds
+# 8: the rest would wait for a scheduler tag in arrival order, a lottery where no
+# scheduler can order anything; a lane run saw the best-effort p50 move -3 % so)
+$IOT trial "$SD" bfq --seconds 4 --nr-requests 64 --yes --json >/tmp/trial.json 2>/tmp/trial.err
 rc=$?
-why="rc $rc; $(jq -c '{decision, reason, source, compare: [.compare[] | select(.subject == "be" or .subject == "idle") | [.subject, .figure, .before, .after, .difference]]}' /tmp/trial.json 2>/dev/null) $(tail -n 3 /tmp/trial.err)"
+figs=$(jq -r '[.compare[] | select(.subject == "be" or .subject == "idle")
+    | "\(.subject) \(.figure) \(.before) -> \(.after) (\(.difference))"] | join(", ")' /tmp/trial.json 2>/dev/null)
+why="rc $rc; $(jq -c '{decision, reason, source}' /tmp/trial.json 2>/dev/null); $figs; $(tail -n 3 /tmp/trial.err)"
 [ "$(jq -r .source /tmp/trial.json)" = lens ] || fail "the trial was not measured by the lens: $why"
+# bfq serves best-effort first: its latency falls (p50 or p99), and the idle class is
+# held back: its latency rises or its requests a second fall (under TCG one of these may
+# stay within the noise alone: a reader's think time leaves bfq gaps to serve idle in)
 [ "$(diff_of be p99)" = lower ] || [ "$(diff_of be p50)" = lower ] || fail "be latency did not fall under bfq: $why"
-[ "$(diff_of idle p99)" = higher ] || fail "idle p99 did not rise under bfq: $why"
+[ "$(diff_of idle p99)" = higher ] || [ "$(diff_of idle p50)" = higher ] || [ "$(diff_of idle iops)" = lower ] ||
+    fail "the idle class was not held back under bfq: $why"
 [ "$rc" = 0 ] && [ "$(jq -r .decision /tmp/trial.json)" = keep ] && [ "$(sched "$SD")" = bfq ] ||
     fail "the default rule did not keep bfq ($(sched "$SD")): $why"
-ok "trial of bfq: be p50 $(diff_of be p50), p99 $(diff_of be p99); idle p99 $(diff_of idle p99); kept, $SD under bfq, nr_requests $(cat "$Q/nr_requests")"
+ok "trial of bfq: $figs; kept, $SD under bfq, nr_requests $(cat "$Q/nr_requests")"
 
 # The same trial stopped after the switch: put back.
 set_sched "$SD" none
