@@ -16,6 +16,7 @@
 #include "sample/json.h"
 #include "store/store.h"
 #include "util.h"
+#include "util/num.h"
 
 #define NAME_MAX_LEN 32              /* device and scheduler names, with the NUL */
 
@@ -126,7 +127,7 @@ static bool take_num(const struct json_value *v, double div, double *out)
     }
     if (st != JSON_OK || !isfinite(x) || x < 0)
         return false;
-    *out = div > 1 && x < 1e15 ? round(x / div * 1e9) / 1e9 : x / div;
+    *out = div > 1 && x / div < 9e9 ? (double)num_llround(x / div * 1e9) / 1e9 : x / div;
     return true;
 }
 
