@@ -5,7 +5,7 @@
 # task's priority does not show. On the lab disk (2 ms a request, 4 at once) under
 # mq-deadline, which orders by the request's class:
 #  - a libaio reader, task be/4, every request idle (--cmdprio_percentage=100
-#    --cmdprio_class=3), 8 deep;
+#    --cmdprio_class=3), 8 deep, and an io_uring reader the same (sqe->ioprio), 4 deep;
 #  - a plain synchronous best-effort reader at 100 requests a second (so that it leaves
 #    the idle reader gaps: mq-deadline serves idle only while no best-effort request is
 #    queued or in flight).
@@ -37,20 +37,26 @@ common=(--thread --filename="$LAB_DEV" --direct=1 --bs=4k --rw=randread --time_b
 bg fio --name=idlereq "${common[@]}" --ioengine=libaio --iodepth=8 \
     --cmdprio_percentage=100 --cmdprio_class=3 >"$TMP/idle.out" 2>&1
 IDLE=$BG
+bg fio --name=uringreq "${common[@]}" --ioengine=io_uring --iodepth=4 \
+    --cmdprio_percentage=100 --cmdprio_class=3 >"$TMP/uring.out" 2>&1
+URING=$BG
 bg fio --name=be "${common[@]}" --ioengine=psync --rate_iops=100 >"$TMP/be.out" 2>&1
 BE=$BG
-lab_wait_users 2 || fail "the two readers did not both start: $(tail -2 "$TMP/idle.out" "$TMP/be.out")"
+lab_wait_users 3 || fail "the three readers did not all start: $(tail -2 "$TMP/idle.out" "$TMP/uring.out" "$TMP/be.out")"
 
-timeout 60 "$IOT" --json -n 4 -d 2 -p "$IDLE" -p "$BE" >"$TMP/iot.json" 2>"$TMP/iot.err" ||
+timeout 60 "$IOT" --json -n 4 -d 2 -p "$IDLE" -p "$URING" -p "$BE" >"$TMP/iot.json" 2>"$TMP/iot.err" ||
     fail "iotriage failed: $(head -3 "$TMP/iot.err")"
 kill -0 "$IDLE" 2>/dev/null || fail "the cmdprio reader died: $(tail -3 "$TMP/idle.out")"
+kill -0 "$URING" 2>/dev/null || fail "the io_uring cmdprio reader died: $(tail -3 "$TMP/uring.out")"
 jq -e 'select(.lens.on == true)' "$TMP/iot.json" >/dev/null ||
     skip "the BPF lens did not load: $(jq -r '.lens.reason' "$TMP/iot.json" | tail -1)"
 
 # the premise: the task itself is best-effort 4
-cls=$(jq -rs --argjson p "$IDLE" '[.[].processes[]? | select(.pid == $p) | .ioprio
-      | "\(.effective_class)/\(.effective_level)"] | last' "$TMP/iot.json")
-[ "$cls" = be/4 ] || fail "the cmdprio reader's task priority is $cls, not be/4"
+for pid in "$IDLE" "$URING"; do
+    cls=$(jq -rs --argjson p "$pid" '[.[].processes[]? | select(.pid == $p) | .ioprio
+          | "\(.effective_class)/\(.effective_level)"] | last' "$TMP/iot.json")
+    [ "$cls" = be/4 ] || fail "the cmdprio reader $pid's task priority is $cls, not be/4"
+done
 
 # share PID PRIO: per sample where the lens counted bytes of PID to the lab disk, the
 # share of them at PRIO (requests_by_prio), one a line
@@ -63,7 +69,7 @@ figs() {
     jq -c --argjson p "$1" --arg d "$LAB_NAME" '.processes[]? | select(.pid == $p)
         | {lens_bytes: .lens_bytes[$d]?, requests_by_prio: .requests_by_prio[$d]?}' "$TMP/iot.json" | tr '\n' ' '
 }
-for who in "$IDLE:idle:cmdprio idle" "$BE:be/4:best-effort"; do
+for who in "$IDLE:idle:libaio cmdprio idle" "$URING:idle:io_uring cmdprio idle" "$BE:be/4:best-effort"; do
     IFS=: read -r pid prio what <<<"$who"
     s=$(share "$pid" "$prio")
     [ -n "$s" ] || fail "$what reader $pid: no sample with its requests_by_prio on $LAB_NAME: $(figs "$pid")"
