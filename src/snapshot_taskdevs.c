@@ -260,6 +260,23 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
         td->truncated = true;
 }
 
+/* A disk the task reached below its path's top is on that path, however it was found: md
+ * RAID 0 submits to each disk of its stripe in the reader's own context, so the lens has a
+ * row for nb3 as well as for md1, and which disk the fd scan names first varies. Without
+ * this, a verdict on nb3 read "nb3 uses kyber" in one sample and "md1 -> nb3" in another. */
+static void via_fill(const struct snapshot *out, struct task_devs *td)
+{
+    if (!td->via_top || td->via_top > out->ndevs)
+        return;
+    const char *p[BLKSTACK_MAX_DEPTH + 2];
+    const char *top = out->devs[td->via_top - 1].ds.name;
+    for (unsigned k = 0; k < td->n; k++)
+        if (!(td->via & (1u << k)) && td->idx[k] != td->via_top - 1 &&
+            blkstack_path(snapshot_dev_stack, out, top, out->devs[td->idx[k]].ds.name, p,
+                          BLKSTACK_MAX_DEPTH + 1) > 0)
+            td->via |= (uint16_t)(1u << k);
+}
+
 /* Remember this reading's submitted bytes for the next interval. */
 static void subs_keep(struct sampler *s, const struct snapshot *out)
 {
@@ -338,6 +355,7 @@ void take_task_devs(struct sampler *s, struct snapshot *out)
             td->idx[td->n++] = (uint16_t)idx;
         }
         task_devs_lens(s, out, t, td);
+        via_fill(out, td);
     }
     free(groups);
     fdmap_prune(s->fdmap, out->mono, 0);

@@ -139,3 +139,23 @@ for d in nb2 nb3; do
     [ "$n" -gt 0 ] || fail "raid0: $d read nothing in the sample ($n/s)"
 done
 ok "idle reader on md1 (raid0) over nb2 (bfq) and nb3 (none): ignored on nb3 alone: $w"
+
+# The same stripe under the two other schedulers (nb2 mq-deadline, nb3 kyber) and a be/7
+# reader: mq-deadline reads its class but not its level (ioprio-level-ignored on nb2),
+# kyber reads nothing (ioprio-ignored on nb3); each names its path, md1 none of its own.
+set_sched nb2 mq-deadline
+set_sched nb3 kyber
+reader() { FIO_PRE="ionice -c2 -n7" fio_read be7 /dev/md1 60 --ioengine=psync --rate_iops=200; }
+sample_during stack-raid0-dk 1 reader
+w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-raid0-dk.json)
+jq -e '.[0].devices == ["nb2","nb3"]' <<<"$w" >/dev/null || fail "raid0 mq-deadline/kyber: the reader's devices: $w"
+jq -e '[.[].w[] | select(.[0] == "ioprio-level-ignored")] | length == 1' <<<"$w" >/dev/null &&
+    jq -e 'any(.[].w[]; .[0] == "ioprio-level-ignored" and .[1] == "nb2" and (.[2] | contains("md1 -> nb2 uses mq-deadline, which reads the class but not the level, so be/7")))' \
+        <<<"$w" >/dev/null || fail "raid0: want one ioprio-level-ignored, on nb2: $w"
+jq -e '[.[].w[] | select(.[0] == "ioprio-ignored")] | length == 1' <<<"$w" >/dev/null &&
+    jq -e 'any(.[].w[]; .[0] == "ioprio-ignored" and .[1] == "nb3" and (.[2] | contains("is ignored: md1 -> nb3 uses kyber")))' \
+        <<<"$w" >/dev/null || fail "raid0: want one ioprio-ignored, on nb3: $w"
+jq -e 'all(.[].w[]; .[1] == "nb2" or .[1] == "nb3")' <<<"$w" >/dev/null || fail "raid0 mq-deadline/kyber: a warning names a layer: $w"
+[ "$(jq -c '[.devices[] | select(.name == "md1") | .warnings[]] | length' /tmp/stack-raid0-dk.json)" = 0 ] ||
+    fail "md1 has warnings of its own: $(jq -c '.devices[] | select(.name == "md1") | .warnings' /tmp/stack-raid0-dk.json)"
+ok "be/7 reader on md1 (raid0) over nb2 (mq-deadline) and nb3 (kyber): level ignored on nb2, ignored on nb3: $w"
