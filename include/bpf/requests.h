@@ -19,7 +19,7 @@
 #define LENS_RQ_SETS_LOG 13     /* requests in flight: at most 2^13 sets of 2 ways (see
                                  * lens_rq_set), fewer for the disks there are (lens.c) */
 #define LENS_RQ_SETS    (1u << LENS_RQ_SETS_LOG)
-#define LENS_RQ_SETS_MIN 1024   /* the fewest: 2,048 ways, 128 KB */
+#define LENS_RQ_SETS_MIN 1024   /* the fewest: 2,048 ways, 144 KB */
 #define LENS_MAX_DEVPRIO 256    /* (device, priority) slots, a power of two; fewer on many
                                  * CPUs (lens.c) */
 #define LENS_MAX_DEVS   256     /* device slots, a power of two */
@@ -114,9 +114,25 @@ struct lens_submit_key {
     __u32 prio;
 };
 
-struct lens_submit_val {
+/* The wbs map's value (bpf/lens_maps.h: kernel threads' bytes per dirtier). */
+struct lens_count_val {
     __u64 bytes;
     __u64 bios;
+};
+
+struct lens_submit_val {
+    __u64 bytes;                /* added at submission (block_bio_queue) */
+    __u64 bios;
+    /* Added at the completion of the timed requests whose first bio this row's bio was
+     * (the lens saw it submitted: lens_rq.queue_ns): their time from submission to
+     * completion, and their number, each weighted by 2^shift (sampled timing) like the
+     * stage figures. Over an interval, wait_ns / interval is the submitter's mean
+     * number of requests in flight on the device (Little's law), wait_ns / rqs their
+     * mean latency (issue #35: the wait of an asynchronous submitter, which is not
+     * iowait). Written by the completion, on its own CPU's copy (a row made there with
+     * no bytes when the submission ran on another CPU). */
+    __u64 wait_ns;
+    __u64 rqs;
 };
 
 
@@ -142,8 +158,14 @@ struct lens_rq {
     __u64 issue_ns;             /* issued; 0: not yet */
     __u64 last_ns;              /* its last event, for choosing what to evict */
     __u32 dev;
-    __u32 prio;
     __u32 depth;                /* in flight at issue, itself included */
+    /* Its first bio's submitter and the device the bio targeted (a partition, maybe),
+     * the submits map's key but for the priority (sprio): set with queue_ns, for the
+     * completion to add its latency to that row. */
+    __u32 tgid;
+    __u32 part;
+    __u16 prio;                 /* the request's (class << 13 | level) */
+    __u16 sprio;                /* its first bio's at submission (lens_submit_key.prio) */
     __u8  depth_whole;          /* 1: the device's depth count was whole at issue */
     __u8  shift;                /* its weight is 2^shift (lens_dev_val.shift when sampled) */
     __u8  counted;              /* in its device's in-flight count by this entry (no start

@@ -84,6 +84,10 @@ struct lens_submit_row {
     unsigned major, minor;
     unsigned prio;                   /* the bios' priority (class << 13 | level; 0 none) */
     uint64_t bytes, bios;
+    /* Its timed requests' time from submission to completion, summed (ns), and their
+     * number, both weighted as sampled (bpf/requests.h lens_submit_val): requests in
+     * flight on average = wait_ns / the interval (Little's law), latency = wait_ns / rqs. */
+    uint64_t wait_ns, rqs;
 };
 
 /* Bytes kernel threads submitted to one device (partition or disk) for one dirtier
@@ -308,6 +312,16 @@ int    lens_submit_cmp(const void *a, const void *b);
  * out, returns how many there are (0 without prev: no interval). */
 size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_reading *cur,
                             pid_t tgid, struct lens_submit_row *out, size_t max);
+
+/* The asynchronous wait of one submitter on one device over an interval of itv_s
+ * seconds watched (the duty cycle's share already applied, as for its bytes), from its
+ * rows' summed wait_ns and rqs (lens_submit_interval; issue #35): *in_flight its mean
+ * number of requests in flight (Little's law: the summed latencies of the requests that
+ * completed in the interval over its length), *await_ms their mean latency from
+ * submission to completion; NAN both when the interval is empty, *await_ms also when no
+ * timed request of it completed (then *in_flight is 0). */
+void   lens_submit_wait(uint64_t wait_ns, uint64_t rqs, double itv_s, double *in_flight,
+                        double *await_ms);
 
 /* Order of lens_reading.wbs: major, minor, tgid, cgid, blkcg, comm. */
 int    lens_wb_cmp(const void *a, const void *b);

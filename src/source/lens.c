@@ -135,13 +135,14 @@ static void lens_sizes_of(int ncpus, struct lens_sizes *z)
     z->devprio = (__u32)n;
     /* Bytes per (process, device) at submission (the attribution that open files cannot
      * give: anonymous st_dev, memory maps, writeback), and kernel threads' bytes per
-     * dirtier: per CPU too (16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
+     * dirtier: per CPU too (32 and 16 bytes a pair on each CPU), within LENS_DEVPRIO_BYTES. */
     size_t sub = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_submit_val), ncpus);
+    size_t wb = LENS_DEVPRIO_BYTES / lens_percpu_size(sizeof(struct lens_count_val), ncpus);
     z->submits = (__u32)(sub < LENS_MAX_SUBMIT ? (sub < 256 ? 256 : sub) : LENS_MAX_SUBMIT);
     __u32 by_tasks = lens_entries_for(tasks, 1024, LENS_MAX_SUBMIT);
     if (z->submits > by_tasks)
         z->submits = by_tasks;
-    z->wbs = (__u32)(sub < LENS_MAX_WB ? (sub < 256 ? 256 : sub) : LENS_MAX_WB);
+    z->wbs = (__u32)(wb < LENS_MAX_WB ? (wb < 256 ? 256 : wb) : LENS_MAX_WB);
     z->rq_sets = lens_rq_sets_for(disk_requests());
 }
 
@@ -580,12 +581,26 @@ long dump_map(struct lens *l, const struct lens_map *map)
 /* The sum of a per-CPU (bytes, bios) value's copies (each 8-byte aligned, 16 bytes). */
 void percpu_counts(const struct lens *l, long i, uint64_t *bytes, uint64_t *bios)
 {
+    size_t vsz = lens_percpu_size(sizeof(struct lens_count_val), l->ncpus);
+    for (int c = 0; c < l->ncpus; c++) {
+        const struct lens_count_val *v =
+            (const void *)((const char *)l->vals + (size_t)i * vsz + (size_t)c * sizeof(struct lens_count_val));
+        *bytes += v->bytes;
+        *bios += v->bios;
+    }
+}
+
+/* The same for a submits row (struct lens_submit_val: 32 bytes a copy). */
+static void percpu_submit(const struct lens *l, long i, struct lens_submit_row *r)
+{
     size_t vsz = lens_percpu_size(sizeof(struct lens_submit_val), l->ncpus);
     for (int c = 0; c < l->ncpus; c++) {
         const struct lens_submit_val *v =
             (const void *)((const char *)l->vals + (size_t)i * vsz + (size_t)c * sizeof(struct lens_submit_val));
-        *bytes += v->bytes;
-        *bios += v->bios;
+        r->bytes += v->bytes;
+        r->bios += v->bios;
+        r->wait_ns += v->wait_ns;
+        r->rqs += v->rqs;
     }
 }
 
@@ -644,7 +659,7 @@ static int lens_read_locked(struct lens *l, struct lens_reading *out)
                 out->subs[i].major = k[i].dev >> 20;
                 out->subs[i].minor = k[i].dev & 0xfffff;
                 out->subs[i].prio = k[i].prio;
-                percpu_counts(l, i, &out->subs[i].bytes, &out->subs[i].bios);
+                percpu_submit(l, i, &out->subs[i]);
             }
             out->nsubs = (size_t)got;
             if (out->nsubs > 1)

@@ -531,13 +531,34 @@ size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_r
         const struct lens_submit_row *p =
             j < prev->nsubs && lens_submit_cmp(&prev->subs[j], c) == 0 ? &prev->subs[j] : NULL;
         struct lens_submit_row d = *c;
-        if (!counts_delta(p ? &p->bytes : NULL, p ? &p->bios : NULL, &d.bytes, &d.bios))
+        /* Smaller than before in any figure (the completions' too): evicted and made
+         * again within the interval, its figures the interval's (a lower bound), as in
+         * counts_delta. */
+        if (p && c->bytes >= p->bytes && c->bios >= p->bios && c->wait_ns >= p->wait_ns &&
+            c->rqs >= p->rqs) {
+            d.bytes -= p->bytes;
+            d.bios -= p->bios;
+            d.wait_ns -= p->wait_ns;
+            d.rqs -= p->rqs;
+        }
+        if (!d.bytes && !d.bios && !d.rqs)
             continue;
         if (got < max)
             out[got] = d;
         got++;
     }
     return got;
+}
+
+void lens_submit_wait(uint64_t wait_ns, uint64_t rqs, double itv_s, double *in_flight,
+                      double *await_ms)
+{
+    *in_flight = *await_ms = (double)NAN;
+    if (!(itv_s > 0))
+        return;
+    *in_flight = (double)wait_ns / 1e9 / itv_s;
+    if (rqs)
+        *await_ms = (double)wait_ns / (double)rqs / 1e6;
 }
 
 int lens_wb_cmp(const void *a, const void *b)

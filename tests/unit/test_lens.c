@@ -854,6 +854,54 @@ static void test_submit_interval(void **state)
     assert_int_equal(out[1].tgid, (pid_t)0xeeeeeeee);
 }
 
+/* The asynchronous wait (issue #35): the completions' latency sums per submitter, over
+ * the interval, with the bytes; a row whose requests completed in the interval but were
+ * submitted before it is listed (its bytes did not move). */
+static void test_submit_wait(void **state)
+{
+    (void)state;
+    struct lens_submit_row pr[] = {
+        { .tgid = 100, .major = 8, .minor = 0, .bytes = 4096, .bios = 1, .wait_ns = 5000000, .rqs = 1 },
+        { .tgid = 100, .major = 8, .minor = 16, .bytes = 4096, .bios = 1, .wait_ns = 0, .rqs = 0 },
+        { .tgid = 100, .major = 8, .minor = 32, .bytes = 4096, .bios = 1, .wait_ns = 900000000, .rqs = 90 },
+    };
+    struct lens_submit_row cr[] = {
+        /* 16 more requests, 20 ms each: 320 ms of requests in flight */
+        { .tgid = 100, .major = 8, .minor = 0, .bytes = 69632, .bios = 17, .wait_ns = 325000000, .rqs = 17 },
+        /* nothing submitted, its one request completed: 2 ms */
+        { .tgid = 100, .major = 8, .minor = 16, .bytes = 4096, .bios = 1, .wait_ns = 2000000, .rqs = 1 },
+        /* smaller wait than before: evicted and made again, all of it the interval's */
+        { .tgid = 100, .major = 8, .minor = 32, .bytes = 8192, .bios = 2, .wait_ns = 30000000, .rqs = 3 },
+    };
+    struct lens_reading p = { .subs = pr, .nsubs = 3 }, c = { .subs = cr, .nsubs = 3 };
+    struct lens_submit_row out[4];
+    assert_int_equal(lens_submit_interval(&p, &c, 100, out, 4), 3);
+    assert_int_equal(out[0].bytes, 65536);
+    assert_int_equal(out[0].wait_ns, 320000000);
+    assert_int_equal(out[0].rqs, 16);
+    assert_int_equal(out[1].minor, 16);           /* listed for its completion alone */
+    assert_int_equal(out[1].bytes, 0);
+    assert_int_equal(out[1].wait_ns, 2000000);
+    assert_int_equal(out[1].rqs, 1);
+    assert_int_equal(out[2].bytes, 8192);
+    assert_int_equal(out[2].wait_ns, 30000000);
+    assert_int_equal(out[2].rqs, 3);
+
+    double inf, aw;
+    lens_submit_wait(out[0].wait_ns, out[0].rqs, 2.0, &inf, &aw);
+    assert_float_equal(inf, 0.16, 1e-9);         /* 320 ms over 2 s */
+    assert_float_equal(aw, 20.0, 1e-9);
+    /* the duty cycle watched 1/16 of 2 s: the same sums stand for 16 times as much */
+    lens_submit_wait(out[0].wait_ns, out[0].rqs, 2.0 / 16, &inf, &aw);
+    assert_float_equal(inf, 2.56, 1e-9);
+    assert_float_equal(aw, 20.0, 1e-9);
+    lens_submit_wait(0, 0, 2.0, &inf, &aw);       /* submitted, nothing completed */
+    assert_float_equal(inf, 0.0, 0);
+    assert_true(isnan(aw));
+    lens_submit_wait(100, 1, 0, &inf, &aw);       /* no interval */
+    assert_true(isnan(inf) && isnan(aw));
+}
+
 /* The device list's source, from the bits the sampler sets. */
 static void test_devices_from(void **state)
 {
@@ -997,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_delay_from_the_lens_cycled),
         cmocka_unit_test(test_submit_interval),
         cmocka_unit_test(test_submit_interval_prio),
+        cmocka_unit_test(test_submit_wait),
         cmocka_unit_test(test_devices_from),
         cmocka_unit_test(test_writeback_bps),
     };

@@ -206,7 +206,7 @@ struct lens_wbs_map {
     __uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
     __uint(max_entries, LENS_MAX_WB);
     __type(key, struct lens_wb_key);
-    __type(value, struct lens_submit_val);
+    __type(value, struct lens_count_val);
 };
 extern struct lens_wbs_map wbs SEC(".maps");
 extern const volatile bool lens_wb_split;
@@ -340,12 +340,12 @@ static __always_inline void wb_charge(struct bio *bio, __u32 part, __u64 bytes)
             __builtin_memcpy(k.comm, dv->comm, sizeof(k.comm));
         }
     }
-    struct lens_submit_val *v = bpf_map_lookup_elem(&wbs, &k);
+    struct lens_count_val *v = bpf_map_lookup_elem(&wbs, &k);
     if (v) {
         v->bytes += bytes;      /* this CPU's copy, as in submits */
         v->bios += 1;
     } else {
-        struct lens_submit_val nv = { .bytes = bytes, .bios = 1 };
+        struct lens_count_val nv = { .bytes = bytes, .bios = 1 };
         bpf_map_update_elem(&wbs, &k, &nv, BPF_NOEXIST);
     }
 }

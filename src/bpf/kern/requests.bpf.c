@@ -324,7 +324,7 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
         if (sv) {
             /* this CPU's copy: plain adds (a program never runs nested in itself on
-             * one CPU, see lens_rq_complete) */
+             * one CPU, see lens_rq_complete; the completion writes other fields) */
             sv->bytes += bytes;
             sv->bios += 1;
         } else {
@@ -347,8 +347,17 @@ int BPF_PROG(lens_bio_queue, struct bio *bio)
         return 0;               /* not in the sample: no entry, no clock read */
     __u64 now = bpf_ktime_get_ns();
     struct lens_rq *r = rq_claim(key, now, shift, dev);
-    if (r)
+    if (r) {
         r->queue_ns = now;
+        if (lens_submits) {
+            /* the submits row its completion adds its latency to (sub_wait_add) */
+            struct task_struct *cur = bpf_get_current_task_btf();
+            __u32 pv = bio->bi_ioprio;
+            r->tgid = cur->flags & PF_KTHREAD ? LENS_SUBMIT_KERNEL : (__u32)cur->tgid;
+            r->part = part;
+            r->sprio = (__u16)((pv & 0xe000) | (pv & 7));
+        }
+    }
     return 0;
 }
 
@@ -548,6 +557,30 @@ int BPF_PROG(lens_rq_requeue, struct request *rq)
     return 0;
 }
 
+/* A timed request's latency from its first bio's submission (queue_ns) to its
+ * completion (now), weight w, added to its submitter's row of the submits map on this
+ * CPU (made when this CPU has none). One lookup, an update only for a new row. Only a
+ * request seen submitted: a window of the duty cycle opened while it was in flight
+ * left queue_ns 0, and it is not counted half. Global (see rq_index): its tests do not
+ * multiply the completion's paths. tgid_part: the submitter << 32 | the bio's device. */
+__noinline int sub_wait_add(__u64 tgid_part, __u32 sprio, __u64 queue_ns, __u64 now, __u64 w)
+{
+    if (!lens_submits || !queue_ns || now <= queue_ns)
+        return 0;
+    __u64 ns = now - queue_ns;
+    struct lens_submit_key sk = { .tgid = (__u32)(tgid_part >> 32), .dev = (__u32)tgid_part,
+                                  .prio = sprio };
+    struct lens_submit_val *sv = bpf_map_lookup_elem(&submits, &sk);
+    if (sv) {
+        sv->wait_ns += ns * w;
+        sv->rqs += w;
+    } else {
+        struct lens_submit_val nv = { .wait_ns = ns * w, .rqs = w };
+        bpf_map_update_elem(&submits, &sk, &nv, BPF_NOEXIST);
+    }
+    return 0;
+}
+
 /* The tracepoint fires before the request's bios are ended (blk_update_request):
  * rq->bio is still its first bio. */
 /* A timed request's completion: its entry (way) freed and its stages added to its
@@ -562,6 +595,8 @@ __noinline int rq_done_timed(int way, __u64 key, __u32 di, __u32 nr_bytes)
     __u64 now = bpf_ktime_get_ns();
     struct lens_rq q = *r;
     rq_free(r, key);
+    /* its submitter's wait (issue #35) */
+    sub_wait_add((__u64)q.tgid << 32 | q.part, q.sprio, q.queue_ns, now, 1ull << (q.shift & 7));
 
     /* Straight-line from here on (gt_bit, stage_add): each test would otherwise double
      * the verifier's paths through every stage after it. */

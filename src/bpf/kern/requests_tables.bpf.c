@@ -232,6 +232,9 @@ __noinline int rq_claim_index(__u64 key, __u64 now, __u32 shift, __u32 dev)
     v->last_ns = now;
     v->dev = dev;
     v->prio = 0;
+    v->sprio = 0;
+    v->tgid = 0;
+    v->part = 0;
     v->depth = 0;
     v->depth_whole = 0;
     v->shift = (__u8)shift;
