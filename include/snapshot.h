@@ -59,6 +59,9 @@ struct task_devs {
     /* lens_prio's entries for it are known (requests_by_prio): with `lens`, except in a
      * recording made before them */
     bool     lens_prio;
+    /* its requests_wait (task_lens_async) is known: with `lens`, except in a recording
+     * made before it */
+    bool     lens_wait;
     uint8_t  n;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
@@ -85,6 +88,22 @@ double task_lens_bps(const struct snapshot *s, const struct task_devs *td, unsig
 
 /* td's row of lens rates in s, made (zeroed) when it has none. */
 double *task_lens_row(struct snapshot *s, struct task_devs *td);
+
+/* The wait of a task's asynchronous requests on one device over the interval, as the
+ * lens timed them from submission to completion (issue #35; docs/devices.md "The wait
+ * of an asynchronous submitter"): their mean number in flight (Little's law), and their
+ * mean latency in ms (NAN: none of its requests completed there). */
+struct task_async {
+    double in_flight;
+    double await_ms;
+};
+
+/* td's entry for device k (a row made when it has none: in_flight 0, await_ms NAN). */
+struct task_async *task_lens_async(struct snapshot *s, struct task_devs *td, unsigned k);
+/* The same, read only: NULL when td has no row (the lens saw nothing of it) or k is out
+ * of range. */
+const struct task_async *task_lens_async_of(const struct snapshot *s, const struct task_devs *td,
+                                            unsigned k);
 
 /* Bytes a second a task submitted to its device idx[k] at one priority, as the lens saw
  * its bios carry it (issue #35: an io_uring or libaio request may carry its own, not the
@@ -206,6 +225,8 @@ struct snapshot {
     /* Bytes a second each task submitted to its device idx[k] (its partitions added up)
      * between the lens's two readings: the rows task_devs.lens_row points at. */
     double (*lens_bps)[TASK_DEVS_MAX];
+    /* Their asynchronous wait, row for row (task_lens_async). */
+    struct task_async (*lens_async)[TASK_DEVS_MAX];
     size_t nlens_bps;
     /* The same bytes by priority (task_prio_bps), sorted by row. */
     struct task_prio_bps *lens_prio;

@@ -597,6 +597,8 @@ void snapshot_reduce(struct snapshot *p)
     free(p->tdevs);
     free(p->lens_bps);
     p->lens_bps = NULL;
+    free(p->lens_async);
+    p->lens_async = NULL;
     p->nlens_bps = 0;
     free(p->lens_prio);
     p->lens_prio = NULL;
@@ -678,6 +680,7 @@ void snapshot_free(struct snapshot *snap)
         procs_free(snap->tasks, snap->ntasks);
     free(snap->tdevs);
     free(snap->lens_bps);
+    free(snap->lens_async);
     free(snap->lens_prio);
     free(snap->hist);
     cgroups_free(snap->cgroups);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,13 +146,31 @@ double *task_lens_row(struct snapshot *s, struct task_devs *td)
 {
     if (!td->lens_row) {
         /* Grown by doubling: few tasks submit in an interval. */
-        if ((s->nlens_bps & (s->nlens_bps - 1)) == 0)
-            s->lens_bps = xreallocarray(s->lens_bps, s->nlens_bps ? 2 * s->nlens_bps : 8,
-                                        sizeof(*s->lens_bps));
+        if ((s->nlens_bps & (s->nlens_bps - 1)) == 0) {
+            size_t room = s->nlens_bps ? 2 * s->nlens_bps : 8;
+            s->lens_bps = xreallocarray(s->lens_bps, room, sizeof(*s->lens_bps));
+            s->lens_async = xreallocarray(s->lens_async, room, sizeof(*s->lens_async));
+        }
         memset(s->lens_bps[s->nlens_bps], 0, sizeof(s->lens_bps[0]));
+        for (unsigned k = 0; k < TASK_DEVS_MAX; k++)
+            s->lens_async[s->nlens_bps][k] = (struct task_async){ 0, (double)NAN };
         td->lens_row = (uint32_t)++s->nlens_bps;
     }
     return s->lens_bps[td->lens_row - 1];
+}
+
+struct task_async *task_lens_async(struct snapshot *s, struct task_devs *td, unsigned k)
+{
+    task_lens_row(s, td);
+    return &s->lens_async[td->lens_row - 1][k < TASK_DEVS_MAX ? k : 0];
+}
+
+const struct task_async *task_lens_async_of(const struct snapshot *s, const struct task_devs *td,
+                                            unsigned k)
+{
+    if (!td->lens_row || td->lens_row > s->nlens_bps || k >= TASK_DEVS_MAX || !s->lens_async)
+        return NULL;
+    return &s->lens_async[td->lens_row - 1][k];
 }
 
 void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
@@ -228,10 +247,12 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     double duty = lens_duty(&s->subs_prev, &out->lens);
     if (duty > 0 && duty < 1)
         itv *= duty;
-    td->lens = td->lens_prio = true;
+    td->lens = td->lens_prio = td->lens_wait = true;
     /* a row per device and priority (a few priorities at most, in practice one) */
     struct lens_submit_row rows[4 * TASK_DEVS_MAX];
     size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, 4 * TASK_DEVS_MAX);
+    /* its requests' latencies per device, all partitions and priorities together */
+    uint64_t wait_ns[TASK_DEVS_MAX] = { 0 }, rqs[TASK_DEVS_MAX] = { 0 };
     for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
         int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
         int idx = disk_index_of(s, out, sub);
@@ -254,7 +275,16 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             td->via |= (uint16_t)(1u << k);
         }
         task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
-        task_lens_prio_add(out, td, k, rows[i].prio, (double)rows[i].bytes / itv);
+        if (rows[i].bytes)    /* else listed for its completions alone */
+            task_lens_prio_add(out, td, k, rows[i].prio, (double)rows[i].bytes / itv);
+        wait_ns[k] += rows[i].wait_ns;
+        rqs[k] += rows[i].rqs;
+    }
+    for (unsigned k = 0; k < td->n; k++) {
+        if (!(td->from_lens >> k & 1))
+            continue;
+        struct task_async *a = task_lens_async(out, td, k);
+        lens_submit_wait(wait_ns[k], rqs[k], itv, &a->in_flight, &a->await_ms);
     }
     if (n > 4 * TASK_DEVS_MAX)
         td->truncated = true;

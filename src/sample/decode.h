@@ -46,6 +46,8 @@ struct ptask {
     struct task_rates r;
     struct task_devs td;
     double lens_bps[TASK_DEVS_MAX];  /* to the frame's snapshot rows (layout_tasks) */
+    struct task_async async[TASK_DEVS_MAX];  /* requests_wait, when has_async */
+    bool has_async;
     /* requests_by_prio, row 0 (layout_tasks gives them the task's row); malloc'd */
     struct task_prio_bps *prios;
     size_t nprios;

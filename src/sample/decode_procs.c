@@ -195,6 +195,40 @@ static int decode_task_prios(struct dec *d, const struct json_value *o,
     return rc;
 }
 
+/* requests_wait (docs/json.md): absent in recordings made before it (issue #35); per
+ * device of lens_bytes, {in_flight, await_ms (null: none completed)}. */
+static int decode_task_async(struct dec *d, const struct json_value *o,
+                             const struct name_ix *ix, struct ptask *p)
+{
+    const struct json_value *v = json_get(o, "requests_wait");
+    if (!v || json_type(v) == JSON_NULL)
+        return 0;
+    enum json_status st = json_as_object(v);
+    if (st != JSON_OK)
+        return status_fail(d, "requests_wait", v, st, "an object or null");
+    if (!p->td.lens)
+        return dfail(d, "requests_wait", "an object, but lens_bytes is null");
+    for (unsigned k = 0; k < TASK_DEVS_MAX; k++)
+        p->async[k] = (struct task_async){ 0, (double)NAN };
+    p->has_async = p->td.lens_wait = true;
+    int rc = 0;
+    for (unsigned k = 0; !rc && k < p->td.n; k++) {
+        const char *name = ix->devs[p->td.idx[k]].ds.name;
+        const struct json_value *dv = json_get(v, name);
+        if (!dv)
+            continue;
+        size_t old = at_push(d, ".requests_wait.%s", name);
+        if ((st = json_as_object(dv)) != JSON_OK)
+            rc = status_fail(d, NULL, dv, st, "an object");
+        else if (!(p->td.from_lens >> k & 1))
+            rc = dfail(d, NULL, "a device lens_bytes does not name");
+        else if (!(rc = get_num(d, dv, "in_flight", &p->async[k].in_flight)))
+            rc = get_num(d, dv, "await_ms", &p->async[k].await_ms);
+        at_pop(d, old);
+    }
+    return rc;
+}
+
 /* devices: names into snap.devs indices; null with devices_error when unknown. */
 static int decode_task_devs(struct dec *d, const struct json_value *o, const struct name_ix *ix,
                             struct task_devs *td, double *lens_bps)
@@ -298,7 +332,7 @@ static int decode_task(struct dec *d, const struct json_value *o, bool threads,
         (rc = get_str(d, o, "cmdline", false, &cmd, &cmdlen)) ||
         (rc = decode_task_rates(d, o, p)) || (rc = decode_ioprio(d, o, p)) ||
         (rc = decode_task_devs(d, o, ix, &p->td, p->lens_bps)) ||
-        (rc = decode_task_prios(d, o, ix, p)))
+        (rc = decode_task_prios(d, o, ix, p)) || (rc = decode_task_async(d, o, ix, p)))
         return rc;
     rc = get_name(d, o, "role", true, role_lookup, "role", &role);
     if (rc < 0)
@@ -445,6 +479,9 @@ void layout_tasks(struct replay_frame *f, struct ptasks *pt)
         if (pt->v[i].td.lens && pt->v[i].td.from_lens)
             memcpy(task_lens_row(&f->snap, &f->snap.tdevs[i]), pt->v[i].lens_bps,
                    sizeof(pt->v[i].lens_bps));
+        for (unsigned k = 0; pt->v[i].has_async && k < pt->v[i].td.n; k++)
+            if (pt->v[i].td.from_lens >> k & 1)
+                *task_lens_async(&f->snap, &f->snap.tdevs[i], k) = pt->v[i].async[k];
         for (size_t j = 0; j < pt->v[i].nprios; j++)
             task_lens_prio_add(&f->snap, &f->snap.tdevs[i], pt->v[i].prios[j].k,
                                pt->v[i].prios[j].prio, pt->v[i].prios[j].bps);

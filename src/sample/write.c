@@ -443,6 +443,29 @@ static void json_task_prios(struct jw *w, const struct result *r, const struct t
     jw_close(w, '}');
 }
 
+/* Its asynchronous wait per device of lens_bytes (issue #35): requests in flight on
+ * average and their mean latency from submission to completion (null: none completed);
+ * null as lens_bytes is, and when not known (a recording made before it). */
+static void json_task_async(struct jw *w, const struct result *r, const struct task_devs *td)
+{
+    if (!td || !td->known || td->err || !td->lens || !td->lens_wait) {
+        jw_key(w, "requests_wait");
+        fputs("null", w->f);
+        return;
+    }
+    jw_open(w, "requests_wait", '{');
+    for (unsigned k = 0; k < td->n; k++) {
+        const struct task_async *a = task_lens_async_of(r->cur, td, k);
+        if (!(td->from_lens >> k & 1) || !a)
+            continue;
+        jw_open(w, r->devs[td->idx[k]].dev->ds.name, '{');
+        jw_num(w, "in_flight", a->in_flight);
+        jw_num(w, "await_ms", a->await_ms);
+        jw_close(w, '}');
+    }
+    jw_close(w, '}');
+}
+
 static void json_task(struct jw *w, const struct result *r, size_t ti, const struct verdicts *v,
                       const struct warn_index *ix)
 {
@@ -511,6 +534,7 @@ static void json_task(struct jw *w, const struct result *r, size_t ti, const str
         fputs("null", w->f);
     }
     json_task_prios(w, r, td);
+    json_task_async(w, r, td);
     json_task_writeback(w, r, s->tgid);
     json_task_cgroup(w, r, ti);
     jw_str(w, "role", role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE));

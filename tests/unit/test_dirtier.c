@@ -299,6 +299,7 @@ static void test_cause_counts_writeback(void **state)
     dr.wb_valid = false;
     assert_true(isnan(dev_writeback_of(&dr, 43)));
     free(snap.lens_bps);
+    free(snap.lens_async);
 }
 
 /* rec-lens.jsonl's last sample carries rows; the same file without the two keys (a

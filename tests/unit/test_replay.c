@@ -710,6 +710,16 @@ static void test_damage_table(void **state)
         { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null",
           "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":1},\"requests_by_prio\":{\"vda\":{\"idle\":\"1\"}}",
           -EINVAL, "processes[1].requests_by_prio.vda.idle: expected a number, got string" },
+        /* its requests' wait (requests_wait) */
+        { "\"lens_bytes\":null,\"requests_by_prio\":null,\"requests_wait\":null",
+          "\"lens_bytes\":null,\"requests_by_prio\":null,\"requests_wait\":{}",
+          -EINVAL, "processes[0].requests_wait: an object, but lens_bytes is null" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null,\"requests_wait\":null",
+          "\"devices_from\":\"files\",\"lens_bytes\":{},\"requests_by_prio\":null,\"requests_wait\":{\"vda\":{\"in_flight\":1,\"await_ms\":1}}",
+          -EINVAL, "processes[1].requests_wait.vda: a device lens_bytes does not name" },
+        { "\"devices_from\":\"files\",\"lens_bytes\":null,\"requests_by_prio\":null,\"requests_wait\":null",
+          "\"devices_from\":\"lens\",\"lens_bytes\":{\"vda\":1},\"requests_by_prio\":null,\"requests_wait\":{\"vda\":{\"in_flight\":\"1\",\"await_ms\":1}}",
+          -EINVAL, "processes[1].requests_wait.vda.in_flight: expected a number or null, got string" },
         { "\"writeback_bps\":null", "\"writeback_bps\":true", -EINVAL,
           "devices[0].writeback_bps: expected a number or null, got" },
     };
@@ -741,10 +751,11 @@ static void test_lens_attribution(void **state)
     (void)state;
     size_t len;
     char *once = damaged_line("\"devices\":[\"vda\"],\"devices_from\":\"files\",\"lens_bytes\":null,"
-                              "\"requests_by_prio\":null",
+                              "\"requests_by_prio\":null,\"requests_wait\":null",
                               "\"devices\":[\"vda\",\"loop1\"],\"devices_from\":\"both\","
                               "\"lens_bytes\":{\"loop1\":1234.500},"
-                              "\"requests_by_prio\":{\"loop1\":{\"be/4\":234.500,\"idle\":1000.000}}", &len);
+                              "\"requests_by_prio\":{\"loop1\":{\"be/4\":234.500,\"idle\":1000.000}},"
+                              "\"requests_wait\":{\"loop1\":{\"in_flight\":0.980,\"await_ms\":9.750}}", &len);
     const char *wb = "\"name\":\"loop1\"";
     char *at = strstr(once, wb);
     assert_non_null(at);
@@ -778,6 +789,12 @@ static void test_lens_attribution(void **state)
     assert_int_equal(e[1].prio, IOPRIO_MAKE(IOC_IDLE, 0));
     assert_num(e[1].bps, 1000.0);
     assert_int_equal(task_lens_prios(&f.snap, td, 0, e, 4), 0);
+    /* its requests' wait there (issue #35) */
+    assert_true(td->lens_wait);
+    const struct task_async *a = task_lens_async_of(&f.snap, td, 1);
+    assert_non_null(a);
+    assert_num(a->in_flight, 0.98);
+    assert_num(a->await_ms, 9.75);
     assert_num(f.res.devs[di].kernel_bps, 4096.0);
     assert_true(isnan(f.res.devs[find_dev(&f, "vda")].kernel_bps));
     size_t glen;
