@@ -132,6 +132,13 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
 /* Thresholds (docs/verdicts.md). */
 #define ROLE_CAUSE_SHARE    0.25  /* share of a saturated device's bytes/s */
 #define ROLE_SUFFER_DELAY   20.0  /* % of the interval waiting on block I/O */
+/* The same wait for asynchronous requests (issue #35, the lens): at least this many of
+ * its requests in flight on the saturated device on average (0.2: one request in flight
+ * 20 % of the interval), ... */
+#define ROLE_SUFFER_INFLIGHT (ROLE_SUFFER_DELAY / 100.0)
+/* ... and at most this share of the device's requests in flight (aqu-sz): the rest,
+ * others' requests, are what it waits behind (a deep reader's own queue is not). */
+#define ROLE_SUFFER_OWN_SHARE 0.5
 #define LOTTERY_FULL        0.90  /* aqu-sz at this share of nr_requests: the queue is full */
 #define HIDDEN_FACTOR       2.0   /* process wait per I/O this many times the device await */
 #define HIDDEN_MIN_MS       1.0   /* ... and at least this much longer */

@@ -629,7 +629,7 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
     const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
     if (!td || !td->known || td->err)
         return ROLE_NONE;
-    bool cause = false, on_saturated = false;
+    bool cause = false, on_saturated = false, async_wait = false;
     double bps = t->io_valid ? t->read_bps + t->write_bps : 0;
     for (unsigned k = 0; k < td->n; k++) {
         const struct dev_rates *d = &r->devs[td->idx[k]];
@@ -649,6 +649,13 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
         }
         if (dev_bps > 0 && mine / dev_bps >= ROLE_CAUSE_SHARE)
             cause = true;
+        /* Its requests' own wait there, whatever its engine (the lens; iowait misses an
+         * asynchronous submitter's): in flight a fifth of the time or more, mostly
+         * behind others' requests */
+        const struct task_async *a = td->lens && td->lens_wait ? task_lens_async_of(r->cur, td, k) : NULL;
+        if (a && !isnan(a->await_ms) && a->in_flight >= ROLE_SUFFER_INFLIGHT &&
+            d->aqu_sz > 0 && a->in_flight <= ROLE_SUFFER_OWN_SHARE * d->aqu_sz)
+            async_wait = true;
     }
     /* A device outside its list that kernel threads write its dirtied pages to (a
      * filesystem with an anonymous st_dev, a file it closed): the writes are its own
@@ -670,7 +677,8 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
      * asleep there (sampled) has no block wait to suffer from. */
     bool uring = t->uring_source == DELAY_SRC_SAMPLED && t->uring_wait_pct > 0 &&
                  t->io_delay_source == DELAY_SRC_TASKSTATS;
-    bool suffer = on_saturated && !uring && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY;
+    bool suffer = (on_saturated && !uring && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY) ||
+                  async_wait;
     return cause && suffer ? ROLE_BOTH : cause ? ROLE_CAUSE : suffer ? ROLE_SUFFER : ROLE_NONE;
 }
 

@@ -579,6 +579,7 @@ static void test_requests_prio_judged(void **state)
     assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, dev, aio), 0);
     verdicts_free(&w.v);
     free(w.snap.lens_bps);
+    free(w.snap.lens_async);
     free(w.snap.lens_prio);
 }
 
@@ -771,6 +772,53 @@ static void test_cause_share_from_the_lens(void **state)
     assert_int_equal(w.v.roles[t], ROLE_CAUSE);
     verdicts_free(&w.v);
     free(w.snap.lens_bps);
+    free(w.snap.lens_async);
+}
+
+/* Suffer from the requests' own wait (issue #35): an asynchronous reader (libaio,
+ * io_uring) has no iowait, IODLY 0; with the lens its requests' time in flight on a
+ * saturated device decides, when others' requests are most of what is in flight. */
+static void test_async_wait_suffers(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    /* saturated, 17 requests in flight on average */
+    int dev = w_dev(&w, "loop0", "none", 256, 1, 17, 8.5, 8000);
+    int deep = w_task(&w, 1, "deep", P(IOC_BE, 4), 7500.0 * 1024, 0, NAN);
+    int light = w_task(&w, 2, "light", P(IOC_BE, 4), 500.0 * 1024, 0, NAN);
+    for (int t = 0; t < 2; t++) {
+        w_touch(&w, t, dev);
+        w.td[t].lens = w.td[t].lens_wait = true;
+        w.td[t].from_lens = 1;
+    }
+    task_lens_row(&w.snap, &w.td[deep])[0] = 7500.0 * 1024;
+    task_lens_row(&w.snap, &w.td[light])[0] = 500.0 * 1024;
+    *task_lens_async(&w.snap, &w.td[deep], 0) = (struct task_async){ 16.0, 8.5 };
+    *task_lens_async(&w.snap, &w.td[light], 0) = (struct task_async){ 1.0, 8.5 };
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[deep], ROLE_CAUSE);     /* its own queue: 94 % of it */
+    assert_int_equal(w.v.roles[light], ROLE_SUFFER);   /* IODLY 0, waits behind the deep one */
+    verdicts_free(&w.v);
+    /* in flight under a fifth of the time: no suffering */
+    task_lens_async(&w.snap, &w.td[light], 0)->in_flight = 0.1;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[light], ROLE_NONE);
+    verdicts_free(&w.v);
+    /* none of its requests completed (latency unknown): no claim */
+    *task_lens_async(&w.snap, &w.td[light], 0) = (struct task_async){ 1.0, NAN };
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[light], ROLE_NONE);
+    verdicts_free(&w.v);
+    /* the same wait on a device that is not saturated: nobody suffers */
+    *task_lens_async(&w.snap, &w.td[light], 0) = (struct task_async){ 1.0, 8.5 };
+    w.dr[dev].saturated = 0;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[light], ROLE_NONE);
+    assert_int_equal(w.v.roles[deep], ROLE_NONE);
+    verdicts_free(&w.v);
+    free(w.snap.lens_bps);
+    free(w.snap.lens_async);
 }
 
 int main(void)
@@ -788,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_hidden_queue_when_processes_wait_longer_than_await),
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_io_not_block),
+        cmocka_unit_test(test_async_wait_suffers),
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
         cmocka_unit_test(test_requests_prio_judged),
         cmocka_unit_test(test_cause_share_from_the_lens),
