@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The wait of an asynchronous reader (issue #35, docs/devices.md "The wait of an
+# asynchronous submitter"): a libaio reader does not sleep in iowait while its requests
+# are in flight, so its IODLY stays near 0 however long they wait. On a lab disk of
+# 1.5 ms a request, 3 at once, under none (strict FIFO):
+#  - a 16-deep libaio reader and a 1-deep libaio reader, one process each (fio
+#    --thread): in every sample the lens measures the light reader's requests on the
+#    disk (requests_wait: in flight half the time or more, each waiting 3 ms or more,
+#    behind the deep one's), its io_delay_pct stays under 10 % (IODLY is the synchronous
+#    wait), and at the last sample its role is `suffer`, the deep one's `cause`;
+#  - the light reader alone on the free disk: its requests measured too (in flight, at
+#    about the service time), and in no sample `suffer`.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/lab/lab.sh"
+need fio
+need jq
+[ "$(id -u)" = 0 ] || skip "needs root (BPF, lab disk)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
+[ -x "$IOT" ] || fail "build ./iotriage first"
+lab_up 1500 3 64 || exit $?
+trap 'it_kill_bg; lab_down; it_cleanup' EXIT
+echo none >"/sys/block/$LAB_NAME/queue/scheduler" || fail "cannot select none"
+
+common=(--thread --filename="$LAB_DEV" --direct=1 --bs=4k --rw=randread --time_based --runtime=60
+        --ioengine=libaio)
+bg fio --name=deep "${common[@]}" --iodepth=16 >"$TMP/deep.out" 2>&1
+DEEP=$BG
+bg fio --name=light "${common[@]}" --iodepth=1 >"$TMP/light.out" 2>&1
+LIGHT=$BG
+lab_wait_users 2 || fail "the two readers did not both start: $(tail -2 "$TMP/deep.out" "$TMP/light.out")"
+
+timeout 60 "$IOT" --json -n 3 -d 2 -p "$DEEP" -p "$LIGHT" >"$TMP/sat.json" 2>"$TMP/iot.err" ||
+    fail "iotriage failed: $(head -3 "$TMP/iot.err")"
+jq -e 'select(.lens.on == true)' "$TMP/sat.json" >/dev/null ||
+    skip "the BPF lens did not load: $(jq -r '.lens.reason' "$TMP/sat.json" | tail -1)"
+
+# figs FILE PID: per sample, "in_flight await_ms io_delay_pct role" of PID on the lab disk
+figs() {
+    jq -r --argjson p "$2" --arg d "$LAB_NAME" '.processes[]? | select(.pid == $p)
+        | [(.requests_wait[$d]? // {} | .in_flight, .await_ms), .io_delay_pct, .role]
+        | map(tostring) | join(" ")' "$1"
+}
+n=0
+while read -r inf aw dly role; do
+    n=$((n + 1))
+    [ "$inf" != null ] && [ "$aw" != null ] ||
+        fail "saturated: sample $n without the light reader's requests_wait: $(figs "$TMP/sat.json" "$LIGHT" | tr '\n' ';')"
+    between "$inf" 0.5 2 || fail "saturated: light reader in flight $inf (sample $n)"
+    between "$aw" 3 1000 || fail "saturated: light reader's requests waited $aw ms (sample $n)"
+    between "$dly" 0 10 || fail "saturated: light reader's io_delay_pct $dly (sample $n): not the synchronous wait"
+done < <(figs "$TMP/sat.json" "$LIGHT")
+[ "$n" -ge 2 ] || fail "saturated: $n samples of the light reader"
+last() { tail -n 1 "$TMP/sat.json" | jq -r --argjson p "$1" '[.processes[] | select(.pid == $p) | .role] | first | tostring'; }
+sat=$(tail -n 1 "$TMP/sat.json" | jq -r --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | "\(.saturated) \(.saturated_source) aqu \(.aqu_sz)"')
+[ "$(last "$LIGHT")" = suffer ] ||
+    fail "saturated: the light reader's role $(last "$LIGHT") (want suffer; device: $sat; $(figs "$TMP/sat.json" "$LIGHT" | tail -1))"
+[ "$(last "$DEEP")" = cause ] ||
+    fail "saturated: the deep reader's role $(last "$DEEP") (want cause; device: $sat; $(figs "$TMP/sat.json" "$DEEP" | tail -1))"
+ok "saturated ($sat): light reader (in_flight await_ms io_delay_pct role) $(figs "$TMP/sat.json" "$LIGHT" | tr '\n' ';') deep $(last "$DEEP")"
+
+# ---- the light reader alone on the free disk ----
+kill "$DEEP" 2>/dev/null
+wait "$DEEP" 2>/dev/null
+timeout 60 "$IOT" --json -n 3 -d 2 -p "$LIGHT" >"$TMP/free.json" 2>"$TMP/iot.err" ||
+    fail "iotriage failed alone: $(head -3 "$TMP/iot.err")"
+kill -0 "$LIGHT" 2>/dev/null || fail "the light reader died: $(tail -3 "$TMP/light.out")"
+n=0
+while read -r inf aw dly role; do
+    n=$((n + 1))
+    [ "$inf" != null ] && [ "$aw" != null ] || fail "free: sample $n without requests_wait"
+    between "$aw" 0.5 3 || fail "free: the light reader's requests waited $aw ms alone (sample $n)"
+    [ "$role" != suffer ] && [ "$role" != both ] || fail "free: the light reader alone is $role (sample $n: $inf $aw)"
+done < <(figs "$TMP/free.json" "$LIGHT")
+[ "$n" -ge 2 ] || fail "free: $n samples of the light reader"
+ok "free: light reader alone (in_flight await_ms io_delay_pct role) $(figs "$TMP/free.json" "$LIGHT" | tr '\n' ';')"
