@@ -28,7 +28,8 @@
 #define COLUMNS(X)                                                                        \
     X(COL_PID,     "PID")     X(COL_USER,  "USER")  X(COL_PRIO,    "PRIO")               \
     X(COL_FROM,    "FROM")    X(COL_READ,  "READ/s") X(COL_WRITE,  "WRITE/s")            \
-    X(COL_IODLY,   "IODLY%")  X(COL_SWAP,  "SWAP%") X(COL_AVGWAIT, "AVGWAIT")            \
+    X(COL_IODLY,   "IODLY%")  X(COL_INFLT, "INFLT") X(COL_SWAP,    "SWAP%")              \
+    X(COL_AVGWAIT, "AVGWAIT")                                                             \
     X(COL_ROLE,    "ROLE")    X(COL_DEV,   "DEV")   X(COL_UNIT,    "UNIT")               \
     X(COL_COMMAND, "COMMAND")
 

@@ -97,6 +97,34 @@ static size_t f_iodly(char *buf, size_t n, const struct col_ctx *c, size_t ti)
     return f_pct(buf, n, t->delay_valid, t->io_delay_pct, mark);
 }
 
+/* Its requests in flight on average over the interval, on all its devices (the lens's
+ * requests_wait, issue #35: the wait of an asynchronous submitter, which IODLY does not
+ * hold); NAN when not known (the lens off or not seeing the interval, threads). */
+static double inflight_of(const struct col_ctx *c, size_t ti)
+{
+    const struct result *r = c->r;
+    const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
+    if (!td || !td->known || td->err || !td->lens || !td->lens_wait)
+        return (double)NAN;
+    double sum = 0;
+    for (unsigned k = 0; k < td->n; k++) {
+        const struct task_async *a = task_lens_async_of(r->cur, td, k);
+        if (a && (td->from_lens >> k & 1) && !isnan(a->in_flight))
+            sum += a->in_flight;
+    }
+    return sum;
+}
+
+static size_t f_inflt(char *buf, size_t n, const struct col_ctx *c, size_t ti)
+{
+    double v = inflight_of(c, ti);
+    if (isnan(v))
+        return put_text(buf, n, "-");
+    char tmp[330];
+    fmt_fixed(tmp, sizeof(tmp), v, 2);
+    return put_text(buf, n, tmp);
+}
+
 static size_t f_swap(char *buf, size_t n, const struct col_ctx *c, size_t ti)
 {
     const struct task_rates *t = task(c, ti);
@@ -200,6 +228,8 @@ static double k_iodly(const struct col_ctx *c, size_t ti)
     return t->delay_valid ? nan_low(t->io_delay_pct) : -1;
 }
 
+static double k_inflt(const struct col_ctx *c, size_t ti) { return nan_low(inflight_of(c, ti)); }
+
 static double k_swap(const struct col_ctx *c, size_t ti)
 {
     const struct task_rates *t = task(c, ti);
@@ -231,6 +261,8 @@ const struct column col_table[COL_N] = {
         "bytes written towards storage per second (a: total since start)" },
     [COL_IODLY] = { COL_IODLY, "IODLY%", "IODLY", 6, 1, true, true, f_iodly, k_iodly,
         "time waiting for block I/O, % of the interval; - unknown, ! over-counted, ~ estimated" },
+    [COL_INFLT] = { COL_INFLT, "INFLT", "INFLT", 5, 4, true, true, f_inflt, k_inflt,
+        "block requests in flight on average (BPF lens), libaio and io_uring too; - unknown" },
     [COL_SWAP] = { COL_SWAP, "SWAP%", "SWAP", 5, 3, true, true, f_swap, k_swap,
         "time waiting for swap-in, % of the interval; - unknown" },
     [COL_AVGWAIT] = { COL_AVGWAIT, "AVGWAIT", "AVGWAIT", 8, 5, true, false, f_avgwait, k_avgwait,

@@ -171,6 +171,7 @@ bool pending_cell(const struct result *r, const struct view *vw, enum col_id id,
     case COL_WRITE:
         return !vw->accumulated;
     case COL_IODLY:
+    case COL_INFLT:
     case COL_SWAP:
     case COL_AVGWAIT:
     case COL_ROLE:

@@ -247,6 +247,18 @@ void draw_process_detail(const struct result *r, const struct verdicts *v, struc
     ln(&l, "block-I/O delay %s%%  swap-in delay %s%%  mean wait %s ms%s", d1, d2, aw,
        t->delay_overcount ? "  (kernel over-counted: capped)"
        : t->io_delay_source == DELAY_SRC_SAMPLED ? "  (estimated from sampled thread states)" : "");
+    /* its requests' own wait per device, any engine (the lens; issue #35): IODLY above
+     * is the synchronous wait only */
+    for (unsigned k = 0; tdv && tdv->lens && tdv->lens_wait && k < tdv->n; k++) {
+        const struct task_async *a = task_lens_async_of(r->cur, tdv, k);
+        if (!a || !(tdv->from_lens >> k & 1))
+            continue;
+        char inf[16], am[16];
+        fmt_num(inf, 16, a->in_flight, 2);
+        fmt_num(am, 16, a->await_ms, 2);
+        ln(&l, "requests  on %s: %s in flight on average, %s ms each from submission to completion",
+           r->devs[tdv->idx[k]].dev->ds.name, inf, am);
+    }
     char devs[128];
     fmt_task_devs(devs, sizeof(devs), r, ti, "?");
     const char *role = role_name(ti < v->nroles ? v->roles[ti] : ROLE_NONE);

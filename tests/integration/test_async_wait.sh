@@ -8,13 +8,18 @@
 #    --thread): in every sample the lens measures the light reader's requests on the
 #    disk (requests_wait: in flight half the time or more, each waiting 3 ms or more,
 #    behind the deep one's), its io_delay_pct stays under 10 % (IODLY is the synchronous
-#    wait), and at the last sample its role is `suffer`, the deep one's `cause`;
+#    wait), and at the last sample its role is `suffer`, the deep one's `cause`; `-b`
+#    shows its INFLT (beside IODLY%) at 0.5 or more, the screen's detail view its
+#    `requests on DEV` line;
 #  - the light reader alone on the free disk: its requests measured too (in flight, at
 #    about the service time), and in no sample `suffer`.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/lab/lab.sh"
+SOCK=iotriage-async-$$
+. "$(dirname "$0")/lib_tmux.sh"
 need fio
 need jq
+need tmux
 [ "$(id -u)" = 0 ] || skip "needs root (BPF, lab disk)"
 [ -r /sys/kernel/btf/vmlinux ] || skip "no kernel BTF at /sys/kernel/btf/vmlinux"
 [ -x "$IOT" ] || fail "build ./iotriage first"
@@ -58,6 +63,27 @@ sat=$(tail -n 1 "$TMP/sat.json" | jq -r --arg d "$LAB_NAME" '.devices[] | select
 [ "$(last "$DEEP")" = cause ] ||
     fail "saturated: the deep reader's role $(last "$DEEP") (want cause; device: $sat; $(figs "$TMP/sat.json" "$DEEP" | tail -1))"
 ok "saturated ($sat): light reader (in_flight await_ms io_delay_pct role) $(figs "$TMP/sat.json" "$LIGHT" | tr '\n' ';') deep $(last "$DEEP")"
+
+# -b: INFLT beside IODLY% (the header's columns: PID USER PRIO FROM READ/s WRITE/s IODLY% INFLT)
+timeout 60 "$IOT" -b -n 2 -d 2 -p "$LIGHT" >"$TMP/b.txt" 2>"$TMP/iot.err" || fail "-b failed: $(head -3 "$TMP/iot.err")"
+grep -qE '^ +PID +USER +PRIO +FROM +READ/s +WRITE/s +IODLY% +INFLT ' "$TMP/b.txt" ||
+    fail "-b: no INFLT beside IODLY%: $(grep -m1 -E '^ +PID ' "$TMP/b.txt")"
+row=$(awk -v p="$LIGHT" '$1 == p' "$TMP/b.txt" | tail -n 1)
+read -r _ _ _ _ _ _ dly inflt _ <<<"$row"
+between "$inflt" 0.5 2 || fail "-b: the light reader's INFLT $inflt (IODLY% $dly): $row"
+ok "-b: light reader IODLY% $dly INFLT $inflt"
+
+# the screen's detail view: its requests' wait on the lab disk
+T new-session -d -s ui -x 200 -y 50 "$IOT -d 1; echo EXITED \$?; sleep 60"
+wait_for '^ +PID ' 20
+T send-keys -t ui / light Enter
+wait_for 'filter: light'
+T send-keys -t ui Enter
+wait_for "^Process $LIGHT" 10
+wait_for "^requests +on $LAB_NAME: [0-9.]+ in flight on average, [0-9.]+ ms each" 20
+ok "screen: $(screen | grep -m1 "^requests  *on $LAB_NAME")"
+T send-keys -t ui Escape q
+wait_for '^EXITED 0' 10
 
 # ---- the light reader alone on the free disk ----
 kill "$DEEP" 2>/dev/null
