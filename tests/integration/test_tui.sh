@@ -40,7 +40,7 @@ ok "help opens and closes"
 
 # Sorting: > moves to the next column, r reverses.
 T send-keys -t ui '>'
-wait_for 'sort: SWAP  '
+wait_for 'sort: INFLT  '
 T send-keys -t ui '<' '<' 
 wait_for 'sort: WRITE  '
 T send-keys -t ui r

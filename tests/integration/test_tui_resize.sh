@@ -23,7 +23,7 @@ sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/vda/queue/scheduler 2>/dev/nul
 
 T new-session -d -s ui -x 120 -y 40 "$IOT -d 0.3 -p $marker; echo EXITED \$?; sleep 60"
 wait_for '^iotriage - '
-wait_for "^ +$marker .*iotriage-resize"
+wait_for "^ +$marker .*iotriage-re"
 pane=$(T display -p -t ui '#{pane_pid}')
 pid=$(pgrep -P "$pane" -x iotriage) || fail "no iotriage process under the pane ($pane)"
 ok "iotriage $pid on a 120x40 screen"
@@ -75,7 +75,7 @@ full_screen() { # full_screen W H
     wait_for '^DEVICE +SCHED +NR'
     wait_for "^vda +$sched "
     wait_for '^ +PID USER +PRIO'
-    wait_for "^ +$marker .*iotriage-resize"
+    wait_for "^ +$marker .*iotriage-re"
     wait_gone 'terminal too small|need 30x8'
     # (a capture can land in the middle of a redraw on a loaded machine: look again)
     for i in $(seq 1 20); do
