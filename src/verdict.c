@@ -445,6 +445,21 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         snprintf(label, sizeof(label), "%s (its requests'; task %s/%d)", rn,
                  ioprio_class_name(t->prio.cls), t->prio.level);
         prio = at_disk = rp;
+    } else if (b->scheduler[0] && verdict_requests_prio(r, ti, di, &rp)) {
+        /* bfq serves a request at its task's priority (bfq_check_ioprio_change() reads
+         * the io_context's, never bio->bi_ioprio): the requests' own is not read. The
+         * task's is judged below as ever. */
+        char rn[16], how[24];
+        lens_prio_name((unsigned)IOPRIO_MAKE(rp.cls, rp.level), rn, sizeof(rn));
+        if (rp.cls == IOC_IDLE)
+            snprintf(how, sizeof(how), "-c3");
+        else
+            snprintf(how, sizeof(how), "-c%d -n%d", (int)rp.cls, rp.level);
+        push(v, W_IOPRIO_IGNORED, (int)di, (int)ti,
+             "%s[%d]'s requests carry %s of their own, ignored: %s uses %s, which reads the task's "
+             "priority, not the request's, and serves them as the task's %s; set the task's "
+             "(ionice %s -p %d), or use mq-deadline, which reads the request's class",
+             comm, pid, rn, dev, sched, label, how, pid);
     }
     enum sched_reading sr = verdict_sched_reading(b->scheduler, prio);
     if (sr == SR_DEFAULT)

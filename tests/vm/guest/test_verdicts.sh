@@ -109,6 +109,26 @@ jq -e 'all(.processes[] | select(.comm == "fio"); .ioprio.effective_class == "be
     /tmp/cmdprio.more >/dev/null || fail "cmdprio: a reader's task is not be/4"
 ok "cmdprio: the idle requests of a be/4 task read idle, the other reader's be/4 (requests_by_prio)"
 
+# The same under bfq, which serves a request at its task's priority (its io_context's),
+# never the request's own: b's idle requests are served as its task's be/4, not held back
+# as an idle task's are (above: b under half a's rate), and iotriage says the requests'
+# idle is ignored, naming bfq; a, with no priority of its own on its requests, nothing.
+set_sched "$SD" bfq
+echo 64 >"/sys/block/$SD/queue/nr_requests"
+echo 50 >"/sys/block/$SD/queue/iosched/slice_idle"
+B_OPTS="--cmdprio_percentage=100 --cmdprio_class=3" SAMPLES=2 pair cmdbfq "" ""
+prio_shares /tmp/cmdbfq.more '(if (.requests_by_prio[$d].idle // 0) > 0 then "idle" else "be/4" end)' ||
+    fail "cmdprio under bfq: requests_by_prio: $SHARES"
+[ $((B * 2)) -ge "$A" ] || fail "bfq held the cmdprio reader back as an idle task: b $B IOPS against a $A"
+cb=$(for i in 1 2; do sed -n "${i}p" /tmp/cmdbfq.more >/tmp/cmdbfq.json
+    jq -r --arg d "$SD" '.processes[] | select(.comm == "fio" and (.requests_by_prio[$d].idle // 0) > 0)
+        | .warnings[] | select(.device == $d and .code == "ioprio-ignored") | .text' /tmp/cmdbfq.json; done | head -n 1)
+[[ $cb == *"requests carry idle"*bfq*"the task's"* ]] || fail "cmdprio under bfq: no ioprio-ignored for the requests' idle: ${cb:-none} ($SHARES)"
+[ -z "$(codes cmdbfq be 4 | tr -d ,)" ] || jq -e --arg d "$SD" '[.processes[] | select(.comm == "fio"
+    and (.requests_by_prio[$d].idle // 0) == 0 and (.lens_bytes[$d] // 0) > 0) | .warnings[] | select(.device == $d)] | length == 0' \
+    /tmp/cmdbfq.json >/dev/null || fail "cmdprio under bfq: the plain reader warned: $(codes cmdbfq be 4)"
+ok "cmdprio under bfq: b $B IOPS against a $A (not held back); $cb"
+
 # Levels: mq-deadline reads the class alone.
 set_sched "$SD" mq-deadline
 echo 64 >"/sys/block/$SD/queue/nr_requests"
