@@ -11,6 +11,9 @@
 #    wait), and at the last sample its role is `suffer`, the deep one's `cause`; `-b`
 #    shows its INFLT (beside IODLY%) at 0.5 or more, the screen's detail view its
 #    `requests on DEV` line;
+#  - beside them a 1-deep io_uring reader: its requests measured the same way, at the
+#    last sample `suffer` too (io_uring's completion wait may count as iowait: its
+#    IODLY is not asserted);
 #  - the light reader alone on the free disk: its requests measured too (in flight, at
 #    about the service time), and in no sample `suffer`.
 . "$(dirname "$0")/lib.sh"
@@ -33,9 +36,11 @@ bg fio --name=deep "${common[@]}" --iodepth=16 >"$TMP/deep.out" 2>&1
 DEEP=$BG
 bg fio --name=light "${common[@]}" --iodepth=1 >"$TMP/light.out" 2>&1
 LIGHT=$BG
-lab_wait_users 2 || fail "the two readers did not both start: $(tail -2 "$TMP/deep.out" "$TMP/light.out")"
+bg fio --name=uring "${common[@]}" --ioengine=io_uring --iodepth=1 >"$TMP/uring.out" 2>&1
+URING=$BG
+lab_wait_users 3 || fail "the three readers did not all start: $(tail -2 "$TMP/deep.out" "$TMP/light.out" "$TMP/uring.out")"
 
-timeout 60 "$IOT" --json -n 3 -d 2 -p "$DEEP" -p "$LIGHT" >"$TMP/sat.json" 2>"$TMP/iot.err" ||
+timeout 60 "$IOT" --json -n 3 -d 2 -p "$DEEP" -p "$LIGHT" -p "$URING" >"$TMP/sat.json" 2>"$TMP/iot.err" ||
     fail "iotriage failed: $(head -3 "$TMP/iot.err")"
 jq -e 'select(.lens.on == true)' "$TMP/sat.json" >/dev/null ||
     skip "the BPF lens did not load: $(jq -r '.lens.reason' "$TMP/sat.json" | tail -1)"
@@ -62,6 +67,13 @@ sat=$(tail -n 1 "$TMP/sat.json" | jq -r --arg d "$LAB_NAME" '.devices[] | select
     fail "saturated: the light reader's role $(last "$LIGHT") (want suffer; device: $sat; $(figs "$TMP/sat.json" "$LIGHT" | tail -1))"
 [ "$(last "$DEEP")" = cause ] ||
     fail "saturated: the deep reader's role $(last "$DEEP") (want cause; device: $sat; $(figs "$TMP/sat.json" "$DEEP" | tail -1))"
+while read -r inf aw _ _; do
+    [ "$inf" != null ] && [ "$aw" != null ] && between "$inf" 0.5 2 && between "$aw" 3 1000 ||
+        fail "saturated: the io_uring reader's requests_wait: $(figs "$TMP/sat.json" "$URING" | tr '\n' ';')"
+done < <(figs "$TMP/sat.json" "$URING")
+[ "$(last "$URING")" = suffer ] ||
+    fail "saturated: the io_uring reader's role $(last "$URING") (want suffer; device: $sat; $(figs "$TMP/sat.json" "$URING" | tail -1))"
+ok "saturated: io_uring reader (in_flight await_ms io_delay_pct role) $(figs "$TMP/sat.json" "$URING" | tr '\n' ';')"
 ok "saturated ($sat): light reader (in_flight await_ms io_delay_pct role) $(figs "$TMP/sat.json" "$LIGHT" | tr '\n' ';') deep $(last "$DEEP")"
 
 # -b: INFLT beside IODLY% (the header's columns: PID USER PRIO FROM READ/s WRITE/s IODLY% INFLT)
@@ -86,8 +98,8 @@ T send-keys -t ui Escape q
 wait_for '^EXITED 0' 10
 
 # ---- the light reader alone on the free disk ----
-kill "$DEEP" 2>/dev/null
-wait "$DEEP" 2>/dev/null
+kill "$DEEP" "$URING" 2>/dev/null
+wait "$DEEP" "$URING" 2>/dev/null
 timeout 60 "$IOT" --json -n 3 -d 2 -p "$LIGHT" >"$TMP/free.json" 2>"$TMP/iot.err" ||
     fail "iotriage failed alone: $(head -3 "$TMP/iot.err")"
 kill -0 "$LIGHT" 2>/dev/null || fail "the light reader died: $(tail -3 "$TMP/light.out")"
