@@ -25,6 +25,7 @@
 #include "source/lens.h"
 #include "source/procs.h"
 #include "source/psi.h"
+#include "source/swaps.h"
 
 struct dev_sample {
     struct diskstats_row ds;
@@ -218,6 +219,10 @@ struct snapshot {
     size_t   ndevs;
 
     struct psi_sample psi[PSI_NRES];
+    /* The devices swap lives on (source/swaps.h); none read with a --proc-root, whose
+     * names are not this machine's. Not recorded: a replay has none. */
+    struct swap_area swaps[SWAPS_MAX];
+    unsigned nswaps;
 
     int    procs_err;
     struct task_sample *tasks;       /* sorted by id */

@@ -52,7 +52,8 @@
     X(W_FS_DELETED_OPEN,      "fs-deleted-open",      SEV_WARN) \
     X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)            \
     X(W_IOPRIO_HONOURED,      "ioprio-honoured",      SEV_WARN)            \
-    X(W_IO_NOT_BLOCK,         "io-pressure-not-block", SEV_WARN)
+    X(W_IO_NOT_BLOCK,         "io-pressure-not-block", SEV_WARN)           \
+    X(W_IO_SWAP,              "io-pressure-swap",     SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -160,6 +161,10 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
  * written, not in D). */
 #define PSI_NOT_BLOCK_MIN   20.0
 #define URING_WAIT_MIN      50.0
+/* io-pressure-swap: the same io pressure, and a process that waited on block I/O at
+ * least ROLE_SUFFER_DELAY % of the interval whose bytes (the lens) went at least this
+ * share to the devices swap lives on: its wait is swap-in, memory short. */
+#define SWAP_SHARE_MIN      0.5
 #define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
 #define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
 #define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */

@@ -653,6 +653,8 @@ void sampler_take(struct sampler *s, struct snapshot *out)
     take_devices(s, out);
     for (int r = 0; r < PSI_NRES; r++)
         psi_read(s->proc_fd, (enum psi_resource)r, &out->psi[r]);
+    if (!s->opts.proc_root)
+        out->nswaps = (unsigned)swaps_read(s->proc_fd, out->swaps, SWAPS_MAX);
     take_delayacct(s, out);
     proc_note(s, out);
     take_lens(s, out);

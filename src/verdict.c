@@ -818,6 +818,78 @@ static void io_not_block(const struct result *r, struct verdicts *v)
     }
 }
 
+/* ---- io pressure that is swap (docs/verdicts.md "io-pressure-swap") ----
+ * A page swapped out is read back in the faulting task's own context (a bio to the swap
+ * device, then a sleep on the page's lock: io_schedule(), iowait, PSI io), so a process
+ * short of memory looks like one waiting on a slow disk: IODLY high, the swap device busy.
+ * With the lens its bytes say where they went; on a device in /proc/swaps, the wait is
+ * swap-in (and its writes, reclaim writing its pages out). Without the lens, nothing is
+ * said: its read bytes cannot tell a swap-in from a file read. */
+
+/* The index in r->devs of the whole disk of the device major:minor; -1 when not listed. */
+static int disk_of_devnum(const struct result *r, unsigned major, unsigned minor)
+{
+    const struct snapshot *s = r->cur;
+    for (size_t i = 0; i < s->ndevs; i++) {
+        const struct dev_sample *d = &s->devs[i];
+        if (d->ds.major != major || d->ds.minor != minor)
+            continue;
+        if (!d->bd.partition)
+            return (int)i;
+        for (size_t j = 0; j < s->ndevs; j++)
+            if (strcmp(s->devs[j].ds.name, d->bd.disk) == 0)
+                return (int)j;
+        return -1;
+    }
+    return -1;
+}
+
+static void io_swap(const struct result *r, struct verdicts *v)
+{
+    const struct snapshot *s = r->cur;
+    const struct psi_rates *p = &r->psi[PSI_IO];
+    if (!s->nswaps || !s->tdevs || !p->some_valid || !(p->some_pct >= PSI_NOT_BLOCK_MIN))
+        return;
+    int swap_disk[SWAPS_MAX];
+    for (unsigned i = 0; i < s->nswaps; i++)
+        swap_disk[i] = disk_of_devnum(r, s->swaps[i].major, s->swaps[i].minor);
+    const struct psi_rates *mem = &r->psi[PSI_MEMORY];
+    for (size_t ti = 0; ti < r->ntasks; ti++) {
+        const struct task_rates *t = &r->tasks[ti];
+        const struct task_devs *td = &s->tdevs[ti];
+        if (!t->delay_valid || !(t->io_delay_pct >= ROLE_SUFFER_DELAY) || !td->lens)
+            continue;
+        double all = 0, swap = 0, top = 0;
+        int top_di = -1;
+        for (unsigned k = 0; k < td->n; k++) {
+            double b = task_lens_bps(s, td, k);
+            all += b;
+            for (unsigned i = 0; i < s->nswaps; i++)
+                if (swap_disk[i] >= 0 && (size_t)swap_disk[i] == td->idx[k]) {
+                    swap += b;
+                    if (b > top) {
+                        top = b;
+                        top_di = swap_disk[i];
+                    }
+                    break;
+                }
+        }
+        if (top_di < 0 || !(swap > 0) || !(swap >= SWAP_SHARE_MIN * all))
+            continue;
+        char rate[24], mp[48] = "";
+        fmt_rate(rate, sizeof(rate), swap);
+        if (mem->some_valid)
+            snprintf(mp, sizeof(mp), " (memory pressure %.0f %%)", mem->some_pct);
+        push(v, W_IO_SWAP, top_di, (int)ti,
+             "io pressure %.0f %% is swap: %s[%d] waited %.0f %% of the time on block I/O, its "
+             "I/O %s/s to %s, where swap lives: it is short of memory%s; give it memory (its "
+             "cgroup's memory.max, or what fills the machine) rather than a faster disk",
+             p->some_pct, t->task->comm, (int)t->task->id, t->io_delay_pct, rate,
+             s->devs[top_di].ds.name, mp);
+        v->w[v->n - 1].evidence = EV_MEASURED;
+    }
+}
+
 static int cmp_warning(const void *a, const void *b, void *ctx)
 {
     const struct result *r = ctx;
@@ -856,6 +928,7 @@ void verdict_compute(const struct result *r, struct verdicts *out)
     }
     free(hidden);
     io_not_block(r, out);
+    io_swap(r, out);
     cgroup_findings(r, out);
     if (out->n)   /* qsort_r wants a non-null array even for no elements */
         qsort_r(out->w, out->n, sizeof(*out->w), cmp_warning, (void *)(uintptr_t)r);

@@ -291,6 +291,8 @@ static bool code_judged(enum warn_code c, const struct dev_rates *d, bool delays
         return d->saturated >= 0;
     case W_IO_NOT_BLOCK:             /* no device: write_not_block */
         return false;
+    case W_IO_SWAP:                  /* the lens's bytes say where a process's I/O went */
+        return d->lens.valid;
     default:
         return true;
     }

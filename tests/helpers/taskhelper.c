@@ -10,6 +10,9 @@
  *       SECONDS, then wait up to 5 s: prints "exit STATUS cpu SECONDS", or "hung" (and
  *       kills it, exit 1). Proves a program leaves, without spinning, when its terminal
  *       goes away.
+ *   taskhelper touch MB SECONDS  MB of anonymous memory, every page written with its own
+ *       bytes, then read and written page by page round and round: in a cgroup whose
+ *       memory.max is below MB, a steady stream of swap-ins.
  * It exits after SECONDS, or earlier on SIGTERM. */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +167,27 @@ static int do_ptyclose(double secs, char **argv)
     return 1;
 }
 
+static int do_touch(long mb, double secs)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)mb << 20;
+    unsigned char *m = malloc(len);
+    if (!m) {
+        perror("malloc");
+        return 1;
+    }
+    for (size_t i = 0; i < len; i++)
+        m[i] = (unsigned char)(i * 2654435761u >> 13);      /* no page alike, none zero */
+    double end = now() + secs;
+    unsigned long sum = 0;
+    while (now() < end)
+        for (size_t i = 0; i < len; i += pg) {
+            sum += m[i];
+            m[i + 1]++;
+        }
+    free(m);
+    return sum == 1;      /* keeps the reads */
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "ptyclose") == 0)
@@ -176,6 +200,8 @@ int main(int argc, char **argv)
         return do_threads(atoi(argv[2]), atof(argv[3]));
     if (argc == 4 && strcmp(argv[1], "dread") == 0)
         return do_dread(argv[2], atof(argv[3]));
-    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt[-noleader] N FILE SECONDS | ptyclose SECONDS PROG [ARG...]\n");
+    if (argc == 4 && strcmp(argv[1], "touch") == 0)
+        return do_touch(atol(argv[2]), atof(argv[3]));
+    fprintf(stderr, "usage: taskhelper threads N SECONDS | dread FILE SECONDS | dreadt[-noleader] N FILE SECONDS | touch MB SECONDS | ptyclose SECONDS PROG [ARG...]\n");
     return 2;
 }

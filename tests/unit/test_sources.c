@@ -36,6 +36,7 @@
 #include "source/ioprio.h"
 #include "source/procs.h"
 #include "source/psi.h"
+#include "source/swaps.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1317,9 +1318,36 @@ static void test_ioprio_default_and_names(void **state)
     assert_int_equal(IOPRIO_LEVEL_OF(0x4013), 3);
 }
 
+/* /proc/swaps (mm/swapfile.c: swap_show()): the header skipped, names unescaped (\040 a
+ * space), partitions and files told apart, an unknown type and a name too long left
+ * out, at most max. */
+static void test_swaps_parse(void **state)
+{
+    (void)state;
+    const char text[] =
+        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+        "/dev/sda2                               partition\t262140\t\t98816\t\t-2\n"
+        "/var/swap\\040file                      file\t\t1048572\t\t0\t\t-3\n"
+        "/dev/zram0                              weird\t\t100\t\t0\t\t100\n";
+    char names[SWAPS_MAX][SWAP_NAME_MAX];
+    bool file[SWAPS_MAX];
+    assert_int_equal(swaps_parse(text, sizeof(text) - 1, names, file, SWAPS_MAX), 2);
+    assert_string_equal(names[0], "/dev/sda2");
+    assert_false(file[0]);
+    assert_string_equal(names[1], "/var/swap file");
+    assert_true(file[1]);
+    assert_int_equal(swaps_parse(text, sizeof(text) - 1, names, file, 1), 1);
+    /* the header alone: no swap */
+    assert_int_equal(swaps_parse(text, 60, names, file, SWAPS_MAX), 0);
+    char longer[600];
+    int n = snprintf(longer, sizeof(longer), "Filename Type\n/%0300d partition 1 0 -2\n", 0);
+    assert_int_equal(swaps_parse(longer, (size_t)n, names, file, SWAPS_MAX), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_swaps_parse),
         cmocka_unit_test(test_diskstats_real_capture_gives_every_line_with_17_fields),
         cmocka_unit_test(test_diskstats_read_opens_diskstats_below_proc_fd),
         cmocka_unit_test(test_diskstats_old_kernel_gives_11_fields),

@@ -145,6 +145,15 @@ static int count(const struct verdicts *v, enum warn_code c, int dev, int task)
     return n;
 }
 
+/* The same on any device. */
+static int count_any(const struct verdicts *v, enum warn_code c, int task)
+{
+    int n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        n += v->w[i].code == c && v->w[i].task == task;
+    return n;
+}
+
 static void test_idle_on_none_is_ignored_and_on_bfq_not(void **state)
 {
     (void)state;
@@ -832,6 +841,83 @@ static void test_async_wait_suffers(void **state)
     free(w.snap.lens_async);
 }
 
+/* io pressure that is swap (issue #35): a process whose I/O the lens saw go to the disk
+ * swap lives on, waiting on block I/O, is named with that disk; not when its bytes went
+ * mostly elsewhere, when it hardly waited, without the lens, or without io pressure. */
+static void test_io_pressure_swap(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int sw = w_dev(&w, "sda", "mq-deadline", 64, 1, 2, 0.9, 8000);
+    int db = w_dev(&w, "sdb", "mq-deadline", 64, 1, 2, 0.9, 8000);
+    w.dev[sw].ds.major = 8;
+    w.dev[sw].ds.minor = 0;
+    w.dev[db].ds.major = 8;
+    w.dev[db].ds.minor = 16;
+    w.snap.swaps[0] = (struct swap_area){ 8, 0, false };
+    w.snap.nswaps = 1;
+    w.res.psi[PSI_IO] = (struct psi_rates){ .some_valid = true, .some_pct = 58 };
+    w.res.psi[PSI_MEMORY] = (struct psi_rates){ .some_valid = true, .some_pct = 14 };
+    int t = w_task(&w, 201, "touch", P(IOC_BE, 4), 8e6, 64, 2.0);
+    int r = w_task(&w, 202, "reader", P(IOC_BE, 4), 8e6, 90, 2.0);
+    w_touch(&w, t, sw);
+    w_touch(&w, r, db);
+    w.td[t].lens = w.td[r].lens = true;
+    w.td[t].from_lens = w.td[r].from_lens = 1;
+    task_lens_row(&w.snap, &w.td[t])[0] = 8e6;
+    task_lens_row(&w.snap, &w.td[r])[0] = 8e6;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_SWAP, sw, t), 1);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, r), 0);
+    const char *x = text_of(&w.v, W_IO_SWAP);
+    assert_non_null(strstr(x, "io pressure 58 % is swap: touch[201] waited 64 %"));
+    assert_non_null(strstr(x, "to sda, where swap lives"));
+    assert_non_null(strstr(x, "memory pressure 14 %"));
+    verdicts_free(&w.v);
+    /* swap on a partition of sdb: the reader's disk is where swap lives */
+    w.snap.swaps[0] = (struct swap_area){ 8, 18, false };
+    int part = w_dev(&w, "sdb2", "mq-deadline", 64, 1, 0, 0, 0);
+    w.dev[part].bd.partition = true;
+    snprintf(w.dev[part].bd.disk, sizeof(w.dev[part].bd.disk), "sdb");
+    w.dev[part].ds.major = 8;
+    w.dev[part].ds.minor = 18;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_SWAP, db, r), 1);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    w.snap.swaps[0] = (struct swap_area){ 8, 0, false };
+    /* most of its bytes elsewhere */
+    w_touch(&w, t, db);
+    task_lens_row(&w.snap, &w.td[t])[1] = 9e6;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    task_lens_row(&w.snap, &w.td[t])[1] = 0;
+    /* hardly waiting; no lens; no io pressure; no swap */
+    w.tr[t].io_delay_pct = 5;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    w.tr[t].io_delay_pct = 64;
+    w.td[t].lens = false;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    w.td[t].lens = true;
+    w.res.psi[PSI_IO].some_pct = 5;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    w.res.psi[PSI_IO].some_pct = 58;
+    w.snap.nswaps = 0;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count_any(&w.v, W_IO_SWAP, t), 0);
+    verdicts_free(&w.v);
+    free(w.snap.lens_bps);
+    free(w.snap.lens_async);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -851,6 +937,7 @@ int main(void)
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
         cmocka_unit_test(test_requests_prio_judged),
         cmocka_unit_test(test_cause_share_from_the_lens),
+        cmocka_unit_test(test_io_pressure_swap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
