@@ -17,7 +17,9 @@
 # root, no /dev/fuse, no loop devices, slowfs not built, a tool missing) so a test
 # can `exit 77` (skip), and 1 on any other failure (also when the loop device
 # would not do direct I/O). It exports LAB_DEV (/dev/loopN), LAB_NAME (loopN),
-# LAB_MNT (the slowfs mount point; the file is $LAB_MNT/disk.img), LAB_LATENCY_US
+# LAB_MNT (the slowfs mount point; the file is $LAB_MNT/disk.img, and $LAB_MNT/cached.img
+# the same bytes read through FUSE's page cache: a buffered reader of a filesystem with
+# no block device, as on NFS), LAB_LATENCY_US
 # and LAB_THREADS. One lab at a time per shell.
 #
 # Cleanup contract: the first lab_up installs traps so that lab_down runs however

@@ -5,6 +5,11 @@
  * once. A loop device with direct I/O on top of it is a block device of known
  * latency (L) and parallelism (N): capacity is N / L requests per second.
  *
+ * A second name, /cached.img, reads the same bytes through the page cache (no
+ * FOPEN_DIRECT_IO, read only): a buffered reader of it waits for the kernel's
+ * readahead of a filesystem with no block device, as on NFS (tests/lab/lab.sh
+ * LAB_CACHED).
+ *
  *   slowfs MOUNTPOINT [--latency-us 2000] [--threads 4] [--size-mb 64] [-f] [-d]
  *
  * -f stays in the foreground, -d adds FUSE debug output (implies -f).
@@ -28,6 +33,8 @@
 
 static const char img_name[] = "disk.img";
 static const char img_path[] = "/disk.img";
+static const char cached_name[] = "cached.img";
+static const char cached_path[] = "/cached.img";
 
 static char *img;          /* the disk contents, anonymous memory */
 static off_t img_size;
@@ -67,7 +74,8 @@ static void *sf_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
      * caps at max_background (default 12); keep that far above N. */
     conn->max_background = 256;
     conn->congestion_threshold = 192;
-    cfg->direct_io = 1;
+    /* Direct I/O is set per file at open (sf_open): cfg->direct_io would force it on
+     * cached.img too. */
     cfg->attr_timeout = 3600;
     cfg->entry_timeout = 3600;
     return NULL;
@@ -79,8 +87,8 @@ static int sf_getattr(const char *path, struct stat *st, struct fuse_file_info *
     memset(st, 0, sizeof *st);
     st->st_uid = getuid();
     st->st_gid = getgid();
-    if (strcmp(path, img_path) == 0) {
-        st->st_mode = S_IFREG | 0600;
+    if (strcmp(path, img_path) == 0 || strcmp(path, cached_path) == 0) {
+        st->st_mode = S_IFREG | (strcmp(path, img_path) == 0 ? 0600 : 0400);
         st->st_nlink = 1;
         st->st_size = img_size;
         st->st_blksize = 4096;
@@ -104,11 +112,21 @@ static int sf_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
     fill(buf, ".", NULL, 0, 0);
     fill(buf, "..", NULL, 0, 0);
     fill(buf, img_name, NULL, 0, 0);
+    fill(buf, cached_name, NULL, 0, 0);
     return 0;
 }
 
 static int sf_open(const char *path, struct fuse_file_info *fi)
 {
+    /* cached.img: the page cache, emptied at every open (keep_cache 0), so each
+     * reader's first read of a page reaches us. Read only. */
+    if (strcmp(path, cached_path) == 0) {
+        if ((fi->flags & O_ACCMODE) != O_RDONLY)
+            return -EACCES;
+        fi->direct_io = 0;
+        fi->keep_cache = 0;
+        return 0;
+    }
     if (strcmp(path, img_path) != 0)
         return -ENOENT;
     if (fi->flags & O_TRUNC)
