@@ -64,6 +64,10 @@ struct task_devs {
      * made before it */
     bool     lens_wait;
     uint8_t  n;
+    /* 1 + the snapshot's netfs[] entry of a filesystem with no block device (nfs, fuse...)
+     * on which it has a file open, the first found; 0: none (source/fdmap.h fd_devs.netfs;
+     * not in a replay) */
+    uint8_t  netfs;
     uint16_t idx[TASK_DEVS_MAX];
     uint16_t buffered;               /* bit k: idx[k] receives writes through the page cache */
     uint16_t from_files;             /* bit k: idx[k] found through its open files */
@@ -277,6 +281,11 @@ struct snapshot {
     int    mounts_err;               /* 0 or -errno reading mountinfo */
     struct fs_sample *fss;           /* in mountinfo order */
     size_t nfss;
+    /* The mounted filesystems with no block device served by a daemon or another machine
+     * (source/mounts.h mount_is_netfs: nfs, cifs, fuse, 9p...), one per superblock, that
+     * task_devs.netfs names; taken with the tasks' devices; none in a replay. */
+    struct mount_entry *netfs;
+    size_t nnetfs;
     /* The BPF lens (source/lens.h): cumulative counters since it was attached. lens_on
      * when this snapshot carries a reading; otherwise lens_msg says why the lens is off
      * ("--no-bpf", "not root and no CAP_BPF+CAP_PERFMON"...; empty in a replay). The

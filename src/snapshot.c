@@ -687,6 +687,7 @@ void snapshot_free(struct snapshot *snap)
     free(snap->hist);
     cgroups_free(snap->cgroups);
     fs_samples_free(snap->fss, snap->nfss);
+    mountinfo_free(snap->netfs, snap->nnetfs);
     lens_reading_free(&snap->lens);
     memset(snap, 0, sizeof(*snap));
 }

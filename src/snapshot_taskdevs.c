@@ -330,6 +330,30 @@ static void subs_keep(struct sampler *s, const struct snapshot *out)
     s->have_subs = true;
 }
 
+/* The filesystems with no block device (source/mounts.h mount_is_netfs) into the snapshot,
+ * and the fdmap told to note open files on them: a wait there is no block I/O of the
+ * waiter's (verdict.c io_not_block). At most FDMAP_MAX_WATCH; none on most machines. */
+static void netfs_watch(struct sampler *s, struct snapshot *out)
+{
+    const struct mount_entry *v;
+    size_t n = s->mnt ? mounts_src_netfs(s->mnt, &v) : 0;
+    if (n > FDMAP_MAX_WATCH)
+        n = FDMAP_MAX_WATCH;
+    dev_t devs[FDMAP_MAX_WATCH];
+    out->netfs = n ? xcalloc(n, sizeof(*out->netfs)) : NULL;
+    out->nnetfs = n;
+    for (size_t i = 0; i < n; i++) {
+        struct mount_entry *e = &out->netfs[i];
+        *e = v[i];
+        e->root = xstrdup(v[i].root);
+        e->mount = xstrdup(v[i].mount);
+        e->fstype = xstrdup(v[i].fstype);
+        e->source = xstrdup(v[i].source);
+        devs[i] = v[i].dev;
+    }
+    fdmap_set_netfs(s->fdmap, devs, n);
+}
+
 /* Which devices each process does I/O to, from its open files (source/fdmap.h) and, when
  * the lens runs, from the bios it submitted. */
 void take_task_devs(struct sampler *s, struct snapshot *out)
@@ -343,6 +367,7 @@ void take_task_devs(struct sampler *s, struct snapshot *out)
     out->tdevs = xcalloc(task_room(out->ntasks), sizeof(*out->tdevs));
     fdmap_reserve(s->fdmap, groups ? ngroups : out->ntasks);   /* kernel threads included */
     fdmap_begin_refresh(s->fdmap);
+    netfs_watch(s, out);
     for (size_t i = 0; i < out->ntasks; i++) {
         const struct task_sample *t = &out->tasks[i];
         struct task_devs *td = &out->tdevs[i];
@@ -366,6 +391,10 @@ void take_task_devs(struct sampler *s, struct snapshot *out)
         fdmap_get_io(s->fdmap, t->tgid, live, process_start(out, t), out->mono, known, sig, &fd);
         td->err = fd.err;
         td->truncated = fd.truncated;
+        for (unsigned k = 0; k < fd.nnetfs && !td->netfs; k++)
+            for (size_t j = 0; j < out->nnetfs && !td->netfs; j++)
+                if (out->netfs[j].dev == fd.netfs[k])
+                    td->netfs = (uint8_t)(j + 1);
         td->buffered_writer = fd.buffered_writer;
         for (unsigned k = 0; k < fd.ndevs && td->n < TASK_DEVS_MAX; k++) {
             int idx = dev_index(out, fd.devs[k]);

@@ -76,6 +76,8 @@
 #define FDMAP_DEFAULT_MAX_PROCS 32768
 #define FDMAP_BULK_AFTER        32     /* the sampler's: /proc scans in a refresh before
                                         * the bulk source is asked (fdmap_set_bulk) */
+#define FDMAP_MAX_NETFS         4      /* watched filesystems noted per process */
+#define FDMAP_MAX_WATCH         16     /* filesystems fdmap_set_netfs watches */
 
 struct fd_devs {
     int      err;                   /* 0, or -errno: the set is unknown (ndevs is 0).
@@ -102,6 +104,12 @@ struct fd_devs {
      * for a disk names it. For the path a verdict names (source/blkstack.h). */
     unsigned nvia;
     dev_t    via_disk[FDMAP_MAX_DEVS], via_top[FDMAP_MAX_DEVS];
+    /* The filesystems of fdmap_set_netfs's set (no block device: nfs, cifs, fuse...) on
+     * which it has a regular file or directory open, their st_dev, in the order found:
+     * where a wait with no block I/O of its own may be (verdicts.md
+     * "io-pressure-not-block"). */
+    unsigned nnetfs;
+    dev_t    netfs[FDMAP_MAX_NETFS];
 };
 
 struct fdmap_stats {
@@ -195,6 +203,13 @@ void fdmap_begin_refresh(struct fdmap *m);
 /* Seconds an idle process's answer may age (see fdmap_get_io); at least rescan_s, which
  * is also the default (no idle rule). */
 void fdmap_set_idle_rescan(struct fdmap *m, double idle_rescan_s);
+
+/* The filesystems with no block device (their st_dev, major 0) whose open files a scan
+ * notes in fd_devs.netfs; at most FDMAP_MAX_WATCH are kept. Any other file on an
+ * anonymous device stays unnoted (tmpfs, proc, pipes: nothing a process waits on as I/O).
+ * A set that differs from the last one marks every process for rescanning. Empty (the
+ * default, and most machines): the scans note nothing and cost nothing more. */
+void fdmap_set_netfs(struct fdmap *m, const dev_t *devs, size_t n);
 
 /* Forget processes not asked about since now - max_age_s (max_age_s 0: every process not
  * asked about at `now` itself). */

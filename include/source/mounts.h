@@ -78,6 +78,18 @@ struct mounts_src *mounts_src_new(int proc_fd, int sys_fd);
 int  mounts_src_read(struct mounts_src *s, struct fs_mount **out, size_t *n);
 void mounts_src_free(struct mounts_src *s);
 
+/* Pure: is e a filesystem with no block device whose files a daemon or another machine
+ * serves (nfs, nfs4, cifs, smb3, smbfs, ceph, 9p, virtiofs, afs, glusterfs, lustre, fuse
+ * and fuse.*) with an anonymous st_dev (major 0: fuseblk, on a block device, is not)? A
+ * wait on its files is no block I/O of the waiter's (verdicts.md "io-pressure-not-block").
+ * The same types mounts_read leaves out. */
+bool mount_is_netfs(const struct mount_entry *e);
+
+/* The mount_is_netfs mounts of the table, one per superblock (st_dev), as last read (read
+ * again first when it changed, as mounts_src_read). Borrowed: valid until the next call
+ * on s. 0 when there is none or the table cannot be read. */
+size_t mounts_src_netfs(struct mounts_src *s, const struct mount_entry **out);
+
 /* Pure: the figures of a statvfs result. */
 struct statvfs;
 void mounts_fill_statvfs(struct fs_mount *fs, const struct statvfs *st);

@@ -178,6 +178,9 @@ struct fdmap {
     size_t nbdel, bdel_cap;
     bool recs_sorted;
     unsigned bulk_after;            /* /proc scans in a refresh before it is asked */
+    /* fdmap_set_netfs: the filesystems with no block device whose files are noted */
+    dev_t watch[FDMAP_MAX_WATCH];
+    unsigned nwatch;
     unsigned refresh_scans;         /* /proc scans since fdmap_begin_refresh */
     bool recs_taken;                /* the bulk source was asked this refresh */
 
@@ -315,7 +318,7 @@ static void entry_store(struct proc_entry *e, const struct fd_devs *r)
     e->buffered_writer = r->buffered_writer;
     e->ndevs = 0;
     e->buffered = 0;
-    bool fits = r->ndevs <= INLINE_DEVS;
+    bool fits = r->ndevs <= INLINE_DEVS && r->nnetfs == 0;   /* netfs: rare, kept whole */
     unsigned mask = 0;
     for (unsigned b = 0; fits && b < r->nbuffered; b++) {
         unsigned k = 0;
@@ -501,12 +504,36 @@ static int scan_fd(struct scan *s, int fd_dir, const char *name)
     return 0;
 }
 
+static bool watched(const struct fdmap *m, dev_t dev)
+{
+    for (unsigned i = 0; i < m->nwatch; i++)
+        if (m->watch[i] == dev)
+            return true;
+    return false;
+}
+
+/* A regular file or directory on a watched filesystem (fdmap_set_netfs). */
+static bool on_netfs(const struct fdmap *m, const struct fd_facts *f)
+{
+    return m->nwatch && (f->type == 0 || f->type == S_IFREG || f->type == S_IFDIR) &&
+           major(f->dev) == 0 && watched(m, f->dev);
+}
+
 /* One open file into the scan's answer. fd_dir and name: its /proc/PID/fd entry, for
  * the flags when f does not carry them (fd_dir -1: it does). */
 static void account_fd(struct scan *s, const struct fd_facts *f, int fd_dir, const char *name)
 {
     if (f->type == S_IFREG && f->nlink_known && f->nlink == 0)
         note_deleted(s, f);
+    if (on_netfs(s->m, f)) {
+        struct fd_devs *o = s->out;
+        unsigned k = 0;
+        while (k < o->nnetfs && o->netfs[k] != f->dev)
+            k++;
+        if (k == o->nnetfs && k < FDMAP_MAX_NETFS)
+            o->netfs[o->nnetfs++] = f->dev;
+        return;
+    }
     dev_t dev;
     bool may_write;
     if (!facts_device(f, &dev, &may_write))
@@ -544,7 +571,8 @@ void fdmap_bulk_add(struct fdmap *m, const struct tasks_file_rec *v, size_t n)
         const struct tasks_file_rec *r = &v[i];
         mode_t type = (mode_t)(r->mode & S_IFMT);
         uint32_t dev = type == S_IFBLK ? r->rdev : r->dev;
-        bool reaches = (type == S_IFREG || type == S_IFDIR || type == S_IFBLK) && (dev >> 20) != 0;
+        bool reaches = (type == S_IFREG || type == S_IFDIR || type == S_IFBLK) &&
+                       ((dev >> 20) != 0 || (type != S_IFBLK && m->nwatch && watched(m, kdev(dev))));
         bool deleted = type == S_IFREG && r->nlink == 0;
         bool first = m->nrecs == 0 || m->recs[m->nrecs - 1].task != r->tid;
         if (!reaches && !deleted && !first)
@@ -812,6 +840,22 @@ void fdmap_invalidate_devices(struct fdmap *m)
     dev_clear(m);
     for (size_t i = 0; i < m->npents; i++)
         m->pents[i].next_scan = -HUGE_VAL;
+}
+
+void fdmap_set_netfs(struct fdmap *m, const dev_t *devs, size_t n)
+{
+    if (n > FDMAP_MAX_WATCH)
+        n = FDMAP_MAX_WATCH;
+    bool same = n == m->nwatch;
+    for (size_t i = 0; same && i < n; i++)
+        same = watched(m, devs[i]);
+    if (same)
+        return;
+    memcpy(m->watch, devs, n * sizeof(devs[0]));
+    m->nwatch = (unsigned)n;
+    /* due at once, idle or not: an idle signature says nothing of the new set */
+    for (size_t i = 0; i < m->npents; i++)
+        m->pents[i].next_scan = m->pents[i].scanned = -HUGE_VAL;
 }
 
 void fdmap_get_stats(const struct fdmap *m, struct fdmap_stats *out)

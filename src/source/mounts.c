@@ -199,13 +199,18 @@ static bool has_sysfs_dev(int sys_fd, dev_t dev)
 static bool remote_or_daemon(const char *fstype)
 {
     static const char *const skip[] = { "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph",
-                                        "9p", "afs", "glusterfs", "lustre" };
+                                        "9p", "virtiofs", "afs", "glusterfs", "lustre" };
     if (strncmp(fstype, "fuse", 4) == 0)
         return true;
     for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
         if (strcmp(fstype, skip[i]) == 0)
             return true;
     return false;
+}
+
+bool mount_is_netfs(const struct mount_entry *e)
+{
+    return remote_or_daemon(e->fstype) && major(e->dev) == 0;
 }
 
 /* The block device under mount entry e, or 0 when it has none we can name. */
@@ -222,19 +227,37 @@ static dev_t backing_dev(int sys_fd, const struct mount_entry *e)
     return 0;
 }
 
-/* The filesystems kept from a mountinfo text, before the cover check and the figures. */
-static void mounts_list(const char *buf, size_t len, int sys_fd, struct fs_mount **out, size_t *n)
+/* e into the netfs list (one per superblock, the first mount of it), or freed. */
+static void netfs_keep(struct mount_entry *e, struct mount_entry *nv, size_t *nn)
+{
+    size_t j = 0;
+    while (nv && j < *nn && nv[j].dev != e->dev)
+        j++;
+    if (!nv || !mount_is_netfs(e) || j < *nn) {
+        mount_entry_free(e);
+        return;
+    }
+    nv[(*nn)++] = *e;
+}
+
+/* The filesystems kept from a mountinfo text, before the cover check and the figures; and
+ * when nout is not NULL, the mount_is_netfs ones. */
+static void mounts_list(const char *buf, size_t len, int sys_fd, struct fs_mount **out, size_t *n,
+                        struct mount_entry **nout, size_t *nn)
 {
     struct mount_entry *e;
     size_t ne;
     mountinfo_parse(buf, len, &e, &ne, NULL);
     struct fs_mount *v = xcalloc(ne ? ne : 1, sizeof(*v));
+    struct mount_entry *nv = nout ? xcalloc(ne ? ne : 1, sizeof(*nv)) : NULL;
     size_t k = 0;
+    if (nn)
+        *nn = 0;
     for (size_t i = 0; i < ne; i++) {
         bool tmpfs = strcmp(e[i].fstype, "tmpfs") == 0;
         dev_t bdev = 0;
         if (remote_or_daemon(e[i].fstype) || (!tmpfs && !(bdev = backing_dev(sys_fd, &e[i])))) {
-            mount_entry_free(&e[i]);
+            netfs_keep(&e[i], nv, nn);
             continue;
         }
         /* The same superblock again: keep one, preferring the mount of its root. */
@@ -257,6 +280,8 @@ static void mounts_list(const char *buf, size_t len, int sys_fd, struct fs_mount
     free(e);
     *out = v;
     *n = k;
+    if (nout)
+        *nout = nv;
 }
 
 /* A mount covered by a later one on the same path (tmpfs mounted twice on /dev/shm)
@@ -292,7 +317,7 @@ int mounts_read(int proc_fd, int sys_fd, struct fs_mount **out, size_t *n)
         return (int)len;
     struct fs_mount *v;
     size_t k;
-    mounts_list(buf, (size_t)len, sys_fd, &v, &k);
+    mounts_list(buf, (size_t)len, sys_fd, &v, &k, NULL, NULL);
     free(buf);
     size_t kept = 0;
     for (size_t i = 0; i < k; i++) {
@@ -321,6 +346,8 @@ struct mounts_src {
     bool valid;                      /* list[] is the table as last read */
     struct fs_mount *list;           /* kept, before the cover check and the figures */
     size_t n;
+    struct mount_entry *netfs;       /* mount_is_netfs ones (mounts_src_netfs) */
+    size_t nnetfs;
 };
 
 struct mounts_src *mounts_src_new(int proc_fd, int sys_fd)
@@ -345,6 +372,7 @@ void mounts_src_free(struct mounts_src *s)
     if (s->fd >= 0)
         close(s->fd);
     mounts_free(s->list, s->n);
+    mountinfo_free(s->netfs, s->nnetfs);
     free(s);
 }
 
@@ -363,6 +391,9 @@ static int table_read(struct mounts_src *s)
     mounts_free(s->list, s->n);
     s->list = NULL;
     s->n = 0;
+    mountinfo_free(s->netfs, s->nnetfs);
+    s->netfs = NULL;
+    s->nnetfs = 0;
     s->valid = false;
     char *buf;
     ssize_t len = s->fd >= 0 && lseek(s->fd, 0, SEEK_SET) == 0
@@ -370,10 +401,19 @@ static int table_read(struct mounts_src *s)
                       : read_file_alloc_at(s->proc_fd, "self/mountinfo", &buf, MOUNTINFO_LIMIT);
     if (len < 0)
         return (int)len;
-    mounts_list(buf, (size_t)len, s->sys_fd, &s->list, &s->n);
+    mounts_list(buf, (size_t)len, s->sys_fd, &s->list, &s->n, &s->netfs, &s->nnetfs);
     free(buf);
     s->valid = true;
     return 0;
+}
+
+size_t mounts_src_netfs(struct mounts_src *s, const struct mount_entry **out)
+{
+    *out = NULL;
+    if (table_changed(s) && table_read(s) < 0)
+        return 0;
+    *out = s->netfs;
+    return s->nnetfs;
 }
 
 static char *dup_or_null(const char *t)

@@ -698,6 +698,53 @@ static void test_live_anonymous_and_char_devices_are_ignored(void **state)
     assert_false(r.truncated);
 }
 
+/* fdmap_set_netfs: a file on a watched filesystem with no block device is noted in
+ * fd_devs.netfs (tmpfs stands in for nfs or fuse here: any anonymous st_dev), one on an
+ * unwatched one (procfs) is not; unwatched, nothing is. A new set rescans a process whose
+ * cached answer is not due. */
+static void test_live_watched_anonymous_filesystem_is_noted(void **state)
+{
+    (void)state;
+    struct stat st;
+    if (stat("/dev/shm", &st) != 0 || major(st.st_dev) != 0) {
+        fprintf(stderr, "skipped: no tmpfs at /dev/shm\n");
+        skip();
+    }
+    char shm[PATH_MAX];
+    snprintf(shm, sizeof(shm), "/dev/shm/iotriage-fdmap-netfs.%d", (int)getpid());
+    struct open_spec specs[] = { { shm, O_RDONLY | O_CREAT }, { "/proc/self/stat", O_RDONLY } };
+    pid_t pid = spawn_holder(specs, 2);
+    unlink(shm);
+    int proc = open_dir("/proc"), sys = open_dir("/sys");
+    struct fdmap *m;
+    assert_int_equal(fdmap_new(&m, proc, sys, 5.0, 0), 0);
+    struct fd_devs r;
+    fdmap_get(m, pid, 1, 0.0, &r);
+    assert_int_equal(r.err, 0);
+    assert_int_equal(r.nnetfs, 0);
+    dev_t watch[] = { st.st_dev };
+    fdmap_set_netfs(m, watch, 1);
+    struct fdmap_stats before, after;
+    fdmap_get_stats(m, &before);
+    fdmap_get(m, pid, 1, 0.1, &r);          /* not due by age: rescanned for the new set */
+    fdmap_get_stats(m, &after);
+    assert_int_equal(after.scans, before.scans + 1);
+    assert_int_equal(r.err, 0);
+    assert_int_equal(r.ndevs, 0);
+    assert_int_equal(r.nnetfs, 1);
+    assert_true(r.netfs[0] == st.st_dev);
+    fdmap_get(m, pid, 1, 0.2, &r);          /* from the cache: the same */
+    assert_int_equal(r.nnetfs, 1);
+    assert_true(r.netfs[0] == st.st_dev);
+    fdmap_set_netfs(m, NULL, 0);
+    fdmap_get(m, pid, 1, 0.3, &r);
+    assert_int_equal(r.nnetfs, 0);
+    fdmap_free(m);
+    reap(pid);
+    close(proc);
+    close(sys);
+}
+
 /* The holder opens `path` with `flags`; the answer must be `want` alone, and
  * buffered_writer as given. */
 static void expect_one_file(const char *path, int flags, dev_t want, bool buffered)
@@ -745,6 +792,9 @@ static int bulk_from_iter(void *ti, struct fdmap *m)
 
 static void assert_same_answer(const struct fd_devs *a, const struct fd_devs *b, int which)
 {
+    assert_int_equal(a->nnetfs, b->nnetfs);
+    for (unsigned i = 0; i < a->nnetfs; i++)
+        assert_true(a->netfs[i] == b->netfs[i]);
     if (a->err != b->err || a->ndevs != b->ndevs || a->buffered_writer != b->buffered_writer ||
         a->nbuffered != b->nbuffered || a->truncated != b->truncated)
         fail_msg("holder %d: /proc says err %d, %u devices, buffered %d (%u); the iterator err %d, "
@@ -801,12 +851,15 @@ static void test_live_bulk_matches_proc(void **state)
     write_text(wr, "y");
     write_text(direct, "z");
     write_text(gone, "deleted while open");
-    struct open_spec h0[] = { { data, O_RDONLY }, { scratch, O_RDONLY | O_DIRECTORY } };
+    char shm0[PATH_MAX];
+    snprintf(shm0, sizeof(shm0), "/dev/shm/iotriage-fdmap-bulk0.%d", (int)getpid());
+    struct open_spec h0[] = { { data, O_RDONLY }, { scratch, O_RDONLY | O_DIRECTORY },
+                              { shm0, O_RDONLY | O_CREAT } };
     struct open_spec h1[] = { { wr, O_WRONLY | O_APPEND }, { direct, O_WRONLY | O_DIRECT } };
     struct open_spec h2[] = { { direct, O_RDWR | O_DIRECT } };
     struct open_spec h3[] = { { gone, O_WRONLY }, { shm, O_RDWR | O_CREAT }, { "/dev/null", O_RDONLY } };
     pid_t *pids = bulk_pids;
-    pids[0] = spawn_holder(h0, 2);
+    pids[0] = spawn_holder(h0, 3);
     pids[1] = spawn_holder(h1, 2);
     pids[2] = spawn_holder(h2, 1);
     pids[3] = spawn_holder(h3, 3);
@@ -815,6 +868,12 @@ static void test_live_bulk_matches_proc(void **state)
     struct fdmap *byproc, *byiter;
     assert_int_equal(fdmap_new(&byproc, proc, sys, 5.0, 0), 0);
     assert_int_equal(fdmap_new(&byiter, proc, sys, 5.0, 0), 0);
+    /* the shm file of holder 3 on a watched filesystem (fdmap_set_netfs): both note it */
+    struct stat shm_st;
+    if (stat("/dev/shm", &shm_st) == 0 && major(shm_st.st_dev) == 0) {
+        fdmap_set_netfs(byproc, &shm_st.st_dev, 1);
+        fdmap_set_netfs(byiter, &shm_st.st_dev, 1);
+    }
     fdmap_set_bulk(byiter, bulk_from_iter, ti, 0);
     fdmap_begin_refresh(byiter);
     for (int i = 0; i < 4; i++) {
@@ -835,6 +894,12 @@ static void test_live_bulk_matches_proc(void **state)
     fdmap_get(byiter, pids[2], 1, 0.0, &b2);
     assert_true(b1.buffered_writer);
     assert_false(b2.buffered_writer);
+    struct fd_devs b0, b3;
+    fdmap_get(byiter, pids[0], 1, 0.0, &b0);
+    fdmap_get(byiter, pids[3], 1, 0.0, &b3);
+    unlink(shm0);
+    assert_int_equal(b0.nnetfs, major(shm_st.st_dev) == 0 ? 1 : 0);
+    assert_int_equal(b3.nnetfs, major(shm_st.st_dev) == 0 ? 1 : 0);
     /* the same deleted file, the same way, from both */
     const struct fd_deleted *da, *db;
     size_t na = fdmap_deleted(byproc, &da), nb = fdmap_deleted(byiter, &db);
@@ -1708,6 +1773,7 @@ int main(void)
         cmocka_unit_test(test_resolve_loop_devices),
         cmocka_unit_test(test_live_root_disk_matches_sysfs),
         cmocka_unit_test(test_live_anonymous_and_char_devices_are_ignored),
+        cmocka_unit_test(test_live_watched_anonymous_filesystem_is_noted),
         cmocka_unit_test(test_live_open_modes),
         cmocka_unit_test_teardown(test_live_bulk_matches_proc, bulk_teardown),
         cmocka_unit_test_teardown(test_live_leader_exited, leaderless_teardown),

@@ -87,6 +87,33 @@ static void test_mountinfo_fixture(void **state)
     mountinfo_free(v, n);
 }
 
+/* The filesystems with no block device a wait on which is no block I/O (mounts.h
+ * mount_is_netfs): network and FUSE types on an anonymous st_dev; not fuseblk (on a block
+ * device), nor local memory filesystems. */
+static void test_mount_is_netfs(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "26 1 254:1 / / rw - ext4 /dev/vda1 rw\n"
+        "40 26 0:51 / /srv/nfs rw - nfs4 host:/export rw\n"
+        "41 26 0:52 / /tmp/x rw,nosuid - fuse.slowfs slowfs rw\n"
+        "42 26 8:17 / /mnt/ntfs rw - fuseblk /dev/sdb1 rw\n"
+        "43 26 0:53 / /mnt/share rw - cifs //h/s rw\n"
+        "44 26 0:54 / /mnt/9 rw - 9p hostshare rw\n"
+        "45 26 0:25 / /dev/shm rw - tmpfs tmpfs rw\n"
+        "46 26 0:22 / /proc rw - proc proc rw\n"
+        "47 26 0:55 / /mnt/vfs rw - virtiofs tag rw\n";
+    struct mount_entry *v;
+    size_t n;
+    assert_int_equal(mountinfo_parse(text, sizeof(text) - 1, &v, &n, NULL), 0);
+    assert_int_equal(n, 9);
+    const bool want[] = { false, true, true, false, true, true, false, false, true };
+    for (size_t i = 0; i < n; i++)
+        if (mount_is_netfs(&v[i]) != want[i])
+            fail_msg("%s (%s): mount_is_netfs %d", v[i].mount, v[i].fstype, !want[i]);
+    mountinfo_free(v, n);
+}
+
 static void test_mountinfo_no_terminator(void **state)
 {
     (void)state;
@@ -791,6 +818,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mountinfo_fixture),
         cmocka_unit_test(test_mountinfo_no_terminator),
+        cmocka_unit_test(test_mount_is_netfs),
         cmocka_unit_test(test_unescape),
         cmocka_unit_test(test_statvfs_figures),
         cmocka_unit_test(test_mounts_read_live),
