@@ -161,6 +161,10 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
  * written, not in D). */
 #define PSI_NOT_BLOCK_MIN   20.0
 #define URING_WAIT_MIN      50.0
+/* ... or a process in iowait at least NETFS_WAIT_MIN % of the interval (the lens or
+ * taskstats, measured; sampled thread states) with a file open on a filesystem with no
+ * block device (nfs, cifs, fuse, 9p: snapshot.h netfs) and no block I/O of its own. */
+#define NETFS_WAIT_MIN      50.0
 /* io-pressure-swap: the same io pressure, and a process that waited on block I/O at
  * least ROLE_SUFFER_DELAY % of the interval whose bytes (the lens) went at least this
  * share to the devices swap lives on: its wait is swap-in, memory short. */

@@ -111,7 +111,9 @@ static void ms_text(char *buf, size_t n, double ms)
 const char *warn_evidence_text(const struct warning *w, char *buf, size_t n)
 {
     if (w->evidence == EV_SAMPLED) {
-        snprintf(buf, n, "%s", "sampled: its wait channel at the refresh");
+        /* io_uring's wait: its wait channel at the refresh; a netfs wait: its sampled
+         * thread states (D) over the interval */
+        snprintf(buf, n, "%s", "sampled: found waiting when its state was read");
         return buf;
     }
     if (w->evidence != EV_MEASURED || !w->m.prio[0]) {
@@ -635,6 +637,38 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
     return true;
 }
 
+/* ---- A wait on a filesystem with no block device (docs/verdicts.md
+ * "io-pressure-not-block") ----
+ * A buffered reader of a FUSE or NFS file sleeps for the page the filesystem's readahead
+ * fills (filemap_get_pages -> folio_wait_bit_common -> io_schedule): iowait, in D, so in
+ * PSI io and in the blkio delay, though no block request of its own is in flight. Such a
+ * task: in iowait at least NETFS_WAIT_MIN % of the interval, a file open on a filesystem
+ * of snapshot.netfs, and no block I/O of its own (the bytes the lens saw it submit; without
+ * the lens, read and written bytes, /proc/PID/io). The mount it waits on, or NULL. */
+static const struct mount_entry *netfs_waiter(const struct result *r, size_t ti, enum evidence *ev)
+{
+    const struct task_rates *t = &r->tasks[ti];
+    const struct snapshot *s = r->cur;
+    const struct task_devs *td = s->tdevs ? &s->tdevs[ti] : NULL;
+    if (!td || !td->known || td->err || !td->netfs || td->netfs > s->nnetfs || !s->netfs)
+        return NULL;
+    if (!t->delay_valid || !(t->io_delay_pct >= NETFS_WAIT_MIN))
+        return NULL;
+    double own;
+    if (td->lens) {
+        own = 0;
+        for (unsigned k = 0; k < td->n; k++)
+            own += task_lens_bps(s, td, k);
+    } else {
+        own = t->io_valid ? t->read_bps + t->write_bps : (double)NAN;
+    }
+    if (!(own == 0))
+        return NULL;
+    if (ev)
+        *ev = t->io_delay_source == DELAY_SRC_SAMPLED ? EV_SAMPLED : EV_MEASURED;
+    return &s->netfs[td->netfs - 1];
+}
+
 /* A device is saturated for the roles when its statistics say so, or when a hidden queue
  * shows requests waiting that the statistics cannot see (seen on a loop device under
  * none: 32 requests outstanding, aqu-sz 4 and await at its quiet level). */
@@ -692,7 +726,10 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
      * asleep there (sampled) has no block wait to suffer from. */
     bool uring = t->uring_source == DELAY_SRC_SAMPLED && t->uring_wait_pct > 0 &&
                  t->io_delay_source == DELAY_SRC_TASKSTATS;
-    bool suffer = (on_saturated && !uring && t->delay_valid && t->io_delay_pct >= ROLE_SUFFER_DELAY) ||
+    /* Nor a wait on a filesystem with no block device (netfs_waiter): not this device's. */
+    bool netfs = on_saturated && netfs_waiter(r, ti, NULL);
+    bool suffer = (on_saturated && !uring && !netfs && t->delay_valid &&
+                   t->io_delay_pct >= ROLE_SUFFER_DELAY) ||
                   async_wait;
     return cause && suffer ? ROLE_BOTH : cause ? ROLE_CAUSE : suffer ? ROLE_SUFFER : ROLE_NONE;
 }
@@ -765,7 +802,8 @@ static void fs_findings(const struct result *r, size_t fi, struct verdicts *v)
  * passes IORING_ENTER_NO_IOWAIT, 6.15). Each process stalled that way with no block I/O of
  * its own is named: with the lens, its interruptible iowait (measured) and the bytes it
  * submitted; without it, its wait channel at the refresh (sampled) and its read and
- * written bytes. No device is named: none is the cause. */
+ * written bytes. No device is named: none is the cause. The other kind, a wait on a
+ * filesystem with no block device, is netfs_waiter's (above). */
 
 /* Block I/O of the task's own in the interval: bytes the lens saw it submit, or (without
  * the lens) its read and written bytes; a sleep in D. NAN when unknown. */
@@ -782,6 +820,29 @@ static double own_block_bps(const struct result *r, size_t ti)
         return b;
     }
     return t->io_valid ? t->read_bps + t->write_bps : (double)NAN;
+}
+
+/* A process stalled on a filesystem with no block device (netfs_waiter), named with the
+ * filesystem's type and mount point. */
+static void netfs_not_block(const struct result *r, size_t ti, double some_pct, struct verdicts *v)
+{
+    enum evidence ev;
+    const struct mount_entry *m = netfs_waiter(r, ti, &ev);
+    if (!m)
+        return;
+    const struct task_rates *t = &r->tasks[ti];
+    const struct task_sample *s = t->task;
+    if (ev == EV_MEASURED)
+        push(v, W_IO_NOT_BLOCK, -1, (int)ti,
+             "io pressure %.0f %% is not block I/O: %s[%d] waited %.0f %% of the time on %s at %s "
+             "(a filesystem with no block device), no block I/O of its own; no disk is the cause",
+             some_pct, s->comm, (int)s->id, t->io_delay_pct, m->fstype, m->mount);
+    else
+        push(v, W_IO_NOT_BLOCK, -1, (int)ti,
+             "io pressure %.0f %% is not block I/O: %s[%d] waits on %s at %s (a filesystem with "
+             "no block device), no block I/O of its own; no disk is the cause",
+             some_pct, s->comm, (int)s->id, m->fstype, m->mount);
+    v->w[v->n - 1].evidence = (unsigned char)ev;
 }
 
 static void io_not_block(const struct result *r, struct verdicts *v)
@@ -816,6 +877,8 @@ static void io_not_block(const struct result *r, struct verdicts *v)
                  p->some_pct, who, (int)s->id);
         v->w[v->n - 1].evidence = measured ? EV_MEASURED : EV_SAMPLED;
     }
+    for (size_t ti = 0; ti < r->ntasks; ti++)
+        netfs_not_block(r, ti, p->some_pct, v);
 }
 
 /* ---- io pressure that is swap (docs/verdicts.md "io-pressure-swap") ----

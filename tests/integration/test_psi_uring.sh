@@ -13,6 +13,16 @@
 #   - beside it, a synchronous O_DIRECT reader of the lab disk, in D: its wait is block
 #     iowait (io_delay_pct over 50 with the lens, no io_uring wait) and no warning of
 #     this code names it.
+# And the other kind of io pressure that is not block I/O: a wait on a filesystem with
+# no block device. A buffered reader of the lab's slowfs mount (FUSE; $LAB_MNT/cached.img,
+# read through the page cache, not through the loop device) sleeps in D for the pages
+# FUSE's readahead fills (folio_wait_bit_common -> io_schedule: iowait, PSI io), with no
+# block request of its own:
+#   - io-pressure-not-block names it too, with the filesystem's type and mount point in
+#     the text ("on fuse.slowfs at $LAB_MNT"), in JSON (lens: measured; --no-bpf: sampled
+#     thread states), -b, the recording read back, and the exporter's count;
+#   - it has no role; the synchronous O_DIRECT reader of the lab disk beside it is not
+#     named (its wait is block I/O).
 # No time is asserted: thresholds on shares of an interval, and the waiter's wait is
 # endless.
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +57,24 @@ no_role_no_saturation() {
     [ -z "$bad" ] || fail "$what: devices called saturated with the waiter alone: $bad"
 }
 
+# The lab: its slowfs mount serves the buffered reader's file (1 GiB: the reader never
+# reaches its end in this test), its loop device the O_DIRECT reader of part 2.
+lab_up 5000 1 1024 || exit $?
+trap 'it_kill_bg; lab_down; it_cleanup' EXIT
+bg dd if="$LAB_MNT/cached.img" of=/dev/null bs=4k status=none
+NETFS=$BG
+wait_until 10 eval '[ "$(state_of "$NETFS")" = D ]' || fail "the buffered reader of slowfs never slept in D"
+# Samples naming pid $2 in io-pressure-not-block on slowfs at the lab's mount.
+named_netfs() { jq -c --argjson p "$2" --arg m "on fuse.slowfs at $LAB_MNT " \
+    'select(any(.warnings[]; .code == "io-pressure-not-block" and .pid == $p and .device == null and
+        .comm == "dd" and (.text | contains($m))))' "$1" | wc -l; }
+# ... and with evidence measured when the lens was on in the sample, sampled when not.
+netfs_evidence_ok() { [ "$(jq -s --argjson p "$2" '[.[] | (if .lens.on then "measured" else "sampled" end) as $e |
+    .warnings[] | select(.code == "io-pressure-not-block" and .pid == $p) | .evidence == $e] | all' "$1")" = true ]; }
+no_role() { jq -e --argjson p "$2" 'any(.processes[]; .pid == $p and .role != null)' "$1" >/dev/null &&
+    fail "$3: the buffered reader of slowfs has a role: $(jq -c --argjson p "$2" '.processes[] | select(.pid == $p) | .role' "$1" | sort -u | tr '\n' ' ')"
+    return 0; }
+
 # ---- 1. The waiter alone, asleep since before iotriage: sampled evidence ----
 start_waiter
 for mode in lens no-bpf; do
@@ -62,26 +90,36 @@ for mode in lens no-bpf; do
         "$TMP/a-$mode.json" >/dev/null || fail "$mode: the warning does not name uringwait in its text, or names a device"
     no_role_no_saturation "$TMP/a-$mode.json" "$mode"
     ok "$mode: no role for the waiter, no device saturated"
+    f=$(named_netfs "$TMP/a-$mode.json" "$NETFS")
+    [ "$f" -ge 2 ] || fail "$mode: io-pressure-not-block named the buffered reader of slowfs in $f of 4 samples: $(jq -c --argjson p "$NETFS" '[.psi.io.some.pct, [.warnings[] | select(.code == "io-pressure-not-block") | .text], (.processes[] | select(.pid == $p) | [.io_delay_pct, .io_delay_source, .read_bps])]' "$TMP/a-$mode.json" | tr '\n' ' ')"
+    netfs_evidence_ok "$TMP/a-$mode.json" "$NETFS" || fail "$mode: the slowfs reader's evidence is not measured with the lens, sampled without"
+    no_role "$TMP/a-$mode.json" "$NETFS" "$mode"
+    ok "$mode: io-pressure-not-block names dd[$NETFS] on fuse.slowfs at its mount in $f of 4 samples, no role"
     # The recording read back carries the same warning.
     "$IOT" --json --replay "$TMP/rec-$mode.jsonl" >"$TMP/r-$mode.json" 2>"$TMP/r-$mode.err" ||
         fail "$mode: replay failed: $(cat "$TMP/r-$mode.err")"
     r=$(named "$TMP/r-$mode.json" "$WAITER" sampled)
     [ "$r" = "$n" ] || fail "$mode: the replay names the waiter in $r samples, the live run in $n"
-    ok "$mode: the recording replayed names it in the same $r samples"
+    r=$(named_netfs "$TMP/r-$mode.json" "$NETFS")
+    [ "$r" = "$f" ] || fail "$mode: the replay names the slowfs reader in $r samples, the live run in $f"
+    ok "$mode: the recording replayed names both in the same samples"
 done
 "$IOT" -b --no-bpf -n 3 -d 1 >"$TMP/b.txt" 2>&1 || fail "-b failed: $(tail -3 "$TMP/b.txt")"
 grep -q "io-pressure-not-block.*uringwait\[$WAITER\].*(sampled" "$TMP/b.txt" ||
     fail "-b: no io-pressure-not-block line naming uringwait[$WAITER]: $(grep -A3 '^Warnings' "$TMP/b.txt")"
-ok "-b prints the warning with its evidence"
+grep -q "io-pressure-not-block.*dd\[$NETFS\].*on fuse.slowfs at $LAB_MNT .*(sampled" "$TMP/b.txt" ||
+    fail "-b: no io-pressure-not-block line naming dd[$NETFS] on fuse.slowfs: $(grep not-block "$TMP/b.txt")"
+ok "-b prints the warning with its evidence, for both waiters"
 "$IOT" export --textfile "$TMP/m.prom" -n 3 -d 1 >"$TMP/export.log" 2>&1 || fail "export failed: $(cat "$TMP/export.log")"
 v=$(awk '/^iotriage_io_pressure_not_block\{evidence="sampled"\}/ { print $2 }' "$TMP/m.prom")
 [ "${v:-0}" -ge 1 ] || fail "exporter: iotriage_io_pressure_not_block{evidence=\"sampled\"} is '${v:-absent}': $(grep not_block "$TMP/m.prom")"
 ok "the exporter counts $v process(es) in iotriage_io_pressure_not_block{evidence=\"sampled\"}"
-it_kill_bg
+v=$(awk '/^iotriage_io_pressure_not_block\{/ { n += $2 } END { print n + 0 }' "$TMP/m.prom")
+[ "$v" -ge 2 ] || fail "exporter: iotriage_io_pressure_not_block counts $v processes, not the waiter and the slowfs reader: $(grep not_block "$TMP/m.prom")"
+ok "the exporter counts both waiters ($v)"
+kill "$WAITER" 2>/dev/null; wait "$WAITER" 2>/dev/null
 
 # ---- 2. The waiter started under the lens: measured; beside a reader in D ----------
-lab_up 5000 1 64 || exit $?
-trap 'it_kill_bg; lab_down; it_cleanup' EXIT
 bg dd if="$LAB_DEV" of=/dev/null bs=4k iflag=direct status=none
 READER=$BG
 wait_until 10 eval '[ "$(state_of "$READER")" = D ]' || fail "the reader never slept in D"
@@ -119,5 +157,10 @@ jq -e --argjson p "$READER" 'any(.warnings[]; .code == "io-pressure-not-block" a
     fail "--no-bpf: io-pressure-not-block names the reader in D"
 jq -e --argjson p "$WAITER" 'any(.processes[]; .pid == $p and .role != null)' "$TMP/d.json" >/dev/null &&
     fail "--no-bpf: the waiter has a role beside the reader"
-ok "beside a reader in D (lens and --no-bpf): only the waiter is named, the reader is not, the waiter has no role"
+for f in c d; do
+    k=$(named_netfs "$TMP/$f.json" "$NETFS")
+    [ "$k" -ge 2 ] || fail "$f.json: the slowfs reader named in $k intervals beside the O_DIRECT reader"
+    no_role "$TMP/$f.json" "$NETFS" "$f.json"
+done
+ok "beside a reader in D (lens and --no-bpf): only the waiters are named (io_uring, slowfs), the O_DIRECT reader is not, the waiters have no role"
 exit 0

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include <cmocka.h>
 
@@ -763,6 +764,99 @@ static void test_io_not_block(void **state)
     verdicts_free(&w.v);
 }
 
+/* io-pressure-not-block, a filesystem with no block device (docs/verdicts.md): a buffered
+ * reader of a FUSE or NFS file waits in iowait (D) for the pages the filesystem's
+ * readahead fills. Named, with the filesystem's type and mount point: in iowait most of
+ * the interval, a file open on such a filesystem, no block I/O of its own (lens: measured;
+ * sampled thread states: sampled). Not named: a reader with block bytes of its own, one
+ * with no file there, a writer (its dirtied bytes), a short wait, low pressure. The waiter
+ * never suffers on a saturated disk it also has a file on. */
+static void test_io_not_block_netfs(void **state)
+{
+    (void)state;
+    struct world w;
+    w_init(&w);
+    int dev = w_dev(&w, "loop0", "none", 128, 1, 9, 4.5, 8000);
+    w.res.psi[PSI_IO] = (struct psi_rates){ .some_valid = true, .some_pct = 64 };
+    char mnt[] = "/tmp/x", fst[] = "fuse.slowfs", root[] = "/", src[] = "slowfs";
+    struct mount_entry nfs = { .dev = makedev(0, 51), .mount = mnt, .fstype = fst, .root = root,
+                               .source = src };
+    w.snap.netfs = &nfs;
+    w.snap.nnetfs = 1;
+    /* measured by the lens: no bytes submitted; a file on the saturated disk too */
+    int cat = w_task(&w, 1234, "cat", P(IOC_BE, 4), 0, 97, NAN);
+    w.tr[cat].io_delay_source = DELAY_SRC_BPF;
+    w.td[cat].lens = true;
+    w.td[cat].netfs = 1;
+    w.ts[cat].state = 'D';
+    w_touch(&w, cat, dev);
+    /* a synchronous reader of the disk, also holding a file on the FUSE mount */
+    int rd = w_task(&w, 11, "dd", P(IOC_BE, 4), 800.0 * 1024, 97, 5);
+    w.tr[rd].io_delay_source = DELAY_SRC_TASKSTATS;
+    w.td[rd].netfs = 1;
+    w.ts[rd].state = 'D';
+    w_touch(&w, rd, dev);
+    /* without the lens: sampled thread states, nothing read or written */
+    int ls = w_task(&w, 12, "ls", P(IOC_BE, 4), 0, 100, NAN);
+    w.tr[ls].io_delay_source = DELAY_SRC_SAMPLED;
+    w.td[ls].netfs = 1;
+    /* in iowait with nothing read, but no file on such a filesystem (a page another
+     * task reads) */
+    int pw = w_task(&w, 13, "pagewait", P(IOC_BE, 4), 0, 90, NAN);
+    w.tr[pw].io_delay_source = DELAY_SRC_TASKSTATS;
+    /* a writer: its dirtied bytes count as written, without the lens */
+    int wr = w_task(&w, 14, "writer", P(IOC_BE, 4), 0, 90, NAN);
+    w.tr[wr].io_delay_source = DELAY_SRC_TASKSTATS;
+    w.tr[wr].write_bps = 4096.0 * 1024;
+    w.td[wr].netfs = 1;
+    /* a short wait */
+    int sh = w_task(&w, 15, "short", P(IOC_BE, 4), 0, 30, NAN);
+    w.tr[sh].io_delay_source = DELAY_SRC_BPF;
+    w.td[sh].lens = true;
+    w.td[sh].netfs = 1;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, cat), 1);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, ls), 1);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, rd), 0);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, pw), 0);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, wr), 0);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, sh), 0);
+    for (size_t i = 0; i < w.v.n; i++) {
+        const struct warning *x = &w.v.w[i];
+        if (x->code != W_IO_NOT_BLOCK)
+            continue;
+        assert_int_equal(x->dev, -1);
+        assert_non_null(strstr(x->text, "on fuse.slowfs at /tmp/x (a filesystem with no block device)"));
+        if (x->task == cat) {
+            assert_int_equal(x->evidence, EV_MEASURED);
+            assert_non_null(strstr(x->text, "io pressure 64 % is not block I/O: cat[1234] waited 97 %"));
+        } else {
+            assert_int_equal(x->evidence, EV_SAMPLED);
+            assert_non_null(strstr(x->text, "ls[12] waits on"));
+        }
+    }
+    /* its wait is not the saturated disk's: no suffer; the disk's reader suffers */
+    assert_int_equal(w.v.roles[cat], ROLE_NONE);
+    assert_int_equal(w.v.roles[rd], ROLE_SUFFER);
+    verdicts_free(&w.v);
+    /* low pressure: no warning, and still no suffer role */
+    w.res.psi[PSI_IO].some_pct = 5;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, cat), 0);
+    assert_int_equal(w.v.roles[cat], ROLE_NONE);
+    verdicts_free(&w.v);
+    /* the lens saw it submit to the disk: block I/O of its own, a sufferer there */
+    w.res.psi[PSI_IO].some_pct = 64;
+    w.td[cat].from_lens = 1;
+    task_lens_row(&w.snap, &w.td[cat])[0] = 64.0 * 1024;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IO_NOT_BLOCK, -1, cat), 0);
+    assert_int_equal(w.v.roles[cat], ROLE_SUFFER);
+    verdicts_free(&w.v);
+    free(w.snap.lens_bps);
+    free(w.snap.lens_async);
+}
+
 /* With the lens, the cause share is what the process submitted to that device: a process
  * reading 7000 kB/s from two saturated devices, which the lens splits 6000 / 1000, causes
  * on the first only; without the lens both get the whole figure (an upper bound). */
@@ -933,6 +1027,7 @@ int main(void)
         cmocka_unit_test(test_hidden_queue_when_processes_wait_longer_than_await),
         cmocka_unit_test(test_roles),
         cmocka_unit_test(test_io_not_block),
+        cmocka_unit_test(test_io_not_block_netfs),
         cmocka_unit_test(test_async_wait_suffers),
         cmocka_unit_test(test_lens_held_back_and_measured_tag_wait),
         cmocka_unit_test(test_requests_prio_judged),
