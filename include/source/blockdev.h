@@ -53,6 +53,11 @@ struct blockdev_info {
      * module at the first write of their name (BD_LOAD_*; filled by the sampler from
      * blockdev_sched_modules, 0 for a tree given with --sys-root and in a replay). */
     unsigned sched_loadable;
+    /* What kind of layer a bio-based device is, as sysfs says it (blockdev_layer_text):
+     * "crypt, home" for device mapper (dm/uuid's prefix, dm/name), "raid1" for md
+     * (md/level); "" when sysfs says nothing (a disk, a dm device without a uuid or
+     * name). Read once, with the device. */
+    char layer[48];
 };
 
 #define BD_LOAD_BFQ      1u
@@ -80,6 +85,12 @@ int blockdev_parse_inflight(const char *buf, long *r, long *w);
  * while being read; then nothing read is kept, partition is false and disk is name, as
  * for a device never found); missing attributes are left at -1/empty. */
 int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out);
+
+/* A stacked device's kind: from a device mapper uuid's prefix, the one its tool gives
+ * (cryptsetup "CRYPT-", LVM "LVM-", multipath "mpath-", kpartx "partN-"), and its name;
+ * or md's level. Any may be NULL or "". Writes "" when neither says anything. */
+void blockdev_layer_text(const char *dm_uuid, const char *dm_name, const char *md_level,
+                         char *out, size_t n);
 
 /* The same, for a device read every refresh: its files stay open in *h (NULL at first)
  * and are read again with pread, a fifth of the system calls and no path walk. A handle

@@ -107,6 +107,40 @@ static void attr_failed(struct blockdev_info *out, const char *name, int rc)
     str_copy(out->attr_err_name, name, sizeof(out->attr_err_name));
 }
 
+void blockdev_layer_text(const char *dm_uuid, const char *dm_name, const char *md_level,
+                         char *out, size_t n)
+{
+    static const struct { const char *prefix, *kind; } kinds[] = {
+        { "CRYPT-", "crypt" }, { "LVM-", "LVM" }, { "mpath-", "multipath" }, { "part", "partition" },
+    };
+    const char *kind = NULL;
+    for (size_t i = 0; dm_uuid && i < sizeof(kinds) / sizeof(kinds[0]) && !kind; i++)
+        if (strncmp(dm_uuid, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+            kind = kinds[i].kind;
+    if (kind && strcmp(kind, "partition") == 0 && !(dm_uuid[4] >= '0' && dm_uuid[4] <= '9'))
+        kind = NULL;                 /* kpartx: "part1-..."; not any uuid starting "part" */
+    bool named = dm_name && dm_name[0];
+    if (md_level && md_level[0] && !kind && !named)
+        snprintf(out, n, "%s", md_level);
+    else if (kind && named)
+        snprintf(out, n, "%s, %s", kind, dm_name);
+    else
+        snprintf(out, n, "%s", kind ? kind : named ? dm_name : "");
+}
+
+/* The layer a bio-based device is (blockdev_info.layer), from dm/ or md/ below dfd. */
+static void read_layer(int dfd, struct blockdev_info *out)
+{
+    char uuid[160] = "", name[BD_NAME_MAX] = "", level[24] = "";
+    if (read_file_at(dfd, "dm/uuid", uuid, sizeof(uuid)) > 0)
+        str_chomp(uuid);
+    if (read_file_at(dfd, "dm/name", name, sizeof(name)) > 0)
+        str_chomp(name);
+    if (!uuid[0] && !name[0] && read_file_at(dfd, "md/level", level, sizeof(level)) > 0)
+        str_chomp(level);
+    blockdev_layer_text(uuid, name, level, out->layer, sizeof(out->layer));
+}
+
 int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
 {
     char path[256], buf[512];
@@ -139,6 +173,8 @@ int blockdev_read(int sys_fd, const char *name, struct blockdev_info *out)
         }
     }
 
+    if (!out->partition)
+        read_layer(dfd, out);
     ssize_t rd = read_file_at(dfd, "inflight", buf, sizeof(buf));
     if (rd > 0)
         blockdev_parse_inflight(buf, &out->inflight_r, &out->inflight_w);

@@ -709,6 +709,29 @@ static void test_psi_read_reports_missing_file_as_enoent(void **state)
 /* blockdev: parsers                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A stacked device's kind, from what its tool wrote into dm/uuid, or md's level. */
+static void test_layer_text(void **state)
+{
+    (void)state;
+    char b[48];
+    blockdev_layer_text("CRYPT-LUKS2-0a1b2c-home", "home", NULL, b, sizeof(b));
+    assert_string_equal(b, "crypt, home");
+    blockdev_layer_text("LVM-Ab12Cd", "vg0-root", NULL, b, sizeof(b));
+    assert_string_equal(b, "LVM, vg0-root");
+    blockdev_layer_text("mpath-3600a0b8", "mpatha", NULL, b, sizeof(b));
+    assert_string_equal(b, "multipath, mpatha");
+    blockdev_layer_text("part1-mpath-3600a0b8", "mpatha1", NULL, b, sizeof(b));
+    assert_string_equal(b, "partition, mpatha1");
+    blockdev_layer_text("partial-thing", "x", NULL, b, sizeof(b));    /* not kpartx's */
+    assert_string_equal(b, "x");
+    blockdev_layer_text("", "iotlin", NULL, b, sizeof(b));           /* dmsetup, no uuid */
+    assert_string_equal(b, "iotlin");
+    blockdev_layer_text(NULL, NULL, "raid1", b, sizeof(b));
+    assert_string_equal(b, "raid1");
+    blockdev_layer_text("", "", "", b, sizeof(b));
+    assert_string_equal(b, "");
+}
+
 static void test_scheduler_bracketed_one_is_active(void **state)
 {
     (void)state;
@@ -1378,6 +1401,7 @@ int main(void)
         cmocka_unit_test(test_psi_never_reads_past_len),
         cmocka_unit_test(test_psi_read_reports_missing_file_as_enoent),
 
+        cmocka_unit_test(test_layer_text),
         cmocka_unit_test(test_scheduler_bracketed_one_is_active),
         cmocka_unit_test(test_scheduler_none_alone_has_no_active),
         cmocka_unit_test(test_scheduler_empty_file_offers_nothing),
