@@ -115,20 +115,33 @@ const struct task_async *task_lens_async_of(const struct snapshot *s, const stru
  * task's): the entries of snapshot.lens_prio, in the order of their rows. */
 struct task_prio_bps {
     uint32_t row;                    /* the task's lens_row */
-    uint16_t k;                      /* its device idx[k] */
     uint16_t prio;                   /* class << 13 | level (idle at level 0); 0: none */
+    uint8_t  k;                      /* its device idx[k] */
+    /* Where on the stack above idx[k] its bios were submitted: hops from the device it
+     * submitted to down to the disk (0: the disk or one of its partitions; 2: dm-1 over
+     * dm-0 over the disk), TASK_DEPTH_UNKNOWN in a replay (recordings keep the sum) */
+    uint8_t  depth;
     double   bps;
 };
+#define TASK_DEPTH_UNKNOWN 0xff
 
 /* Adds bps to td's entry for device k and priority prio (made when missing; idle at any
  * level is one entry, as lens_prio_name prints it). Tasks are added in the order of
  * their rows (take_task_devs, layout_tasks). */
 void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
                         double bps);
+/* The same at a known depth on the stack (task_prio_bps.depth): each depth its own entry. */
+void task_lens_prio_add_at(struct snapshot *s, struct task_devs *td, unsigned k, unsigned depth,
+                           unsigned prio, double bps);
 
-/* td's entries for device k (at most max into out); returns how many there are. */
+/* td's bytes for device k by priority, every depth added up (at most max into out, depth
+ * TASK_DEPTH_UNKNOWN); returns how many priorities there are. */
 size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
                        struct task_prio_bps *out, size_t max);
+/* td's entries for device k submitted at one depth above it (at most max into out);
+ * returns how many there are. */
+size_t task_lens_prios_at(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                          unsigned depth, struct task_prio_bps *out, size_t max);
 
 const char *task_devs_source(const struct task_devs *td);
 
@@ -368,5 +381,12 @@ const struct blkstack *snapshot_dev_stack(const void *snap, const char *name);
  * dev's I/O, and what a scheduler switch offered on dev switches. Names are the
  * snapshot's. Returns how many (at most max); 0 for a device that stacks on nothing. */
 size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const char **out, size_t max);
+
+/* Where whole disk `disk` is met below device top: the device on top's stack that is the
+ * disk or one of its partitions (dm over sda1 reaches sda through sda1), its name (the
+ * snapshot's), and in *depth its hops below top. NULL when the disk is not below top
+ * within the walk's bounds (a top that is the disk, or its partition, is not a stack). */
+const char *snapshot_stack_reach(const struct snapshot *snap, const char *top, const char *disk,
+                                 unsigned *depth);
 
 #endif

@@ -706,6 +706,21 @@ const struct blkstack *snapshot_dev_stack(const void *snap, const char *name)
     return d ? &d->stack : NULL;
 }
 
+const char *snapshot_stack_reach(const struct snapshot *snap, const char *top, const char *disk,
+                                 unsigned *depth)
+{
+    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
+    size_t nh = blkstack_walk(snapshot_dev_stack, snap, top, true, h, BLKSTACK_MAX_HOPS, NULL);
+    for (size_t i = 1; i < nh; i++) {
+        const struct dev_sample *d = snapshot_dev(snap, h[i].name);
+        if (strcmp(h[i].name, disk) == 0 || (d && d->bd.partition && strcmp(d->bd.disk, disk) == 0)) {
+            *depth = h[i].depth;
+            return d ? d->ds.name : h[i].name;
+        }
+    }
+    return NULL;
+}
+
 size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const char **out, size_t max)
 {
     struct blkstack_hop h[BLKSTACK_MAX_HOPS];

@@ -173,8 +173,8 @@ const struct task_async *task_lens_async_of(const struct snapshot *s, const stru
     return &s->lens_async[td->lens_row - 1][k];
 }
 
-void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
-                        double bps)
+void task_lens_prio_add_at(struct snapshot *s, struct task_devs *td, unsigned k, unsigned depth,
+                           unsigned prio, double bps)
 {
     if (IOPRIO_CLASS_OF(prio) == IOC_IDLE)
         prio = (unsigned)IOPRIO_MAKE(IOC_IDLE, 0);
@@ -182,7 +182,7 @@ void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, un
     size_t i = s->nlens_prio;
     while (i > 0 && s->lens_prio[i - 1].row == td->lens_row) {
         struct task_prio_bps *e = &s->lens_prio[--i];
-        if (e->k == k && e->prio == prio) {
+        if (e->k == k && e->prio == prio && e->depth == depth) {
             e->bps += bps;
             return;
         }
@@ -191,15 +191,20 @@ void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, un
         s->lens_prio = xreallocarray(s->lens_prio, s->nlens_prio ? 2 * s->nlens_prio : 8,
                                      sizeof(*s->lens_prio));
     s->lens_prio[s->nlens_prio++] = (struct task_prio_bps){
-        .row = td->lens_row, .k = (uint16_t)k, .prio = (uint16_t)prio, .bps = bps };
+        .row = td->lens_row, .k = (uint8_t)k, .depth = (uint8_t)depth, .prio = (uint16_t)prio,
+        .bps = bps };
 }
 
-size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
-                       struct task_prio_bps *out, size_t max)
+void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, unsigned prio,
+                        double bps)
 {
-    if (!td->lens_row)
-        return 0;
-    size_t lo = 0, hi = s->nlens_prio, got = 0;
+    task_lens_prio_add_at(s, td, k, TASK_DEPTH_UNKNOWN, prio, bps);
+}
+
+/* The first of td's entries (sorted by row), nlens_prio when it has none. */
+static size_t prio_first(const struct snapshot *s, const struct task_devs *td)
+{
+    size_t lo = 0, hi = s->nlens_prio;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->lens_prio[mid].row < td->lens_row)
@@ -207,11 +212,49 @@ size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, uns
         else
             hi = mid;
     }
-    for (size_t i = lo; i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
-        if (s->lens_prio[i].k != k)
+    return lo;
+}
+
+size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                       struct task_prio_bps *out, size_t max)
+{
+    if (!td->lens_row)
+        return 0;
+    size_t got = 0;
+    for (size_t i = prio_first(s, td); i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
+        const struct task_prio_bps *e = &s->lens_prio[i];
+        if (e->k != k)
+            continue;
+        /* the same priority at another depth: added to its first entry (a priority
+         * already counted past max is counted once more: got only says "more") */
+        size_t j = 0;
+        while (j < got && j < max && out[j].prio != e->prio)
+            j++;
+        if (j < got && j < max) {
+            out[j].bps += e->bps;
+            continue;
+        }
+        if (got < max) {
+            out[got] = *e;
+            out[got].depth = TASK_DEPTH_UNKNOWN;
+        }
+        got++;
+    }
+    return got;
+}
+
+size_t task_lens_prios_at(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                          unsigned depth, struct task_prio_bps *out, size_t max)
+{
+    if (!td->lens_row)
+        return 0;
+    size_t got = 0;
+    for (size_t i = prio_first(s, td); i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
+        const struct task_prio_bps *e = &s->lens_prio[i];
+        if (e->k != k || e->depth != depth)
             continue;
         if (got < max)
-            out[got] = s->lens_prio[i];
+            out[got] = *e;
         got++;
     }
     return got;
@@ -275,8 +318,14 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             td->via |= (uint16_t)(1u << k);
         }
         task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
+        /* the level of the stack it submitted at: which layers its bios passed with its
+         * priority in its own context (a verdict names the one that dropped it) */
+        unsigned depth = 0;
+        if (sub != idx && !out->devs[sub].bd.partition &&
+            !snapshot_stack_reach(out, out->devs[sub].ds.name, out->devs[idx].ds.name, &depth))
+            depth = TASK_DEPTH_UNKNOWN;
         if (rows[i].bytes)    /* else listed for its completions alone */
-            task_lens_prio_add(out, td, k, rows[i].prio, (double)rows[i].bytes / itv);
+            task_lens_prio_add_at(out, td, k, depth, rows[i].prio, (double)rows[i].bytes / itv);
         wait_ns[k] += rows[i].wait_ns;
         rqs[k] += rows[i].rqs;
     }

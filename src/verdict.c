@@ -329,15 +329,9 @@ static void mark_evidence(struct verdicts *v, enum lat_says says, const struct w
 size_t verdict_dev_path(const struct snapshot *s, const char *top, const char *disk, char *buf,
                         size_t n)
 {
-    struct blkstack_hop h[BLKSTACK_MAX_HOPS];
-    size_t nh = blkstack_walk(snapshot_dev_stack, s, top, true, h, BLKSTACK_MAX_HOPS, NULL);
     /* the disk itself, or a partition of it (dm over sda1: its slave is the partition) */
-    const char *to = NULL;
-    for (size_t i = 1; i < nh && !to; i++) {
-        const struct dev_sample *d = snapshot_dev(s, h[i].name);
-        if (strcmp(h[i].name, disk) == 0 || (d && d->bd.partition && strcmp(d->bd.disk, disk) == 0))
-            to = h[i].name;
-    }
+    unsigned depth;
+    const char *to = snapshot_stack_reach(s, top, disk, &depth);
     const char *p[BLKSTACK_MAX_DEPTH + 2];
     size_t np = to ? blkstack_path(snapshot_dev_stack, s, top, to, p, BLKSTACK_MAX_DEPTH + 1) : 0;
     if (np == 0 || n == 0)

@@ -188,7 +188,7 @@ static int decode_task_prios(struct dec *d, const struct json_value *o,
                 p->prios = xreallocarray(p->prios, p->nprios ? 2 * p->nprios : 4,
                                          sizeof(*p->prios));
             p->prios[p->nprios++] = (struct task_prio_bps){
-                .k = (uint16_t)k, .prio = (uint16_t)prio, .bps = bps };
+                .k = (uint8_t)k, .prio = (uint16_t)prio, .bps = bps };
         }
         at_pop(d, old);
     }
