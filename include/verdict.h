@@ -53,7 +53,8 @@
     X(W_IOPRIO_HELD,          "ioprio-held",          SEV_INFO)            \
     X(W_IOPRIO_HONOURED,      "ioprio-honoured",      SEV_WARN)            \
     X(W_IO_NOT_BLOCK,         "io-pressure-not-block", SEV_WARN)           \
-    X(W_IO_SWAP,              "io-pressure-swap",     SEV_WARN)
+    X(W_IO_SWAP,              "io-pressure-swap",     SEV_WARN)            \
+    X(W_IOPRIO_DROPPED,       "ioprio-dropped",       SEV_WARN)
 
 enum severity { SEV_INFO, SEV_WARN, SEV_CRIT };
 
@@ -169,6 +170,11 @@ const char *role_name(enum role r);                    /* NULL for ROLE_NONE */
  * least ROLE_SUFFER_DELAY % of the interval whose bytes (the lens) went at least this
  * share to the devices swap lives on: its wait is swap-in, memory short. */
 #define SWAP_SHARE_MIN      0.5
+/* ioprio-dropped (docs/verdicts.md): with the lens, a layer of a stack (dm, md) whose bios
+ * at least DROP_MIN_BPS carried the process's label in its own context, of which at least
+ * DROP_SHARE did not go on to the level below with it. */
+#define DROP_MIN_BPS        (64.0 * 1024)
+#define DROP_SHARE          0.5
 #define FS_FULL_PCT         90.0  /* fs-full: used / (used + avail), df's Use% */
 #define FS_FILL_HORIZON_S   3600.0 /* fs-filling: steady time to full below this */
 #define FS_DELETED_SHARE    0.10  /* fs-deleted-open: deleted-open bytes / used bytes */

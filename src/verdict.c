@@ -410,6 +410,139 @@ bool verdict_requests_prio(const struct result *r, size_t ti, size_t di, struct 
     return false;
 }
 
+static void task_writeback(const struct result *r, size_t ti, size_t di, bool buffered_writer,
+                           const char *dev, const char *label, struct verdicts *v)
+{
+    const struct task_rates *t = &r->tasks[ti];
+    if (buffered_writer && t->io_valid && t->write_bps > 0)
+        push(v, W_IOPRIO_WRITEBACK, (int)di, (int)ti,
+             "%s[%d] writes through the page cache to %s: flusher threads write it back at "
+             "be/4, not %s; use O_DIRECT, or cgroup io.max/io.weight (writeback is charged to "
+             "the cgroup)", t->task->comm, (int)t->task->id, dev, label);
+}
+
+/* ---- A label dropped on the way down a stack (issue #34; docs/verdicts.md) ----
+ * A layer that resubmits I/O from its own threads (dm-crypt's writes: kcryptd and
+ * dmcrypt_write before 6.9, whose encrypted clone from crypt_alloc_buffer carried no
+ * priority) passes the disk requests that are not the process's: the lens sees its bios,
+ * with its label, at the layer and not below it. Judged on the lens alone: which levels
+ * of the path carried its label in its own context, and what the disk's requests carried
+ * (latency_by_prio). */
+
+/* The bytes a second task ti submitted at one depth above device k with its label. */
+static double label_bps_at(const struct snapshot *s, const struct task_devs *td, unsigned k,
+                           unsigned depth, struct ioprio_eff label)
+{
+    struct task_prio_bps e[16];
+    size_t n = task_lens_prios_at(s, td, k, depth, e, 16);
+    double b = 0;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        enum ioprio_class c = (enum ioprio_class)IOPRIO_CLASS_OF(e[i].prio);
+        struct ioprio_eff p = { c, (int)IOPRIO_LEVEL_OF(e[i].prio), IOS_EXPLICIT };
+        if (c != IOC_NONE && same_prio(p, label))   /* none: no label at all */
+            b += e[i].bps;
+    }
+    return b;
+}
+
+/* What the scheduler makes of a request of class c: mq-deadline's classes. */
+static const char *served_as(unsigned c)
+{
+    return c == IOC_RT ? "realtime" : c == IOC_IDLE ? "idle" : "best-effort";
+}
+
+/* Whether task ti's label was dropped by a layer above disk di; if so its warning is
+ * pushed. The disk's scheduler must read priorities (none and kyber read nothing: the
+ * label is ignored there whatever arrives, and ioprio-ignored says so). */
+static bool label_dropped(const struct result *r, size_t ti, size_t di, struct verdicts *v)
+{
+    const struct snapshot *s = r->cur;
+    const struct task_rates *t = &r->tasks[ti];
+    const struct dev_rates *d = &r->devs[di];
+    const struct blockdev_info *b = &d->dev->bd;
+    const struct task_devs *td = s->tdevs ? &s->tdevs[ti] : NULL;
+    struct ioprio_eff label = t->prio;
+    enum sched_reading sr = verdict_sched_reading(b->scheduler, label);
+    if (!td || !td->lens || !td->lens_prio || !td->via_top || td->via_top > s->ndevs ||
+        sr == SR_DEFAULT || sr == SR_IGNORED || sr == SR_UNKNOWN_SCHED)
+        return false;
+    unsigned k = 0;
+    while (k < td->n && td->idx[k] != di)
+        k++;
+    if (k == td->n || !(td->via >> k & 1))
+        return false;
+    const char *disk = d->dev->ds.name, *top = s->devs[td->via_top - 1].ds.name;
+    unsigned depth;
+    const char *reach = snapshot_stack_reach(s, top, disk, &depth);
+    const char *p[BLKSTACK_MAX_DEPTH + 2];
+    size_t np = reach ? blkstack_path(snapshot_dev_stack, s, top, reach, p, BLKSTACK_MAX_DEPTH + 1) : 0;
+    if (np < 2 || np != depth + 1)
+        return false;
+    /* From the top down: the first layer whose labelled bytes did not go on below it.
+     * p[i] is depth np - 1 - i above the disk. */
+    size_t at = np;
+    double above = 0, below = 0;
+    for (size_t i = 0; i + 1 < np && at == np; i++) {
+        above = label_bps_at(s, td, k, (unsigned)(np - 1 - i), label);
+        below = label_bps_at(s, td, k, (unsigned)(np - 2 - i), label);
+        if (above < DROP_MIN_BPS)
+            return false;            /* too little of it there to say */
+        if (below < (1 - DROP_SHARE) * above)
+            at = i;
+    }
+    if (at == np)
+        return false;
+    /* What the disk's requests carried: its priorities other than the label's, none first
+     * (a bio resubmitted without one), else the one that completed most requests. A
+     * scheduler that reads the request's priority (mq-deadline) is certain
+     * to have lost the label only when no request of that class reached the disk at all;
+     * bfq reads the io_context of the thread that submits at the disk, never the label's
+     * once another thread does. */
+    bool bfq = !verdict_sched_reads_request_prio(b->scheduler);
+    if (!d->lens.valid)
+        return false;
+    const struct prio_latency *got = NULL, *mine = NULL;
+    for (size_t i = 0; i < d->nlat; i++) {
+        const struct prio_latency *l = &d->lat[i];
+        enum ioprio_class c = (enum ioprio_class)IOPRIO_CLASS_OF(l->prio);
+        struct ioprio_eff lp = { c, (int)IOPRIO_LEVEL_OF(l->prio), IOS_EXPLICIT };
+        if (c != IOC_NONE && same_prio(lp, label))
+            mine = l;
+        else if (!got || c == IOC_NONE ||
+                 (IOPRIO_CLASS_OF(got->prio) != IOC_NONE &&
+                  l->st[LENS_ST_TOTAL].count > got->st[LENS_ST_TOTAL].count))
+            got = l;
+    }
+    if (mine && !bfq)
+        return false;
+    if (!got)                        /* bfq: requests of its class, from other threads */
+        got = mine;
+    if (!got)
+        return false;
+    char layer[BD_NAME_MAX + 56], path[160], lab[48], tail[200];
+    const struct dev_sample *ld = snapshot_dev(s, p[at]);
+    if (ld && ld->bd.layer[0])
+        snprintf(layer, sizeof(layer), "%s (%s)", p[at], ld->bd.layer);
+    else
+        snprintf(layer, sizeof(layer), "%s", p[at]);
+    if (!verdict_dev_path(s, top, disk, path, sizeof(path)))
+        snprintf(path, sizeof(path), "%s", disk);
+    task_label(t, lab, sizeof(lab));
+    char ln[16];
+    lens_prio_name((unsigned)IOPRIO_MAKE(label.cls, label.level), ln, sizeof(ln));
+    if (bfq)
+        snprintf(tail, sizeof(tail), "go on from other threads and reach %s as %s; bfq serves them "
+                 "at those threads' priority, not %s", disk, got->name, ln);
+    else
+        snprintf(tail, sizeof(tail), "reach %s as %s, which %s serves as %s", disk, got->name,
+                 b->scheduler, served_as(IOPRIO_CLASS_OF(got->prio)));
+    push(v, W_IOPRIO_DROPPED, (int)di, (int)ti,
+         "%s dropped %s[%d]'s %s label on %s: %.0f%% of its bytes there %s", layer, t->task->comm,
+         (int)t->task->id, lab, path, 100.0 * (1 - below / above), tail);
+    v->w[v->n - 1].evidence = EV_MEASURED;
+    return true;
+}
+
 /* A task's findings on one device it touches. Names in texts are the kernel's comm,
  * escaped at output time like every other string. */
 static void task_on_device(const struct result *r, size_t ti, size_t di, bool buffered_writer,
@@ -424,6 +557,13 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
     const char *sched = b->scheduler[0] ? b->scheduler : "no scheduler";
     char label[48];
     task_label(t, label, sizeof(label));
+    /* A layer above dropped its label: the disk received none or another thread's
+     * priority, the default best-effort, which the verdicts below have nothing to judge
+     * on (SR_DEFAULT); its writeback through the page cache is its own case. */
+    if (label_dropped(r, ti, di, v)) {
+        task_writeback(r, ti, di, buffered_writer, dev, label, v);
+        return;
+    }
 
     /* bfq takes the priority from the task's io_context, never from the request, so an
      * io.prio.class rewrite does not reach it (KERNEL-FACTS 3): judge the task's own. */
@@ -532,11 +672,7 @@ static void task_on_device(const struct result *r, size_t ti, size_t di, bool bu
         push(v, W_IOPRIO_UNSATURATED, (int)di, (int)ti,
              "%s is not saturated (aqu-sz %.1f): %s[%d]'s %s changes nothing now, nothing queues",
              dev, isnan(d->aqu_sz) ? 0.0 : d->aqu_sz, comm, pid, label);
-    if (buffered_writer && t->io_valid && t->write_bps > 0)
-        push(v, W_IOPRIO_WRITEBACK, (int)di, (int)ti,
-             "%s[%d] writes through the page cache to %s: flusher threads write it back at "
-             "be/4, not %s; use O_DIRECT, or cgroup io.max/io.weight (writeback is charged to "
-             "the cgroup)", comm, pid, dev, label);
+    task_writeback(r, ti, di, buffered_writer, dev, label, v);
 }
 
 /* Task ti reads from device di, and every other device it touches read less in all

@@ -275,7 +275,7 @@ static void write_devices(struct metrics_writer *w, const struct result *r)
  * ioprio-ignored and ioprio-level-ignored need only the scheduler and the labels; the
  * others need the interval's rates; the lottery and the hidden queue the queue's depth
  * (nr_requests, aqu-sz); unsaturated the saturation verdict; the hidden queue the
- * readers' delays (delay accounting, taskstats). */
+ * readers' delays (delay accounting, taskstats); a dropped label the BPF lens. */
 static bool code_judged(enum warn_code c, const struct dev_rates *d, bool delays)
 {
     if (c == W_IOPRIO_IGNORED || c == W_IOPRIO_LEVEL_IGNORED)
@@ -292,6 +292,7 @@ static bool code_judged(enum warn_code c, const struct dev_rates *d, bool delays
     case W_IO_NOT_BLOCK:             /* no device: write_not_block */
         return false;
     case W_IO_SWAP:                  /* the lens's bytes say where a process's I/O went */
+    case W_IOPRIO_DROPPED:           /* the lens's levels of a stack, nothing else */
         return d->lens.valid;
     default:
         return true;

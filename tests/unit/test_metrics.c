@@ -165,6 +165,8 @@ static void test_text_page(void **state)
     has_line(t, "iotriage_warnings{code=\"hidden-queue\",device=\"sda\"} 1");
     has_line(t, "iotriage_warnings{code=\"ioprio-ignored\",device=\"sda\"} 0");
     has_line(t, "iotriage_warnings{code=\"ioprio-ignored\",device=\"nvme0n1\"} 1");
+    /* a label dropped by a stacked layer is the lens's alone: absent without it */
+    no_text(t, "code=\"ioprio-dropped\"");
     has_line(t, "iotriage_device_processes{device=\"sda\",role=\"cause\"} 1");
     has_line(t, "iotriage_device_processes{device=\"sda\",role=\"suffer\"} 1");
     has_line(t, "iotriage_device_processes{device=\"nvme0n1\",role=\"suffer\"} 0");

@@ -55,6 +55,7 @@ static void test_code_names_are_stable(void **state)
     assert_string_equal(warn_code_name(W_HIDDEN_QUEUE), "hidden-queue");
     assert_string_equal(warn_code_name(W_IOPRIO_HELD), "ioprio-held");
     assert_string_equal(warn_code_name(W_IO_NOT_BLOCK), "io-pressure-not-block");
+    assert_string_equal(warn_code_name(W_IOPRIO_DROPPED), "ioprio-dropped");
     assert_int_equal(warn_code_severity(W_IOPRIO_HELD), SEV_INFO);
     assert_null(role_name(ROLE_NONE));
     assert_string_equal(role_name(ROLE_BOTH), "both");
@@ -277,6 +278,146 @@ static void test_stacked_verdicts_name_the_path(void **state)
     assert_non_null(txt);
     assert_non_null(strstr(txt, "is ignored: sda uses none"));
     verdicts_free(&w.v);
+}
+
+/* The stack of the crypt writer (tests/vm/guest/test_stack.sh on 6.1): dm-1 (dm-crypt)
+ * over dm-0 (dm-linear) over nb0, an idle-class process with the lens. */
+static int w_crypt(struct world *w, const char *sched, int *nb0, int *dm1)
+{
+    w_init(w);
+    *nb0 = w_dev(w, "nb0", sched, 64, 0, 0.5, 0.2, 800);
+    int dm0 = w_bio(w, "dm-0");
+    *dm1 = w_bio(w, "dm-1");
+    snprintf(w->dev[*dm1].bd.layer, sizeof(w->dev[*dm1].bd.layer), "crypt, iotcrypt");
+    w_stack(w, *nb0, "", "dm-0");
+    w_stack(w, dm0, "nb0", "dm-1");
+    w_stack(w, *dm1, "dm-0", "");
+    int t = w_task(w, 300, "fio", P(IOC_IDLE, 7), 0, NAN, NAN);
+    w_touch(w, t, *nb0);
+    struct task_devs *td = &w->td[t];
+    td->via_top = (uint16_t)(*dm1 + 1);
+    td->via = td->from_lens = 1;
+    td->lens = td->lens_prio = true;
+    w->dr[*nb0].lens.valid = true;
+    return t;
+}
+
+/* What the disk's requests carried over the interval (latency_by_prio): n requests each. */
+static void w_lat(struct world *w, int dev, const unsigned *prio, size_t n)
+{
+    struct dev_rates *d = &w->dr[dev];
+    d->lat = calloc(n, sizeof(*d->lat));
+    d->nlat = n;
+    for (size_t i = 0; i < n; i++) {
+        d->lat[i].prio = prio[i];
+        lens_prio_name(prio[i], d->lat[i].name, sizeof(d->lat[i].name));
+        d->lat[i].st[LENS_ST_TOTAL].count = 200;
+        d->lat[i].st[LENS_ST_TOTAL].p50_ms = 1;
+    }
+}
+
+static void w_free(struct world *w)
+{
+    for (size_t i = 0; i < w->res.ndevs; i++)
+        free(w->dr[i].lat);
+    free(w->snap.lens_bps);
+    free(w->snap.lens_async);
+    free(w->snap.lens_prio);
+}
+
+/* The writer's bios carry its idle label at dm-1 only: dm-crypt encrypts and resubmits
+ * them from its own threads, and the disk receives none (6.1). The verdict names the
+ * layer that dropped it and what the disk received; the verdicts on its label are not
+ * given for that disk (what it received is the default). The reader's bios carry the
+ * label at every level: nothing dropped. */
+static void test_label_dropped_by_a_layer(void **state)
+{
+    (void)state;
+    static const char *const scheds[] = { "bfq", "mq-deadline" };
+    const unsigned none = 0, idle = (unsigned)IOPRIO_MAKE(IOC_IDLE, 0);
+    for (int sc = 0; sc < 2; sc++) {
+        struct world w;
+        int nb0, dm1;
+        int t = w_crypt(&w, scheds[sc], &nb0, &dm1);
+        task_lens_prio_add_at(&w.snap, &w.td[t], 0, 2, idle, 800e3);    /* at dm-1 */
+        w_lat(&w, nb0, &none, 1);
+        verdict_compute(&w.res, &w.v);
+        const char *txt = text_for(&w.v, W_IOPRIO_DROPPED, nb0, t);
+        assert_non_null(txt);
+        assert_non_null(strstr(txt, "dm-1 (crypt, iotcrypt) dropped fio[300]'s idle/7 (set) label "
+                                    "on dm-1 -> dm-0 -> nb0: 100% of its bytes there"));
+        assert_non_null(strstr(txt, sc == 0 ? "reach nb0 as none; bfq serves them at those threads' "
+                                              "priority, not idle"
+                                            : "reach nb0 as none, which mq-deadline serves as best-effort"));
+        for (size_t i = 0; i < w.v.n; i++)
+            if (w.v.w[i].task == t && w.v.w[i].code != W_IOPRIO_DROPPED)
+                fail_msg("%s: beside ioprio-dropped: %s", scheds[sc], w.v.w[i].text);
+        assert_int_equal(w.v.w[0].evidence, EV_MEASURED);
+        verdicts_free(&w.v);
+        /* without the lens's figures for it (--no-bpf, a replay): no such verdict */
+        w.td[t].lens = false;
+        verdict_compute(&w.res, &w.v);
+        assert_int_equal(count(&w.v, W_IOPRIO_DROPPED, nb0, t), 0);
+        verdicts_free(&w.v);
+        w_free(&w);
+
+        /* the reader: idle at dm-1, dm-0 and nb0, and at the disk */
+        t = w_crypt(&w, scheds[sc], &nb0, &dm1);
+        for (unsigned depth = 0; depth < 3; depth++)
+            task_lens_prio_add_at(&w.snap, &w.td[t], 0, depth, idle, 800e3);
+        /* requests_by_prio keeps their sum per disk; the levels are apart */
+        struct task_prio_bps e[4];
+        assert_int_equal(task_lens_prios(&w.snap, &w.td[t], 0, e, 4), 1);
+        assert_true(fabs(e[0].bps - 2400e3) < 1e-6);
+        assert_int_equal(task_lens_prios_at(&w.snap, &w.td[t], 0, 1, e, 4), 1);
+        assert_int_equal(task_lens_prios_at(&w.snap, &w.td[t], 0, 3, e, 4), 0);
+        w_lat(&w, nb0, &idle, 1);
+        verdict_compute(&w.res, &w.v);
+        assert_int_equal(count(&w.v, W_IOPRIO_DROPPED, nb0, t), 0);
+        assert_int_equal(count(&w.v, W_IOPRIO_UNSATURATED, nb0, t), 1);    /* judged as before */
+        verdicts_free(&w.v);
+        w_free(&w);
+    }
+    /* mq-deadline reads the request's class: idle requests reached the disk (another
+     * reader's, or the writer's own on a kernel that keeps it), so it cannot be told */
+    struct world w;
+    int nb0, dm1;
+    int t = w_crypt(&w, "mq-deadline", &nb0, &dm1);
+    task_lens_prio_add_at(&w.snap, &w.td[t], 0, 2, (unsigned)IOPRIO_MAKE(IOC_IDLE, 0), 800e3);
+    const unsigned both[] = { 0, (unsigned)IOPRIO_MAKE(IOC_IDLE, 0) };
+    w_lat(&w, nb0, both, 2);
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_DROPPED, nb0, t), 0);
+    verdicts_free(&w.v);
+    /* bfq: the disk received idle requests, but from other threads (6.9 keeps the
+     * priority in the bio; bfq reads the submitting thread's): still dropped, and the
+     * text says what the disk's requests carried, none first */
+    snprintf(w.dev[nb0].bd.scheduler, sizeof(w.dev[nb0].bd.scheduler), "bfq");
+    verdict_compute(&w.res, &w.v);
+    assert_non_null(text_for(&w.v, W_IOPRIO_DROPPED, nb0, t));
+    assert_non_null(strstr(text_for(&w.v, W_IOPRIO_DROPPED, nb0, t), "reach nb0 as none;"));
+    verdicts_free(&w.v);
+    /* ... and with only idle requests there (6.9+: the clone keeps the class), still
+     * dropped under bfq: they come from other threads */
+    free(w.dr[nb0].lat);
+    w_lat(&w, nb0, &both[1], 1);
+    verdict_compute(&w.res, &w.v);
+    assert_non_null(text_for(&w.v, W_IOPRIO_DROPPED, nb0, t));
+    assert_non_null(strstr(text_for(&w.v, W_IOPRIO_DROPPED, nb0, t), "reach nb0 as idle;"));
+    verdicts_free(&w.v);
+    /* a scheduler the table does not know: what it reads is unknown, no claim */
+    snprintf(w.dev[nb0].bd.scheduler, sizeof(w.dev[nb0].bd.scheduler), "ssg");
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_DROPPED, nb0, t), 0);
+    verdicts_free(&w.v);
+    /* under none nothing reads a label: ioprio-ignored, no drop to speak of */
+    snprintf(w.dev[nb0].bd.scheduler, sizeof(w.dev[nb0].bd.scheduler), "none");
+    w.dr[nb0].saturated = 1;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(count(&w.v, W_IOPRIO_DROPPED, nb0, t), 0);
+    assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, nb0, t), 1);
+    verdicts_free(&w.v);
+    w_free(&w);
 }
 
 static void test_nice19_on_mq_deadline_level_ignored(void **state)
@@ -1019,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_code_names_are_stable),
         cmocka_unit_test(test_idle_on_none_is_ignored_and_on_bfq_not),
         cmocka_unit_test(test_stacked_verdicts_name_the_path),
+        cmocka_unit_test(test_label_dropped_by_a_layer),
         cmocka_unit_test(test_nice19_on_mq_deadline_level_ignored),
         cmocka_unit_test(test_advice_names_only_schedulers_the_kernel_has),
         cmocka_unit_test(test_full_queue_is_a_lottery),

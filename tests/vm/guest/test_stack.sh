@@ -16,7 +16,8 @@ CLEANUP+=("dmsetup --noudevsync remove iotlin")
 dm_dev() { grep -lx "$1" /sys/block/dm-*/dm/name | cut -d/ -f4; }
 lin=$(dm_dev iotlin)
 key=$(printf '%064d' 7)
-dmsetup --noudevsync --noudevrules create iotcrypt --table "0 $sectors crypt aes-xts-plain64 $key 0 $(cat "/sys/block/$lin/dev") 0" ||
+# the uuid's prefix as cryptsetup gives it (CRYPT-<type>-...): the layer's kind in sysfs
+dmsetup --noudevsync --noudevrules create iotcrypt --uuid CRYPT-PLAIN-iotcrypt --table "0 $sectors crypt aes-xts-plain64 $key 0 $(cat "/sys/block/$lin/dev") 0" ||
     fail "dm-crypt over dm-linear"
 CLEANUP+=("dmsetup --noudevsync remove iotcrypt")
 crypt=$(dm_dev iotcrypt)
@@ -78,7 +79,7 @@ for s in bfq none; do
         <<<"$w" >/dev/null ||
         fail "$s: a verdict without the path $crypt -> $lin -> nb0: $w"
     case $s in
-    bfq)  jq -e 'all(.[].w[]; .[0] | test("ignored") | not)' <<<"$w" >/dev/null || fail "bfq: $w" ;;
+    bfq)  jq -e 'all(.[].w[]; .[0] | test("ignored|dropped") | not)' <<<"$w" >/dev/null || fail "bfq: $w" ;;
     none) jq -e --arg p "is ignored: $crypt -> $lin -> nb0 uses none" \
               '[.[].w[] | select(.[0] == "ioprio-ignored" and (.[2] | contains($p)))] | length == 1' <<<"$w" >/dev/null ||
               fail "none: $w" ;;
@@ -99,6 +100,16 @@ jq -e 'length == 1 and .[0] > 0' <<<"$lb" >/dev/null || fail "the writer's bytes
 rp=$(dev_json /tmp/stack-bfq.json nb0 | jq -c '.latency_by_prio | map_values(.count)')
 jq -e 'has("idle") and (has("none") | not)' <<<"$rp" >/dev/null || fail "the idle reader's reads at nb0 by priority: $rp"
 ok "through dm-crypt on $(uname -r): the idle reader's reads reach nb0 as $rp, the idle writer's writes as $lp, given to the writer ($lb B/s)"
+# The lens saw the writer's bios carry its label at the crypt device and not below it:
+# the verdict names the layer (its kind from dm/uuid, its name) and what nb0 received,
+# and no verdict on the label it lost (the reader's, kept at every level, has none).
+w=$(jq -c '[.processes[] | select(.comm == "fio" and .write_bps > 0) | [.warnings[] | [.code, .device, .text]]]' /tmp/stack-write.json)
+jq -e --arg p "$crypt (crypt, iotcrypt) dropped fio[" --arg n "label on $crypt -> $lin -> nb0: " \
+    '[.[][] | select(.[0] == "ioprio-dropped" and .[1] == "nb0" and (.[2] | contains($p) and contains($n) and contains("reach nb0 as none")))] | length == 1' \
+    <<<"$w" >/dev/null || fail "the writer's label dropped by $crypt: $w"
+jq -e 'all(.[][]; .[0] | test("^ioprio-(ignored|level-ignored|honoured|held|lottery|unsaturated)$") | not)' <<<"$w" >/dev/null ||
+    fail "a verdict on the label nb0 did not receive: $w"
+ok "the idle writer's label dropped by $crypt (crypt): $w"
 # The same through md RAID 1: an idle reader of md0 with nb1 under none is ignored on
 # nb1, and the verdict names md0 -> nb1; md0 gets none of its own.
 reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 60 --ioengine=psync --rate_iops=200; }
