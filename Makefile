@@ -199,10 +199,10 @@ fuzz-build:
 
 # The parsers and what they call: nothing else of the program is linked in.
 FUZZ_SRCS    := src/util/util.c src/util/escape.c src/util/fmt.c src/util/strpool.c $(addprefix src/source/,$(addsuffix .c, \
-                blkstack blockdev diskstats fdmap fdmap_resolve ioprio procs procs_list procs_iter mounts psi taskstats)) src/audit/unitfile.c src/audit/unitpath.c \
+                blkstack blockdev diskstats fdmap fdmap_resolve ioprio procs procs_list procs_iter mounts psi swaps taskstats)) src/audit/unitfile.c src/audit/unitpath.c \
                 src/store/replay.c src/sample/decode_fs.c \
                 $(addprefix src/sample/,$(addsuffix .c,decode decode_lens decode_devices decode_procs decode_warn)) \
-                src/sample/json.c src/sample/write.c src/verdict.c src/verdict_cgroup.c src/delta.c src/snapshot.c src/snapshot_taskdevs.c src/snapshot_fs.c \
+                src/sample/json.c src/sample/write.c src/verdict.c src/verdict_cgroup.c src/verdict_fs.c src/verdict_pressure.c src/delta.c src/snapshot.c src/snapshot_taskdevs.c src/snapshot_fs.c \
                 src/out/metrics.c src/store/store.c src/store/store_write.c src/store/store_read.c \
                 src/source/cgroups.c src/source/cgroupfs.c src/source/cgname.c src/sample/decode_cgroups.c \
                 src/source/bpfload.c src/source/bpfcast.c src/source/lens.c src/source/lens_calc.c src/source/threadstate.c src/store/state.c \

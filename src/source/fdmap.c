@@ -851,7 +851,8 @@ void fdmap_set_netfs(struct fdmap *m, const dev_t *devs, size_t n)
         same = watched(m, devs[i]);
     if (same)
         return;
-    memcpy(m->watch, devs, n * sizeof(devs[0]));
+    if (n)   /* devs may be NULL for none */
+        memcpy(m->watch, devs, n * sizeof(devs[0]));
     m->nwatch = (unsigned)n;
     /* due at once, idle or not: an idle signature says nothing of the new set */
     for (size_t i = 0; i < m->npents; i++)
