@@ -105,7 +105,8 @@ struct trial_diff {
                                       * from or to 0 for counts and rates */
     double lo_pct, hi_pct;           /* the bootstrap interval of change_pct, widened by the
                                       * drift; NAN unknown */
-    double drift_pct;                /* the drift (first half against second half); NAN */
+    double drift_pct;                /* the drift (first half against second half, as a rise:
+                                        a halving is +100 %); NAN */
     int    dir;                      /* -1 lower, 0 no difference (or absent both times,
                                       * or under TRIAL_MIN_CHANGE_PCT), +1 higher (beyond
                                       * the noise) */

@@ -173,15 +173,36 @@ static bool slots_absent(const struct trial_phase *p, uint32_t slots)
 }
 
 /* How far the figure moved between the first and the second half of one phase, under one
- * scheduler (an A/A comparison), in percent: the drift of the load and the machine,
- * which draws within a phase cannot see. NAN when unknown (fewer than 4 seconds). */
+ * scheduler (an A/A comparison), as a factor's logarithm, |ln(second / first)|: the drift
+ * of the load and the machine, which draws within a phase cannot see. A ratio, so that a
+ * halving and a doubling are the same drift (in percent, -50 % and +100 %). NAN when
+ * unknown (fewer than 4 seconds, or the figure 0 or unknown in a half). */
 static double phase_drift(const struct trial_phase *p, uint32_t slots, enum trial_figure f)
 {
     if (p->n < 4)
         return (double)NAN;
     struct trial_phase h1 = { .s = p->s, .n = p->n / 2 }, h2 = { .s = p->s + p->n / 2, .n = p->n - p->n / 2 };
-    double c = change_pct(trial_figure(&h1, slots, f, NULL, 0), trial_figure(&h2, slots, f, NULL, 0));
-    return isnan(c) || isinf(c) ? (double)NAN : fabs(c);
+    double x = trial_figure(&h1, slots, f, NULL, 0), y = trial_figure(&h2, slots, f, NULL, 0);
+    if (!(x > 0) || !(y > 0) || isinf(x) || isinf(y))
+        return (double)NAN;
+    return fabs(log(y / x));
+}
+
+/* An end c of the bootstrap's interval of the change x (both in percent), moved away from
+ * x by the drift k (a logarithm): as factors, its distance from x and the drift added in
+ * quadrature (two sources of error, independent). side is -1 for the lower end, +1 for
+ * the upper. An end at -100 % or +infinity stays; so does one of a change that is. */
+static double widen(double x, double c, double k, int side)
+{
+    double lx = log1p(x / 100.0), lc = log1p(c / 100.0);
+    if (!(k > 0) || isinf(lc) || isnan(lc))
+        return c;
+    if (isinf(lx) || isnan(lx))
+        return expm1(lc + side * k) * 100.0;
+    double dist = side * (lc - lx);
+    if (dist < 0)
+        dist = 0;
+    return expm1(lx + side * sqrt(dist * dist + k * k)) * 100.0;
 }
 
 void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uint32_t slots,
@@ -219,13 +240,12 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
         double drift = phase_drift(b, slots, f);
         double da = phase_drift(a, slots, f);
         drift = isnan(drift) ? da : isnan(da) ? drift : drift > da ? drift : da;
-        out->drift_pct = drift;
+        out->drift_pct = isnan(drift) ? (double)NAN : (exp(drift) - 1.0) * 100.0;
         if (isnan(drift))
             drift = 0;
-        out->lo_pct = ch[(size_t)(0.025 * (double)(m - 1) + 0.5)] - drift;
-        if (out->lo_pct < -100)
-            out->lo_pct = -100;      /* nothing falls by more than all of it */
-        out->hi_pct = ch[(size_t)(0.975 * (double)(m - 1) + 0.5)] + drift;
+        /* the bootstrap's interval, each end moved out by the drift */
+        out->lo_pct = widen(out->change_pct, ch[(size_t)(0.025 * (double)(m - 1) + 0.5)], drift, -1);
+        out->hi_pct = widen(out->change_pct, ch[(size_t)(0.975 * (double)(m - 1) + 0.5)], drift, 1);
         out->dir = out->lo_pct > 0 ? 1 : out->hi_pct < 0 ? -1 : 0;
     } else {
         out->dir = out->change_pct > 0 ? 1 : out->change_pct < 0 ? -1 : 0;

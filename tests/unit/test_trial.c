@@ -5,6 +5,7 @@
  * tests/integration/test_trial.sh). */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -208,6 +208,20 @@ static void test_compare(void **state)
     trial_compare(&steady, &drifting, 1u << BE4, TF_P99, &d);
     assert_true(d.drift_pct > 50);
     assert_int_equal(d.dir, 0);
+    /* the same drift before, and a fall far past it after (a tail cut by a factor of 8 to
+     * 16, as bfq cut a best-effort p99 beside idle readers): the drift and the draws'
+     * spread add as independent errors (in quadrature, as factors), so it is a fall */
+    struct trial_phase fast = { 0 };
+    for (int i = 0; i < 10; i++)
+        second(&fast, BE4, 100, 11, -1, 0, 0, 4e6);
+    trial_compare(&drifting, &fast, 1u << BE4, TF_P99, &d);
+    assert_true(d.drift_pct > 50);
+    assert_true(d.change_pct < -80);
+    assert_true(d.lo_pct < d.change_pct && d.hi_pct > d.change_pct);
+    assert_int_equal(d.dir, -1);
+    /* and the interval is the drift's at least: nothing narrower than an A/A change */
+    assert_true(log1p(d.hi_pct / 100) - log1p(d.change_pct / 100) >= log1p(d.drift_pct / 100) - 1e-9);
+    trial_phase_free(&fast);
     trial_phase_free(&steady);
     trial_phase_free(&drifting);
     /* the same inputs, the same interval: the draws come from a fixed seed */

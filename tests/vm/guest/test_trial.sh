@@ -24,11 +24,13 @@ diff_of() { jq -r --arg s "$1" --arg f "$2" '.compare[] | select(.subject == $s 
 # --nr-requests 64: room in bfq for all 18 requests (its default, twice the 4 tags, holds
 # 8: the rest would wait for a scheduler tag in arrival order, a lottery where no
 # scheduler can order anything; a lane run saw the best-effort p50 move -3 % so)
-$IOT trial "$SD" bfq --seconds 10 --nr-requests 64 --yes --json >/tmp/trial.json 2>/tmp/trial.err
+$IOT trial "$SD" bfq --seconds 20 --nr-requests 64 --yes --json >/tmp/trial.json 2>/tmp/trial.err
 rc=$?
 figs=$(jq -r '[.compare[] | select(.subject == "be" or .subject == "idle")
     | "\(.subject) \(.figure) \(.before) -> \(.after) (\(.difference))"] | join(", ")' /tmp/trial.json 2>/dev/null)
-why="rc $rc; $(jq -c '{decision, reason, source}' /tmp/trial.json 2>/dev/null); $figs; $(tail -n 3 /tmp/trial.err)"
+noise=$(jq -r '[.compare[] | select(.subject == "be" or .subject == "idle")
+    | "\(.subject) \(.figure) \(.change_pct|floor)% [\(.noise_lo_pct|floor)..\(.noise_hi_pct|floor)]"] | join(", ")' /tmp/trial.json 2>/dev/null)
+why="rc $rc; $figs; noise: $noise; $(jq -c '{decision, reason, source}' /tmp/trial.json 2>/dev/null); $(tail -n 3 /tmp/trial.err)"
 [ "$(jq -r .source /tmp/trial.json)" = lens ] || fail "the trial was not measured by the lens: $why"
 # bfq serves best-effort first: its latency falls (p50 or p99), and the idle class is
 # held back: its latency rises or its requests a second fall (under TCG one of these may
