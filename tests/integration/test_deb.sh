@@ -137,9 +137,12 @@ unshare -m --propagation private bash -c '
     cp "$tmp/prev.deb" "$m/debs/prev.deb"; cp "$3" "$m/debs/new.deb"
     cp "$tmp"/tests/* "$m/tests/"; cp "$tmp/cycle.sh" "$m/cycle.sh"
     rc=0; chroot "$m" /cycle.sh "$4" || rc=$?
-    # What the cycle left in the root, but dpkg'"'"'s own records and logs and what this
-    # script itself put there.
+    # What the cycle left in the root, but dpkg'"'"'s own records and logs, what this
+    # script itself put there, and man'"'"'s cache of formatted pages (systemd-analyze
+    # verify in debian/tests/units runs man for the units'"'"' Documentation=, and man
+    # keeps a formatted copy where /var/cache/man/cat8 exists: man-db'"'"'s, not ours).
     (cd "$ov/up" && find . -mindepth 1 \( -path ./var/lib/dpkg -o -path ./var/log -o -path ./var/cache/debconf \
+        -o -path ./var/cache/man \
         -o -path ./debs -o -path ./tests -o -path ./cycle.sh -o -path ./var/lib/man-db/auto-update \) -prune \
         -o ! -type c -print) >"$tmp/left"    # (a character device there is a whiteout: removed)
     exit $rc
