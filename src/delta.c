@@ -354,10 +354,14 @@ static const struct lens_reading *lens_base(const struct snapshot *prev, const s
 }
 
 /* The share of the interval the lens saw the bios submitted (lens_duty): the bytes of
- * its windows, divided by it, estimate the interval's. 1 when it always saw them. */
+ * its windows, divided by it, estimate the interval's. 1 when it always saw them; NAN
+ * when no window fell in the interval: it saw nothing, and its 0 bytes are unknown, not
+ * none. */
 static double lens_bytes_duty(const struct lens_reading *lb, const struct lens_reading *z)
 {
     double duty = lens_duty(lb, z);
+    if (duty == 0)
+        return (double)NAN;
     return duty > 0 && duty < 1 ? duty : 1;
 }
 
@@ -673,13 +677,14 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
         wb = xcalloc(cur->lens.nwbs, sizeof(*wb));
         nwb = lens_wb_interval(lb, &cur->lens, wb, cur->lens.nwbs);
     }
+    double wb_duty = wb_ok ? lens_bytes_duty(lb, &cur->lens) : (double)NAN;
     for (size_t i = 0; i < cur->ndevs; i++)
     {
         dev_delta(find_prev_dev(prev, &cur->devs[i]), &cur->devs[i], itv, hist, &out->devs[i]);
         dev_lens(lb, cur, litv, &out->devs[i]);
         dev_kernel_bps(lb, cur, litv, &out->devs[i]);
-        if (wb_ok)
-            dev_writeback_by(cur, wb, nwb, litv, lens_bytes_duty(lb, &cur->lens), &out->devs[i]);
+        if (wb_ok && !isnan(wb_duty))
+            dev_writeback_by(cur, wb, nwb, litv, wb_duty, &out->devs[i]);
     }
     free(wb);
 

@@ -288,6 +288,10 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     /* With the duty cycle (lens.h), the bios of its windows: scaled to the interval, an
      * estimate (docs/json.md lens_bytes) */
     double duty = lens_duty(&s->subs_prev, &out->lens);
+    /* no window in the interval: the lens saw nothing of it, its bytes and waits are
+     * unknown (not 0); what is known without it stands */
+    if (duty == 0)
+        return;
     if (duty > 0 && duty < 1)
         itv *= duty;
     td->lens = td->lens_prio = td->lens_wait = true;

@@ -228,6 +228,14 @@ static void test_writeback_by(void **state)
     assert_true(r.devs[2].wb_valid);
     assert_int_equal(r.devs[2].nwb, 0);
     result_free(&r);
+    /* duty-cycled with no window in the interval: the lens saw no dirtier, unknown */
+    p.lens.mono = 10.0, c.lens.mono = 12.0;
+    p.lens.detached_s = 5.0, c.lens.detached_s = 7.0;
+    delta_compute(&p, &c, &hist, &r);
+    assert_false(r.devs[0].wb_valid);
+    assert_false(r.devs[2].wb_valid);
+    result_free(&r);
+    p.lens.detached_s = c.lens.detached_s = 0;
     /* without the dirtying tracepoint, or the first sample: unknown */
     c.lens.dirty_on = false;
     delta_compute(&p, &c, &hist, &r);

@@ -954,6 +954,20 @@ static void test_writeback_bps(void **state)
     assert_near(r.devs[1].kernel_bps, 2000.0, 1e-9);   /* the partition's own */
     assert_near(r.devs[2].kernel_bps, 0.0, 0);         /* the lens saw none: 0, known */
     result_free(&r);
+    /* duty-cycled with no window in the interval (detached all 2 s): it saw nothing,
+     * and nothing is known, not 0 */
+    p.lens.mono = 10.0, c.lens.mono = 12.0;
+    p.lens.detached_s = 5.0, c.lens.detached_s = 7.0;
+    delta_compute(&p, &c, &hist, &r);
+    assert_nan(r.devs[0].kernel_bps);
+    assert_nan(r.devs[2].kernel_bps);
+    result_free(&r);
+    /* half the interval watched: the windows' bytes, doubled */
+    c.lens.detached_s = 6.0;
+    delta_compute(&p, &c, &hist, &r);
+    assert_near(r.devs[0].kernel_bps, 6000.0, 1e-9);
+    result_free(&r);
+    p.lens.detached_s = c.lens.detached_s = 0;
     p.lens_on = false;
     delta_compute(&p, &c, &hist, &r);
     assert_nan(r.devs[0].kernel_bps);
