@@ -121,7 +121,8 @@ static size_t f_inflt(char *buf, size_t n, const struct col_ctx *c, size_t ti)
     if (isnan(v))
         return put_text(buf, n, "-");
     char tmp[330];
-    fmt_fixed(tmp, sizeof(tmp), v, 2);
+    /* five wide: 0.25, 12.5, 140 (a deep io_uring or libaio submitter) */
+    fmt_fixed(tmp, sizeof(tmp), v, v < 9.995 ? 2 : v < 99.95 ? 1 : 0);
     return put_text(buf, n, tmp);
 }
 

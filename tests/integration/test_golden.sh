@@ -63,3 +63,22 @@ got=$(delays "$TMP/mixed.jsonl")
 got=$(delays "$fx/rec.jsonl")
 [[ $got == "Delays: on (tasks started before it was switched on show '-')" ]] || fail "taskstats: Delays line: $got"
 ok "the Delays line names the source: lens, sampled, taskstats + lens, taskstats"
+
+# INFLT, five wide, from requests_wait: a deep submitter's 140 whole, 12.5 with one
+# decimal, 0.25 with two; the JSON carries them as recorded (the recording has none: set
+# here on three of its processes).
+jq -c '.processes |= map(
+    if .pid == 6090 then .lens_bytes = {"loop1": 1000} | .requests_wait = {"loop1": {"in_flight": 140.26, "await_ms": 9.7}}
+    elif .pid == 6091 then .lens_bytes = {"loop1": 1000} | .requests_wait = {"loop1": {"in_flight": 12.54, "await_ms": 9.7}}
+    elif .pid == 6111 then .lens_bytes = {"loop1": 1000} | .requests_wait = {"loop1": {"in_flight": 0.254, "await_ms": 9.7}}
+    else . end)' "$fx/rec-lens.jsonl" >"$TMP/inflt.jsonl"
+out=$(COLUMNS=200 LC_ALL=C.UTF-8 "$IOT" -b --replay "$TMP/inflt.jsonl")
+col=$(grep -m1 ' INFLT ' <<<"$out" | awk '{for (i = 1; i <= NF; i++) if ($i == "INFLT") print i}')
+[ -n "$col" ] || fail "no INFLT column: $(grep -m1 PID <<<"$out")"
+inflt() { awk -v p="$1" -v c="$col" '$1 == p { print $c; exit }' <<<"$out"; }
+[ "$(inflt 6090)/$(inflt 6091)/$(inflt 6111)" = "140/12.5/0.25" ] ||
+    fail "INFLT: $(inflt 6090)/$(inflt 6091)/$(inflt 6111) (want 140/12.5/0.25)"
+got=$(LC_ALL=C.UTF-8 "$IOT" --json --replay "$TMP/inflt.jsonl" | head -n 1 |
+    jq -c '[.processes[] | select(.pid == 6090) | .requests_wait.loop1.in_flight][0]')
+[ "$got" = 140.26 ] || fail "requests_wait written again: $got"
+ok "INFLT fits five wide: 140, 12.5, 0.25; requests_wait read and written again"
