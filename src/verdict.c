@@ -770,7 +770,8 @@ static bool device_findings(const struct result *r, size_t di, struct verdicts *
 /* A device is saturated for the roles when its statistics say so, or when a hidden queue
  * shows requests waiting that the statistics cannot see (seen on a loop device under
  * none: 32 requests outstanding, aqu-sz 4 and await at its quiet level). */
-static enum role task_role(const struct result *r, size_t ti, const bool *hidden)
+static enum role task_role(const struct result *r, size_t ti, const bool *hidden,
+                           const double *lens_inflight)
 {
     const struct task_rates *t = &r->tasks[ti];
     const struct task_devs *td = r->cur->tdevs ? &r->cur->tdevs[ti] : NULL;
@@ -798,10 +799,15 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
             cause = true;
         /* Its requests' own wait there, whatever its engine (the lens; iowait misses an
          * asynchronous submitter's): in flight a fifth of the time or more, mostly
-         * behind others' requests */
+         * behind others' requests. Others' requests: aqu-sz counts them from their tag
+         * on, the lens from their bio's submission, a wait for a tag included (under
+         * none with 16 synchronous readers on 4 tags, aqu-sz 4 and 16 timed in flight):
+         * the larger of the two, so that a reader of 3 waiting behind 16 is not taken
+         * for most of a queue of 4. */
         const struct task_async *a = td->lens && td->lens_wait ? task_lens_async_of(r->cur, td, k) : NULL;
+        double all = num_max(d->aqu_sz, lens_inflight[td->idx[k]]);
         if (a && !isnan(a->await_ms) && a->in_flight >= ROLE_SUFFER_INFLIGHT &&
-            d->aqu_sz > 0 && a->in_flight <= ROLE_SUFFER_OWN_SHARE * d->aqu_sz)
+            all > 0 && a->in_flight <= ROLE_SUFFER_OWN_SHARE * all)
             async_wait = true;
     }
     /* A device outside its list that kernel threads write its dirtied pages to (a
@@ -858,17 +864,28 @@ void verdict_compute(const struct result *r, struct verdicts *out)
     bool *hidden = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(bool));
     for (size_t di = 0; di < r->ndevs; di++)
         hidden[di] = device_findings(r, di, out);
+    /* every process's requests in flight per device, as the lens timed them */
+    double *lens_inflight = xcalloc(r->ndevs ? r->ndevs : 1, sizeof(double));
+    for (size_t ti = 0; s->tdevs && ti < r->ntasks; ti++) {
+        const struct task_devs *td = &s->tdevs[ti];
+        for (unsigned k = 0; td->known && !td->err && td->lens && td->lens_wait && k < td->n; k++) {
+            const struct task_async *a = task_lens_async_of(s, td, k);
+            if (a && (td->from_lens >> k & 1) && td->idx[k] < r->ndevs && !isnan(a->in_flight))
+                lens_inflight[td->idx[k]] += a->in_flight;
+        }
+    }
     for (size_t fi = 0; fi < r->nfss; fi++)
         fs_findings(r, fi, out);
     for (size_t ti = 0; s->tdevs && ti < r->ntasks; ti++) {
         const struct task_devs *td = &s->tdevs[ti];
-        out->roles[ti] = task_role(r, ti, hidden);
+        out->roles[ti] = task_role(r, ti, hidden, lens_inflight);
         if (!td->known || td->err)
             continue;
         for (unsigned k = 0; k < td->n; k++)
             task_on_device(r, ti, td->idx[k], (td->buffered >> k) & 1u, out);
     }
     free(hidden);
+    free(lens_inflight);
     pressure_findings(r, out);
     cgroup_findings(r, out);
     if (out->n)   /* qsort_r wants a non-null array even for no elements */

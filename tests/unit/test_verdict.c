@@ -1055,6 +1055,17 @@ static void test_async_wait_suffers(void **state)
     assert_int_equal(w.v.roles[deep], ROLE_CAUSE);     /* its own queue: 94 % of it */
     assert_int_equal(w.v.roles[light], ROLE_SUFFER);   /* IODLY 0, waits behind the deep one */
     verdicts_free(&w.v);
+    /* the device's 4 tags (aqu-sz 4), 16 of the deep reader's requests timed in flight
+     * (their wait for a tag too), 3 of the light one's: it is not most of a queue of 4,
+     * it waits behind 16 (the larger of aqu-sz and the lens's sum is the device's) */
+    w.dr[dev].aqu_sz = 4;
+    task_lens_async(&w.snap, &w.td[light], 0)->in_flight = 3.0;
+    verdict_compute(&w.res, &w.v);
+    assert_int_equal(w.v.roles[light], ROLE_SUFFER);
+    /* and the deep one, 16 of the 19 in flight, waits behind its own queue */
+    assert_int_equal(w.v.roles[deep], ROLE_CAUSE);
+    verdicts_free(&w.v);
+    w.dr[dev].aqu_sz = 17;
     /* in flight under a fifth of the time: no suffering */
     task_lens_async(&w.snap, &w.td[light], 0)->in_flight = 0.1;
     verdict_compute(&w.res, &w.v);
