@@ -5,7 +5,8 @@
  * runs (its load resolves its own indirect functions, touching page after page), for
  * seven functions: fmin, fmax, sqrt, lround, llround, ldexp and log. These are their
  * exact equivalents for what iotriage passes them (finite numbers, NaN for unknown), and
- * log2 for the one ratio of logarithms. The link keeps `-lm` behind --as-needed: what
+ * log2 for the one ratio of logarithms; ln and exp, close approximations, for the trial's
+ * noise (ratios, a few percent its resolution). The link keeps `-lm` behind --as-needed: what
  * still calls libm (tests/unit/test_num.c, which checks these against it) links it.
  * Pure and header-only. */
 #ifndef IOTRIAGE_UTIL_NUM_H
@@ -78,6 +79,51 @@ static inline double num_log2(double x)
         }
     }
     return e + frac;
+}
+
+/* ln(x), to within 2^-24 relative of ln 2 (num_log2 on x or 1/x): -inf at 0, NaN below
+ * it or for NaN. For the trial's ratios (act/trial_calc.c), which need no more. */
+static inline double num_ln(double x)
+{
+    const double ln2 = 0.69314718055994530942;
+    if (!(x >= 0))
+        return (double)NAN;
+    if (x == 0)
+        return -(double)INFINITY;
+    if (x > 1.7976931348623157e308)
+        return (double)INFINITY;
+    return x >= 1 ? num_log2(x) * ln2 : -num_log2(1 / x) * ln2;
+}
+
+/* e^y to within about 2^-28 relative: 2^k for the whole part of y / ln 2 (num_pow2), and
+ * 2^f for its fraction from f's bits, each a square root of the one before (2^(1/2),
+ * 2^(1/4), ...). 0 and inf beyond a double's range, NaN for NaN. */
+static inline double num_exp(double y)
+{
+    const double ln2 = 0.69314718055994530942;
+    if (y != y)
+        return y;
+    if (y > 709.8)
+        return (double)INFINITY;
+    if (y < -745.2)
+        return 0;
+    double t = y / ln2;
+    long long k = (long long)t;
+    if ((double)k > t)
+        k--;
+    double f = t - (double)k, r = 1, s = 2;
+    for (int i = 0; i < 30; i++) {
+        s = num_sqrt(s);
+        f *= 2;
+        if (f >= 1) {
+            r *= s;
+            f -= 1;
+        }
+    }
+    /* 2^k in two steps below 2^-1022 (a subnormal result) */
+    if (k < -1022)
+        return r * num_pow2(-1022) * num_pow2((int)k + 1022);
+    return r * num_pow2((int)k);
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include "source/ioprio.h"
 #include "source/lens.h"
 #include "util.h"
+#include "util/num.h"
 
 /* ---- slots and names ---- */
 
@@ -185,7 +186,7 @@ static double phase_drift(const struct trial_phase *p, uint32_t slots, enum tria
     double x = trial_figure(&h1, slots, f, NULL, 0), y = trial_figure(&h2, slots, f, NULL, 0);
     if (!(x > 0) || !(y > 0) || isinf(x) || isinf(y))
         return (double)NAN;
-    return fabs(log(y / x));
+    return y > x ? num_ln(y / x) : num_ln(x / y);
 }
 
 /* An end c of the bootstrap's interval of the change x (both in percent), moved away from
@@ -194,15 +195,15 @@ static double phase_drift(const struct trial_phase *p, uint32_t slots, enum tria
  * the upper. An end at -100 % or +infinity stays; so does one of a change that is. */
 static double widen(double x, double c, double k, int side)
 {
-    double lx = log1p(x / 100.0), lc = log1p(c / 100.0);
+    double lx = num_ln(1.0 + x / 100.0), lc = num_ln(1.0 + c / 100.0);
     if (!(k > 0) || isinf(lc) || isnan(lc))
         return c;
     if (isinf(lx) || isnan(lx))
-        return expm1(lc + side * k) * 100.0;
+        return (num_exp(lc + side * k) - 1.0) * 100.0;
     double dist = side * (lc - lx);
     if (dist < 0)
         dist = 0;
-    return expm1(lx + side * sqrt(dist * dist + k * k)) * 100.0;
+    return (num_exp(lx + side * num_sqrt(dist * dist + k * k)) - 1.0) * 100.0;
 }
 
 void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uint32_t slots,
@@ -240,7 +241,7 @@ void trial_compare(const struct trial_phase *b, const struct trial_phase *a, uin
         double drift = phase_drift(b, slots, f);
         double da = phase_drift(a, slots, f);
         drift = isnan(drift) ? da : isnan(da) ? drift : drift > da ? drift : da;
-        out->drift_pct = isnan(drift) ? (double)NAN : (exp(drift) - 1.0) * 100.0;
+        out->drift_pct = isnan(drift) ? (double)NAN : (num_exp(drift) - 1.0) * 100.0;
         if (isnan(drift))
             drift = 0;
         /* the bootstrap's interval, each end moved out by the drift */

@@ -89,6 +89,37 @@ static void test_log2_close_to_libm(void **state)
     assert_true(fabs(num_log2(big) - log2(big)) < 1e-6);
 }
 
+/* ln and exp for the trial's ratios: close to libm's (2^-23 relative for ln's ratio part,
+ * 2^-26 for exp), and their edges: 0, infinity, NaN, a negative number, a subnormal
+ * result. */
+static void test_ln_exp_close_to_libm(void **state)
+{
+    (void)state;
+    const double x[] = { 1e-300, 1e-9, 0.01, 0.16, 0.5, 0.999, 1.0, 1.001, 2.0, 2.718281828, 4.0,
+                         12.5, 100.0, 1e9, 1e300 };
+    for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) {
+        double want = log(x[i]), got = num_ln(x[i]);
+        assert_true(fabs(got - want) <= 1e-7 * (fabs(want) > 1 ? fabs(want) : 1));
+    }
+    assert_true(isinf(num_ln(0.0)) && num_ln(0.0) < 0);
+    assert_true(isinf(num_ln(INFINITY)) && num_ln(INFINITY) > 0);
+    assert_true(isnan(num_ln(-1.0)));
+    assert_true(isnan(num_ln(NAN)));
+    const double y[] = { -744.0, -700.0, -20.0, -1.83, -0.5, -1e-9, 0.0, 1e-9, 0.47, 0.69314718055994530942,
+                         1.0, 2.5, 20.0, 700.0, 709.0 };
+    for (size_t i = 0; i < sizeof(y) / sizeof(y[0]); i++) {
+        double want = exp(y[i]), got = num_exp(y[i]);
+        /* a subnormal result keeps fewer bits: its own bound */
+        double tol = want < 2.3e-308 ? 4e-324 + want * 1e-6 : want * 2e-8;
+        assert_true(fabs(got - want) <= tol);
+    }
+    assert_true(num_exp(0.0) == 1.0);
+    assert_true(isinf(num_exp(710.0)) && num_exp(-746.0) == 0.0);
+    assert_true(isnan(num_exp(NAN)));
+    /* the pair undoes itself: a factor of 2.5 and back */
+    assert_true(fabs(num_exp(num_ln(2.5)) - 2.5) < 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -97,6 +128,7 @@ int main(void)
         cmocka_unit_test(test_pow2_is_ldexp),
         cmocka_unit_test(test_sqrt_is_sqrt),
         cmocka_unit_test(test_log2_close_to_libm),
+        cmocka_unit_test(test_ln_exp_close_to_libm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
