@@ -466,6 +466,15 @@ static void dev_lens(const struct lens_reading *lb, const struct snapshot *cur, 
         l->saturated = -1;
         return;
     }
+    /* A queue before the device with no class seen waiting in it (aqu-sz beyond the
+     * device's own requests: lens_dev_interval's last test) is a held class only where
+     * the scheduler holds classes: under none or kyber it is the dispatch list on a busy
+     * CPU (a CI run: a saturated lab disk under none judged "held back", not saturated). */
+    const char *sch = r->dev->bd.scheduler;
+    if (l->held_back && l->held_class < 0 && (strcmp(sch, "none") == 0 || strcmp(sch, "kyber") == 0)) {
+        l->held_back = false;
+        l->saturated = lens_judge_saturation(l);
+    }
     if (l->saturated >= 0) {
         r->saturated = l->saturated;
         r->sat_source = SAT_SRC_LENS;

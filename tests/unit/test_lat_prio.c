@@ -434,6 +434,21 @@ static void test_measurement_contradicts_the_table(void **state)
     both(&x, BE4, 0, 300, 0.01, 8.0);
     x.c.ntasks = 0;
     people_add(&x, &pp, 100, "backup", IOPRIO_MAKE(IOC_IDLE, 7));
+    /* aqu-sz 6 beyond the 2.7 at the device, no class seen waiting: under bfq a held
+     * queue; under none and kyber not (the dispatch list of a busy CPU), so that a
+     * saturated device under none is not called held back */
+    x.cd.ds.f[DS_QUEUE_TICKS] = 6000;
+    judge(&x, &r, &v);
+    assert_true(r.devs[0].lens.held_back);
+    verdicts_free(&v);
+    result_free(&r);
+    snprintf(x.cd.bd.scheduler, sizeof(x.cd.bd.scheduler), "none");
+    judge(&x, &r, &v);
+    assert_false(r.devs[0].lens.held_back);
+    verdicts_free(&v);
+    result_free(&r);
+    snprintf(x.cd.bd.scheduler, sizeof(x.cd.bd.scheduler), "bfq");
+    x.cd.ds.f[DS_QUEUE_TICKS] = 3000;
     judge(&x, &r, &v);
     assert_false(r.devs[0].lens.held_back);
     w = get_w(&v, W_IOPRIO_IGNORED, 0);
