@@ -89,10 +89,16 @@ for s in none kyber mq-deadline bfq; do
         [[ ,$idle, == *,ioprio-ignored,* ]] || fail "$s: idle reader's codes: ${idle:-none}"
         # Served alike: the idle reader's 16 requests a turn against the other's one.
         [ "$B" -gt "$A" ] || fail "$s ignores the class, yet idle $B IOPS against be $A"
+        [ "$s" = none ] && NONE_A=$A NONE_B=$B
         ok "$s: ioprio-ignored; idle $B IOPS, best-effort $A" ;;
     *)
         [[ ,$idle, != *ignored* ]] || fail "$s: the honoured idle class warned: $idle"
-        [ $((B * 2)) -lt "$A" ] || fail "$s honours the class, yet idle $B IOPS against be $A"
+        # Behind the best-effort reader, and its share at most half of what it was under
+        # none (idle/be there, 1.6 in CI runs): under TCG the synchronous reader's gaps
+        # between reads vary from run to run, and mq-deadline serves idle in each (in CI
+        # runs idle/be 0.3 and 0.59), so the measure is the change, not a fixed ratio.
+        [ "$B" -lt "$A" ] && [ $((B * NONE_A * 2)) -le $((A * NONE_B)) ] ||
+            fail "$s honours the class, yet idle $B IOPS against be $A (under none $NONE_B against $NONE_A)"
         # mq-deadline serves idle only when no best-effort request waits: held, measured
         [ "$s" = bfq ] || [[ ,$idle, == *,ioprio-held,* ]] || fail "$s: no ioprio-held for the idle reader ($idle)"
         ok "$s: honoured (${idle:-no warning}); idle $B IOPS, best-effort $A" ;;
