@@ -119,7 +119,8 @@ struct task_prio_bps {
     uint8_t  k;                      /* its device idx[k] */
     /* Where on the stack above idx[k] its bios were submitted: hops from the device it
      * submitted to down to the disk (0: the disk or one of its partitions; 2: dm-1 over
-     * dm-0 over the disk), TASK_DEPTH_UNKNOWN in a replay (recordings keep the sum) */
+     * dm-0 over the disk), TASK_DEPTH_UNKNOWN in a replay (recordings keep what
+     * task_lens_prios gives: the lowest level's) */
     uint8_t  depth;
     double   bps;
 };
@@ -134,7 +135,8 @@ void task_lens_prio_add(struct snapshot *s, struct task_devs *td, unsigned k, un
 void task_lens_prio_add_at(struct snapshot *s, struct task_devs *td, unsigned k, unsigned depth,
                            unsigned prio, double bps);
 
-/* td's bytes for device k by priority, every depth added up (at most max into out, depth
+/* td's bytes for device k by priority at the lowest depth it has any (the levels above
+ * are the same bytes on their way down: task_devs_lens) (at most max into out, depth
  * TASK_DEPTH_UNKNOWN); returns how many priorities there are. */
 size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, unsigned k,
                        struct task_prio_bps *out, size_t max);

@@ -220,12 +220,19 @@ size_t task_lens_prios(const struct snapshot *s, const struct task_devs *td, uns
 {
     if (!td->lens_row)
         return 0;
+    /* the lowest level with bytes, as task_devs_lens keeps for lens_bytes: what the disk
+     * received, the levels above being the same bytes on their way down */
+    size_t first = prio_first(s, td);
+    unsigned low = UINT_MAX;
+    for (size_t i = first; i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++)
+        if (s->lens_prio[i].k == k && s->lens_prio[i].depth < low)
+            low = s->lens_prio[i].depth;
     size_t got = 0;
-    for (size_t i = prio_first(s, td); i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
+    for (size_t i = first; i < s->nlens_prio && s->lens_prio[i].row == td->lens_row; i++) {
         const struct task_prio_bps *e = &s->lens_prio[i];
-        if (e->k != k)
+        if (e->k != k || e->depth != low)
             continue;
-        /* the same priority at another depth: added to its first entry (a priority
+        /* the same priority in another entry: added to its first (a priority
          * already counted past max is counted once more: got only says "more") */
         size_t j = 0;
         while (j < got && j < max && out[j].prio != e->prio)
@@ -298,9 +305,15 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
     /* a row per device and priority (a few priorities at most, in practice one) */
     struct lens_submit_row rows[4 * TASK_DEVS_MAX];
     size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, 4 * TASK_DEVS_MAX);
-    /* its requests' latencies per device, all partitions and priorities together */
-    uint64_t wait_ns[TASK_DEVS_MAX] = { 0 }, rqs[TASK_DEVS_MAX] = { 0 };
+    /* each row's device k and depth on its stack (-1: not one of td's) */
+    int row_k[4 * TASK_DEVS_MAX];
+    unsigned row_depth[4 * TASK_DEVS_MAX];
+    /* per device, the lowest level of its stack with bytes (with requests timed) */
+    unsigned low_bytes[TASK_DEVS_MAX], low_rqs[TASK_DEVS_MAX];
+    for (unsigned k = 0; k < TASK_DEVS_MAX; k++)
+        low_bytes[k] = low_rqs[k] = UINT_MAX;
     for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
+        row_k[i] = -1;
         int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
         int idx = disk_index_of(s, out, sub);
         if (idx < 0)
@@ -321,7 +334,6 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             td->via_top = (uint16_t)(sub + 1);
             td->via |= (uint16_t)(1u << k);
         }
-        task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
         /* the level of the stack it submitted at: which layers its bios passed with its
          * priority in its own context (a verdict names the one that dropped it) */
         unsigned depth = 0;
@@ -330,8 +342,32 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
             depth = TASK_DEPTH_UNKNOWN;
         if (rows[i].bytes)    /* else listed for its completions alone */
             task_lens_prio_add_at(out, td, k, depth, rows[i].prio, (double)rows[i].bytes / itv);
-        wait_ns[k] += rows[i].wait_ns;
-        rqs[k] += rows[i].rqs;
+        row_k[i] = (int)k;
+        row_depth[i] = depth;
+        if (rows[i].bytes && depth < low_bytes[k])
+            low_bytes[k] = depth;
+        if (rows[i].rqs && depth < low_rqs[k])
+            low_rqs[k] = depth;
+    }
+    /* One level per disk: a bio passes each layer of its stack, and a layer that submits
+     * in the reader's own context (dm-linear, md RAID 0/1, a dm-crypt read) hands the same
+     * bytes on below, so the levels are not added up (twice for an LV over its PV, three
+     * times for crypt over linear). The lowest level seen is the nearest to what the disk
+     * received: its own bios at the disk when it has any, the stripe's share for each disk
+     * of a RAID 0, where md1's whole figure would go to its first disk; the top when the
+     * layers below submit from their own threads (a crypt writer's). */
+    uint64_t wait_ns[TASK_DEVS_MAX] = { 0 }, rqs[TASK_DEVS_MAX] = { 0 };
+    for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
+        if (row_k[i] < 0)
+            continue;
+        unsigned k = (unsigned)row_k[i];
+        if (row_depth[i] == low_bytes[k])
+            task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
+        if (row_depth[i] == low_rqs[k]) {
+            /* its requests' latencies per device, all partitions and priorities together */
+            wait_ns[k] += rows[i].wait_ns;
+            rqs[k] += rows[i].rqs;
+        }
     }
     for (unsigned k = 0; k < td->n; k++) {
         if (!(td->from_lens >> k & 1))

@@ -62,6 +62,20 @@ for d in "$crypt:300" "md0:200"; do
 done
 ok "each layer keeps its own counters"
 
+# lens_once TAG DISK...: the lens's bytes for the reader at the disks, summed, are its
+# read rate (read_bytes, counted once at submission), not once a level of its stack (its
+# bios pass dm-1, dm-0 and nb0 in its own context: three times the rate if added up);
+# over two disks (a RAID 0 stripe) each has a share, not one of them the whole.
+lens_once() {
+    local tag=$1 j=/tmp/$1.json; shift
+    local d=$(printf '%s\n' "$@" | jq -R . | jq -sc .)
+    local f=$(jq -c --argjson d "$d" '[.processes[] | select(.comm == "fio" and .read_bps > 0)
+        | {r: .read_bps, l: [.lens_bytes[$d[]] // 0]}]' "$j")
+    jq -e 'length == 1 and (.[0] | (.l | add) as $s | (.l | length) as $n
+        | $s > 0.5 * .r and $s < 1.5 * .r and ($n == 1 or all(.l[]; . > 0.25 * $s and . < 0.75 * $s)))' \
+        <<<"$f" >/dev/null || fail "$tag: the reader's bytes at $* (lens) against its read rate: $f"
+    ok "$tag: the reader's bytes at $* counted once: $f"
+}
 # An idle-class reader on the crypt device is judged where its I/O is served: nb0. Under
 # bfq its label is read (no ignored warning, and no "dm-N uses none"); under none it is
 # ignored once, on nb0, never on a layer above.
@@ -85,6 +99,7 @@ for s in bfq none; do
               fail "none: $w" ;;
     esac
     ok "idle reader on $crypt over nb0 under $s: $w"
+    lens_once "stack-$s" nb0
 done
 # What reaches the disk from an idle-class task through dm-crypt, as the lens sees it at
 # nb0: its reads keep the class (cloned bios copy it); its writes, encrypted and
@@ -124,6 +139,7 @@ jq -e 'all(.[].w[]; .[1] == "nb1")' <<<"$w" >/dev/null || fail "md: a warning na
 [ "$(jq -c '[.devices[] | select(.name == "md0") | .warnings[]] | length' /tmp/stack-md.json)" = 0 ] ||
     fail "md0 has warnings of its own: $(jq -c '.devices[] | select(.name == "md0") | .warnings' /tmp/stack-md.json)"
 ok "idle reader on md0 over nb1 under none: $w"
+lens_once stack-md nb1
 
 # md RAID 0 over two disks under different schedulers (nb2 bfq, nb3 none): a striped
 # idle reader of md1 meets both; its label is read on nb2 and ignored on nb3, and the
@@ -150,6 +166,7 @@ for d in nb2 nb3; do
     [ "$n" -gt 0 ] || fail "raid0: $d read nothing in the sample ($n/s)"
 done
 ok "idle reader on md1 (raid0) over nb2 (bfq) and nb3 (none): ignored on nb3 alone: $w"
+lens_once stack-raid0 nb2 nb3
 
 # The same stripe under the two other schedulers (nb2 mq-deadline, nb3 kyber) and a be/7
 # reader: mq-deadline reads its class but not its level (ioprio-level-ignored on nb2),
