@@ -36,8 +36,9 @@ struct result;
 unsigned delay_sources(const struct result *r);
 
 /* Which rule decided dev_rates.saturated. */
-enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS };
-const char *sat_source_name(enum sat_source s);       /* "baseline" "lens", NULL none */
+enum sat_source { SAT_SRC_NONE, SAT_SRC_BASELINE, SAT_SRC_LENS, SAT_SRC_DISKS };
+/* "baseline" "lens" "disks" (a bio-based layer: the disks below it), NULL none */
+const char *sat_source_name(enum sat_source s);
 
 /* Device rates with sysstat's `iostat -x` formulas (rd_stats.c:compute_ext_disk_stats). */
 /* Latency per I/O priority on one device over the interval (issue #14; docs/json.md

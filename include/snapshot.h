@@ -384,6 +384,10 @@ const struct blkstack *snapshot_dev_stack(const void *snap, const char *name);
  * snapshot's. Returns how many (at most max); 0 for a device that stacks on nothing. */
 size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const char **out, size_t max);
 
+/* Whether d is a bio-based layer over disks (dm, md: no scheduler of its own, disks with
+ * one below it): its I/O is served, and judged, at those disks (snapshot_disks_below). */
+bool snapshot_dev_is_layer(const struct snapshot *snap, const struct dev_sample *d);
+
 /* Where whole disk `disk` is met below device top: the device on top's stack that is the
  * disk or one of its partitions (dm over sda1 reaches sda through sda1), its name (the
  * snapshot's), and in *depth its hops below top. NULL when the disk is not below top

@@ -65,6 +65,7 @@ const char *sat_source_name(enum sat_source s)
     switch (s) {
     case SAT_SRC_BASELINE: return "baseline";
     case SAT_SRC_LENS:     return "lens";
+    case SAT_SRC_DISKS:    return "disks";
     default:               return NULL;
     }
 }
@@ -664,6 +665,30 @@ static void task_delta(const struct lens_reading *lb, double lens_itv_s, const s
     task_uring_wait(lb, cur, c, lens_itv_s, r);
 }
 
+/* A bio-based layer (dm, md: no scheduler, disks below it) queues nothing of its own:
+ * its await and aqu-sz are its disks' waits seen from above, and its requests are served
+ * there. Saturated when a disk below it is, not when all are not, unknown otherwise
+ * (issue #34: judged where the I/O is served). */
+static void layers_saturation(const struct snapshot *cur, struct result *out)
+{
+    for (size_t i = 0; i < cur->ndevs; i++) {
+        const struct dev_sample *d = &cur->devs[i];
+        const char *below[16];
+        size_t n = d->bd.partition || d->bd.nsched ? 0
+                 : snapshot_disks_below(cur, d->ds.name, below, 16);
+        if (n == 0)
+            continue;
+        int sat = 0;
+        for (size_t k = 0; k < n && sat != 1; k++) {
+            const struct dev_sample *b = snapshot_dev(cur, below[k]);
+            int bs = b ? out->devs[b - cur->devs].saturated : -1;
+            sat = bs == 1 ? 1 : bs < 0 ? -1 : sat;
+        }
+        out->devs[i].saturated = sat;
+        out->devs[i].sat_source = sat >= 0 ? SAT_SRC_DISKS : SAT_SRC_NONE;
+    }
+}
+
 void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
                    struct baselines *hist, struct result *out)
 {
@@ -696,6 +721,7 @@ void delta_compute(const struct snapshot *prev, const struct snapshot *cur,
             dev_writeback_by(cur, wb, nwb, litv, wb_duty, &out->devs[i]);
     }
     free(wb);
+    layers_saturation(cur, out);
 
     for (int k = 0; k < PSI_NRES; k++)
         psi_delta(prev ? &prev->psi[k] : NULL, &cur->psi[k], itv, &out->psi[k]);

@@ -740,6 +740,12 @@ size_t snapshot_disks_below(const struct snapshot *snap, const char *dev, const 
     return n;
 }
 
+bool snapshot_dev_is_layer(const struct snapshot *snap, const struct dev_sample *d)
+{
+    const char *below[1];
+    return !d->bd.partition && d->bd.nsched == 0 && snapshot_disks_below(snap, d->ds.name, below, 1) > 0;
+}
+
 size_t snapshot_pid_note(char *buf, size_t n, const struct pid_missing *m)
 {
     int w = m->tgid ? snprintf(buf, n, "-p %d: a thread of process %d: use -P, or -p %d", (int)m->id,

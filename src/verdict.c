@@ -818,7 +818,9 @@ static enum role task_role(const struct result *r, size_t ti, const bool *hidden
         bool listed = false;
         for (unsigned k = 0; k < td->n && !listed; k++)
             listed = td->idx[k] == di;
-        if (listed || d->dev->bd.partition || (d->saturated != 1 && !hidden[di]))
+        /* a layer's writeback is its disks' (their rows have it): judged there */
+        if (listed || d->dev->bd.partition || (d->saturated != 1 && !hidden[di]) ||
+            snapshot_dev_is_layer(r->cur, d->dev))
             continue;
         double dev_bps = (d->rkb_s + d->wkb_s) * 1024.0;
         double wb = dev_writeback_of(d, t->task->tgid);

@@ -41,15 +41,28 @@ static bool task_below(const struct cgroup_set *set, size_t ti, int k)
 }
 
 /* Devices cgroup k does I/O to: its io.stat rows and its tasks' (and descendants') open
- * files. */
+ * files; for a bio-based layer (io.stat has a row for dm-0 and one for its disk), the
+ * layer and the disks below it, where a weight is read or not (io.cost and bfq work on
+ * a disk's requests; a layer has neither). */
 static void cgroup_devices(const struct result *r, const struct cgroup_set *set, int k, bool *devs)
 {
     memset(devs, 0, r->ndevs * sizeof(bool));
     const struct cgroup_rates *c = &r->cgroups[k];
-    for (unsigned i = 0; i < c->ndev; i++)
-        if (c->dev[i].dev >= 0)
-            devs[c->dev[i].dev] = true;
     const struct snapshot *s = r->cur;
+    for (unsigned i = 0; i < c->ndev; i++) {
+        int di = c->dev[i].dev;
+        if (di < 0)
+            continue;
+        const char *below[16];
+        size_t n = snapshot_dev_is_layer(s, &s->devs[di])
+                 ? snapshot_disks_below(s, s->devs[di].ds.name, below, 16) : 0;
+        devs[di] = true;
+        for (size_t j = 0; j < n; j++) {
+            const struct dev_sample *b = snapshot_dev(s, below[j]);
+            if (b)
+                devs[b - s->devs] = true;
+        }
+    }
     for (size_t ti = 0; s->tdevs && ti < r->ntasks && ti < set->ntasks; ti++) {
         const struct task_devs *td = &s->tdevs[ti];
         if (!td->known || td->err || !td->n || !task_below(set, ti, k))
@@ -93,6 +106,34 @@ enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settin
     return CGJ_IGNORED;
 }
 
+/* A weight set for a layer itself (IODeviceWeight= on an LV, io.weight "253:0 500"):
+ * nothing reads it, neither there (no scheduler, no io.cost on a bio-based queue) nor
+ * at its disks, which read their own rows. True with the text when one is set. */
+static bool cg_layer_weight(const struct snapshot *s, const char *path, const struct cg_weight *w,
+                            const struct dev_sample *d, char *text, size_t n)
+{
+    int set = -1;
+    for (unsigned i = 0; i < w->n; i++)
+        if (w->row[i].major == d->ds.major && w->row[i].minor == d->ds.minor)
+            set = w->row[i].weight;
+    if (set < 0 || set == (w->dflt > 0 ? w->dflt : CG_WEIGHT_DEFAULT))
+        return false;
+    const char *below[4];
+    size_t nb = snapshot_disks_below(s, d->ds.name, below, 4);
+    char disks[4 * BD_NAME_MAX + 8] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < nb && i < 3; i++)
+        at += (size_t)snprintf(disks + at, sizeof(disks) - at, "%s%s", i ? ", " : "", below[i]);
+    if (nb > 3)
+        snprintf(disks + at, sizeof(disks) - at, ", ...");
+    int len = snprintf(text, n,
+             "%s: io.weight %d on %s does nothing: %s%s%s%s is a layer with no scheduler and no "
+             "io.cost of its own, and its I/O is weighed at the disks below it (%s): set the weight "
+             "for those", path, set, d->ds.name, d->ds.name, d->bd.layer[0] ? " (" : "", d->bd.layer,
+             d->bd.layer[0] ? ")" : "", disks);
+    return len > 0;               /* (cut short at n: still said) */
+}
+
 /* io.weight on a device where nothing reads it: io.cost not enabled there, and not bfq
  * (which reads io.bfq.weight, a file of its own). */
 static void cg_weight_rule(const struct result *r, const struct cgroup_set *set, int k, bool *devs,
@@ -107,6 +148,11 @@ static void cg_weight_rule(const struct result *r, const struct cgroup_set *set,
         const struct dev_sample *d = r->devs[di].dev;
         if (!devs[di] || d->bd.partition)
             continue;
+        if (snapshot_dev_is_layer(r->cur, d)) {
+            if (cg_layer_weight(r->cur, e->path, &e->settings.weight, d, text, sizeof(text)))
+                push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k, "%s", text);
+            continue;
+        }
         if (verdict_cg_weight(e->path, &e->settings, &set->costqos, set->costqos_err, d, text,
                               sizeof(text)) == CGJ_IGNORED)
             push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k, "%s", text);

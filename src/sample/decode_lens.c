@@ -79,8 +79,10 @@ int decode_lens_stages(struct dec *d, const struct json_value *o, struct dev_rat
     if (json_get(o, "saturated_source")) {
         if ((rc = get_str(d, o, "saturated_source", true, &src, &len)))
             return rc;
-        r->sat_source = !src ? SAT_SRC_NONE : len == 4 && memcmp(src, "lens", 4) == 0 ? SAT_SRC_LENS
-                                                                                 : SAT_SRC_BASELINE;
+        r->sat_source = !src ? SAT_SRC_NONE
+                      : len == 4 && memcmp(src, "lens", 4) == 0 ? SAT_SRC_LENS
+                      : len == 5 && memcmp(src, "disks", 5) == 0 ? SAT_SRC_DISKS
+                                                                : SAT_SRC_BASELINE;
     }
     const struct json_value *v = json_get(o, "stages");
     if (!v || json_as_object(v) == JSON_IS_NULL)

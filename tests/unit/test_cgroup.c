@@ -715,6 +715,43 @@ static void test_verdict_weight(void **state)
     world_free(w);
 }
 
+/* A weight set for a layer itself (sdb made a dm-linear over sda here): nothing reads it,
+ * there or below; the warning names the disks to set it for, and says nothing of io.cost
+ * or bfq for the layer, which can have neither. The disk below is judged on its own row
+ * (db.service's default there: nothing to say). */
+static void test_verdict_weight_on_layer(void **state)
+{
+    (void)state;
+    struct cg_world *w = world_new();
+    struct dev_sample *sda = &w->dev[0], *lv = &w->dev[2];
+    sda->bd.nsched = 1;
+    str_copy(sda->bd.schedulers[0], "mq-deadline", sizeof(sda->bd.schedulers[0]));
+    sda->stack.slaves.known = sda->stack.holders.known = true;
+    sda->stack.holders.n = 1;
+    str_copy(sda->stack.holders.name[0], "sdb", sizeof(sda->stack.holders.name[0]));
+    lv->bd.scheduler[0] = '\0';
+    lv->bd.nsched = 0;
+    str_copy(lv->bd.layer, "linear, vg-lv", sizeof(lv->bd.layer));
+    lv->stack.slaves.known = lv->stack.holders.known = true;
+    lv->stack.slaves.n = 1;
+    str_copy(lv->stack.slaves.name[0], "sda", sizeof(lv->stack.slaves.name[0]));
+    world_compute(w);
+    const char *text = NULL;
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 2, &text), 1);
+    assert_non_null(strstr(text, "io.weight 500 on sdb does nothing: sdb (linear, vg-lv) is a layer"));
+    assert_non_null(strstr(text, "weighed at the disks below it (sda)"));
+    assert_null(strstr(text, "modprobe"));
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 0, NULL), 0);
+    /* the same weight on the disk below instead: judged there, as any disk (io.cost off) */
+    w->snap.cgroups->v[cg_index(w->snap.cgroups, DB)].settings.weight.row[0].minor = 0;
+    w->snap.cgroups->costqos.row[0].enable = false;
+    world_compute(w);
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 2, NULL), 0);
+    assert_int_equal(count_code(&w->v, W_CG_WEIGHT_IGNORED, 0, &text), 1);
+    assert_non_null(strstr(text, "io.weight 500 on sda"));
+    world_free(w);
+}
+
 static void test_verdict_at_limit(void **state)
 {
     (void)state;
@@ -1168,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_model_rates),
         cmocka_unit_test(test_verdict_prio_class),
         cmocka_unit_test(test_verdict_weight),
+        cmocka_unit_test(test_verdict_weight_on_layer),
         cmocka_unit_test(test_verdict_at_limit),
         cmocka_unit_test(test_verdict_iostat_waits),
         cmocka_unit_test(test_verdict_writeback_root),

@@ -274,6 +274,57 @@ static void test_dev_idle_interval_has_zero_rates_and_unknown_waits(void **state
     baselines_free(&hist);
 }
 
+/* A bio-based layer (dm-0 over nb0) takes its disk's saturation, not its own counters':
+ * its await and aqu-sz are nb0's wait seen from above (issue #34). */
+static void test_layer_saturated_as_its_disk(void **state)
+{
+    (void)state;
+    struct dev_sample pd[2], cd[2];
+    ref_pair(&pd[0], &cd[0], 17);       /* nb0: aqu-sz 1.5, no baseline: unknown */
+    ref_pair(&pd[1], &cd[1], 17);
+    cd[1] = pd[1];                      /* dm-0's own: idle, not saturated */
+    for (int i = 0; i < 2; i++) {
+        struct dev_sample *d[2] = { &pd[i], &cd[i] };
+        for (int j = 0; j < 2; j++) {
+            snprintf(d[j]->ds.name, sizeof(d[j]->ds.name), "%s", i ? "dm-0" : "nb0");
+            d[j]->ds.major = i ? 253 : 43;
+            d[j]->stack.slaves.known = d[j]->stack.holders.known = true;
+            if (i) {
+                d[j]->stack.slaves.n = 1;
+                snprintf(d[j]->stack.slaves.name[0], BD_NAME_MAX, "nb0");
+            } else {
+                d[j]->bd.nsched = 1;
+                d[j]->stack.holders.n = 1;
+                snprintf(d[j]->stack.holders.name[0], BD_NAME_MAX, "dm-0");
+            }
+        }
+    }
+    struct snapshot prev, cur;
+    set_snap(&prev, 1.0, pd, 2);
+    set_snap(&cur, 2.0, cd, 2);
+    struct baselines hist = { 0 };
+    struct result res;
+    delta_compute(&prev, &cur, &hist, &res);
+    assert_int_equal(res.devs[0].saturated, -1);
+    assert_int_equal(res.devs[1].saturated, -1);          /* its own would say 0 */
+    assert_int_equal(res.devs[1].sat_source, SAT_SRC_NONE);
+    result_free(&res);
+    /* nb0 idle too: not saturated, from the disk */
+    cd[0] = pd[0];
+    delta_compute(&prev, &cur, &hist, &res);
+    assert_int_equal(res.devs[1].saturated, 0);
+    assert_int_equal(res.devs[1].sat_source, SAT_SRC_DISKS);
+    assert_string_equal(sat_source_name(res.devs[1].sat_source), "disks");
+    result_free(&res);
+    /* dm-0 with no disk with a scheduler below it: judged on its own counters */
+    pd[0].bd.nsched = cd[0].bd.nsched = 0;
+    delta_compute(&prev, &cur, &hist, &res);
+    assert_int_equal(res.devs[1].saturated, 0);
+    assert_int_equal(res.devs[1].sat_source, SAT_SRC_BASELINE);
+    result_free(&res);
+    baselines_free(&hist);
+}
+
 static void test_dev_11_fields_give_unknown_discard_and_flush(void **state)
 {
     (void)state;
@@ -1185,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_dev_rates_scale_with_a_half_second_interval),
         cmocka_unit_test(test_dev_util_is_capped_at_100),
         cmocka_unit_test(test_dev_idle_interval_has_zero_rates_and_unknown_waits),
+        cmocka_unit_test(test_layer_saturated_as_its_disk),
         cmocka_unit_test(test_dev_11_fields_give_unknown_discard_and_flush),
         cmocka_unit_test(test_dev_15_fields_give_discard_but_unknown_flush),
         cmocka_unit_test(test_delta_u32_wraps_ms_counters),

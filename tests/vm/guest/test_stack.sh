@@ -100,6 +100,12 @@ for s in bfq none; do
     esac
     ok "idle reader on $crypt over nb0 under $s: $w"
     lens_once "stack-$s" nb0
+    # the layers are saturated as their disk is (their own await is nb0's seen from above)
+    sat=$(jq -c --arg c "$crypt" --arg l "$lin" '[.devices[] | select(.name == "nb0" or .name == $l or .name == $c)
+        | [.name, .saturated, .saturated_source]]' "/tmp/stack-$s.json")
+    jq -e '(map(select(.[0] == "nb0"))[0][1]) as $d | ($d != null) and
+        all(.[] | select(.[0] != "nb0"); .[1] == $d and .[2] == "disks")' <<<"$sat" >/dev/null ||
+        fail "$s: the layers' saturation is not their disk's: $sat"
 done
 # What reaches the disk from an idle-class task through dm-crypt, as the lens sees it at
 # nb0: its reads keep the class (cloned bios copy it); its writes, encrypted and
