@@ -116,7 +116,15 @@ writer() { FIO_PRE="ionice -c3" fio_read wr "/dev/$crypt" 60 --ioengine=psync --
 sample_during stack-write 1 writer
 lp=$(dev_json /tmp/stack-write.json nb0 | jq -c '.latency_by_prio | map_values(.count)')
 lb=$(jq -c '[.processes[] | select(.comm == "fio" and .write_bps > 0) | .lens_bytes.nb0 // 0 | round]' /tmp/stack-write.json)
-jq -e 'has("none") and (has("idle") | not)' <<<"$lp" >/dev/null || fail "dm-crypt writes at nb0 by priority: $lp (want none, no idle, on $(uname -r))"
+# from 6.9 the encrypted clone keeps the class: idle at nb0, still sent by dm-crypt's
+# threads, which bfq reads (the lane boots 6.1; a newer kernel given to it, this)
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin%%[!0-9]*}" -ge 9 ]; }; then
+    want_w='has("idle")' at_disk=""
+else
+    want_w='has("none") and (has("idle") | not)' at_disk=none
+fi
+jq -e "$want_w" <<<"$lp" >/dev/null || fail "dm-crypt writes at nb0 by priority: $lp (want $want_w, on $(uname -r))"
 jq -e 'length == 1 and .[0] > 0' <<<"$lb" >/dev/null || fail "the writer's bytes at nb0 (lens): $lb"
 rp=$(dev_json /tmp/stack-bfq.json nb0 | jq -c '.latency_by_prio | map_values(.count)')
 jq -e 'has("idle") and (has("none") | not)' <<<"$rp" >/dev/null || fail "the idle reader's reads at nb0 by priority: $rp"
@@ -126,7 +134,8 @@ ok "through dm-crypt on $(uname -r): the idle reader's reads reach nb0 as $rp, t
 # and no verdict on the label it lost (the reader's, kept at every level, has none).
 w=$(jq -c '[.processes[] | select(.comm == "fio" and .write_bps > 0) | [.warnings[] | [.code, .device, .text]]]' /tmp/stack-write.json)
 jq -e --arg p "$crypt (crypt, iotcrypt) dropped fio[" --arg n "label on $crypt -> $lin -> nb0: " \
-    '[.[][] | select(.[0] == "ioprio-dropped" and .[1] == "nb0" and (.[2] | contains($p) and contains($n) and contains("reach nb0 as none")))] | length == 1' \
+    --arg r "reach nb0 as $at_disk" \
+    '[.[][] | select(.[0] == "ioprio-dropped" and .[1] == "nb0" and (.[2] | contains($p) and contains($n) and contains($r)))] | length == 1' \
     <<<"$w" >/dev/null || fail "the writer's label dropped by $crypt: $w"
 jq -e 'all(.[][]; .[0] | test("^ioprio-(ignored|level-ignored|honoured|held|lottery|unsaturated)$") | not)' <<<"$w" >/dev/null ||
     fail "a verdict on the label nb0 did not receive: $w"
