@@ -21,6 +21,8 @@
 #include "tui/view.h"
 #include "verdict.h"
 
+#define ACTIONS_UNDO_MAX 8
+
 struct actions {
     /* set by the loop before each call */
     const struct result *r;          /* NULL before the first sample and in a replay */
@@ -41,11 +43,14 @@ struct actions {
     struct sched_job job;
     bool job_undo;
     double job_mono;                 /* when y was pressed */
-    /* the last switch, for u */
-    bool have_undo;
-    char undo_disk[64];
-    struct sched_state undo_from, undo_to;
-    double undo_wall;
+    /* the switches of this run, for u: the last first (the disks below a stack, each its
+     * own switch, are undone one by one); the oldest dropped past ACTIONS_UNDO_MAX */
+    struct sched_undo {
+        char disk[64];
+        struct sched_state from, to;
+        double wall;
+    } undo[ACTIONS_UNDO_MAX];
+    unsigned nundo;
     /* a pending priority change */
     pid_t pid;
     unsigned long long start_ticks;

@@ -312,13 +312,18 @@ void sched_finish(struct actions *a, const struct sched_outcome *o)
     m->asked = a->job_mono;
     m->before = figs_before(a->vw, disk, a->job_mono, 30.0);
     if (undo) {
-        a->have_undo = false;
+        if (a->nundo)
+            a->nundo--;
     } else {
-        a->have_undo = true;
-        str_copy(a->undo_disk, disk, sizeof(a->undo_disk));
-        a->undo_from = o->before;
-        a->undo_to = o->after;
-        a->undo_wall = clock_wall();
+        if (a->nundo == ACTIONS_UNDO_MAX) {
+            memmove(&a->undo[0], &a->undo[1], (ACTIONS_UNDO_MAX - 1) * sizeof(a->undo[0]));
+            a->nundo--;
+        }
+        struct sched_undo *u = &a->undo[a->nundo++];
+        str_copy(u->disk, disk, sizeof(u->disk));
+        u->from = o->before;
+        u->to = o->after;
+        u->wall = clock_wall();
     }
     sched_udev_rule(a->vw->udev_rule, sizeof(a->vw->udev_rule), a->sys_root, disk, o->after.sched,
                     o->after.nr_requests);
@@ -337,6 +342,8 @@ void sched_finish(struct actions *a, const struct sched_outcome *o)
     dlg_line(g, "The device view (Enter on %s) shows before/after figures for a minute.", disk);
     if (!undo)
         dlg_line(g, "u undoes this switch (after a confirmation).");
+    else if (a->nundo)
+        dlg_line(g, "u undoes the switch before it, of %s (after a confirmation).", a->undo[a->nundo - 1].disk);
     dlg_keys(g, "any key: close");
 }
 
@@ -365,9 +372,12 @@ void wait_dialog(struct actions *a)
 
 void sched_do(struct actions *a, bool keep, bool undo)
 {
-    const char *to = undo ? a->undo_from.sched : a->to;
-    long nr = undo ? a->undo_from.nr_requests : keep ? a->keep_nr : 0;
-    const char *disk = undo ? a->undo_disk : a->disk;
+    const struct sched_undo *u = undo && a->nundo ? &a->undo[a->nundo - 1] : NULL;
+    if (undo && !u)
+        return;
+    const char *to = u ? u->from.sched : a->to;
+    long nr = u ? u->from.nr_requests : keep ? a->keep_nr : 0;
+    const char *disk = u ? u->disk : a->disk;
     a->job_undo = undo;
     a->job_mono = clock_mono();
     int rc = sched_start(&a->job, a->sys_root, disk, &a->expect, to, nr);
@@ -394,31 +404,34 @@ void actions_undo(struct actions *a)
         say(a, "%s", no);
         return;
     }
-    if (!a->have_undo) {
+    if (!a->nundo) {
         say(a, "nothing to undo: no scheduler was switched in this run");
         return;
     }
-    int rc = sched_read(a->sys_root, a->undo_disk, &a->expect);
+    const struct sched_undo *u = &a->undo[a->nundo - 1];
+    int rc = sched_read(a->sys_root, u->disk, &a->expect);
     if (rc < 0) {
-        say(a, "cannot read %s: %s", a->undo_disk, strerror(-rc));
+        say(a, "cannot read %s: %s", u->disk, strerror(-rc));
         return;
     }
-    str_copy(a->disk, a->undo_disk, sizeof(a->disk));
+    str_copy(a->disk, u->disk, sizeof(a->disk));
     char when[16], title[160];
-    clock_text(when, sizeof(when), a->undo_wall);
-    snprintf(title, sizeof(title), "Undo the switch of %s at %s?", a->undo_disk, when);
+    clock_text(when, sizeof(when), u->wall);
+    snprintf(title, sizeof(title), "Undo the switch of %s at %s?", u->disk, when);
     dlg_open(a, DLG_UNDO_CONFIRM, title);
     struct dialog *g = &a->vw->dlg;
-    dlg_line(g, "scheduler   %s -> %s", a->expect.sched, a->undo_from.sched);
-    dlg_line(g, "nr_requests %ld -> %ld", a->expect.nr_requests, a->undo_from.nr_requests);
-    if (strcmp(a->expect.sched, a->undo_to.sched) != 0 || a->expect.nr_requests != a->undo_to.nr_requests)
-        dlg_line(g, "note: %s is now %s/%ld, not the %s/%ld iotriage set: something else changed it", a->undo_disk,
-                 a->expect.sched, a->expect.nr_requests, a->undo_to.sched, a->undo_to.nr_requests);
+    dlg_line(g, "scheduler   %s -> %s", a->expect.sched, u->from.sched);
+    dlg_line(g, "nr_requests %ld -> %ld", a->expect.nr_requests, u->from.nr_requests);
+    if (strcmp(a->expect.sched, u->to.sched) != 0 || a->expect.nr_requests != u->to.nr_requests)
+        dlg_line(g, "note: %s is now %s/%ld, not the %s/%ld iotriage set: something else changed it", u->disk,
+                 a->expect.sched, a->expect.nr_requests, u->to.sched, u->to.nr_requests);
+    if (a->nundo > 1)
+        dlg_line(g, "(the last of %u switches in this run; u again undoes the one before)", a->nundo);
     dlg_line(g, "%s", "");
-    dlg_line(g, "%-12s %s", a->undo_from.sched, verdict_sched_reads(a->undo_from.sched));
+    dlg_line(g, "%-12s %s", u->from.sched, verdict_sched_reads(u->from.sched));
     dlg_line(g, "%s", "");
-    dlg_line(g, "Processes with files on %s whose priority verdict changes:", a->undo_disk);
-    if (sched_list_changed(a, a->expect.sched, a->undo_from.sched) == 0)
+    dlg_line(g, "Processes with files on %s whose priority verdict changes:", u->disk);
+    if (sched_list_changed(a, a->expect.sched, u->from.sched) == 0)
         dlg_line(g, "  none");
     dlg_keys(g, "y undo   n/Esc cancel");
 }

@@ -157,6 +157,33 @@ echo "$depth" >"$Q/nr_requests"
 T send-keys -t ui x
 ok "k keeps a hand-set nr_requests (64) under mq-deadline; undo gives none/64 back"
 
+# 7b. Two switches in a row (as the disks below a stack are switched, one by one): u
+#     undoes the last, then the one before it, then there is nothing to undo.
+sched_offered "$LAB_NAME" kyber || fail "$LAB_NAME does not offer kyber: $(cat "$Q/scheduler")"
+open_confirm "$(idx_of mq-deadline)"
+T send-keys -t ui y
+wait_for "^Switch done"
+T send-keys -t ui x
+open_confirm "$(idx_of kyber)"
+wait_for "^Switch $LAB_NAME from mq-deadline to kyber\?"
+T send-keys -t ui y
+wait_for "^Switch done"
+T send-keys -t ui x u
+wait_for "^scheduler +kyber -> mq-deadline"
+wait_for "the last of 2 switches in this run"
+T send-keys -t ui y
+wait_for '^Undo done'
+wait_for "u undoes the switch before it, of $LAB_NAME"
+[ "$(sched_now)" = mq-deadline ] || fail "the first undo left $(sched_now)"
+T send-keys -t ui x u
+wait_for "^scheduler +mq-deadline -> none"
+T send-keys -t ui y
+wait_for '^Undo done'
+[ "$(sched_now)/$(nr_now)" = "none/$depth" ] || fail "the second undo left $(sched_now)/$(nr_now)"
+T send-keys -t ui x u
+wait_for 'nothing to undo'
+ok "two switches undone in turn, the last first: kyber -> mq-deadline -> none/$depth"
+
 # 8. A dialog the terminal cannot show whole is not confirmed.
 T resize-window -t ui -x 60 -y 9
 open_confirm "$(idx_of "$TO")"
