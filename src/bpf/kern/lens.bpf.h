@@ -75,6 +75,7 @@ struct block_device {
 struct bvec_iter {
     __u64 bi_sector;
     unsigned int bi_size;
+    unsigned int bi_idx;        /* the entry of bi_io_vec the bio starts at */
 } __attribute__((preserve_access_index));
 
 struct address_space;
@@ -290,17 +291,18 @@ static __always_inline __u64 ptr_bits(const void *p, __u32 slot)
     return *w;
 }
 
-/* An inode's key; false for a mapping without one (anonymous, swap, movable: low bits). */
-static __always_inline bool dirty_key(struct address_space *m, struct lens_dirty_key *k)
+/* An inode's key; false for a mapping without one (anonymous, swap, movable: low bits).
+ * Probe reads: the mapping comes from a tracepoint's argument or from a bio's vector, read
+ * by one (bio_first_mapping); a helper call per field, once per page dirtied or bio. */
+static __always_inline bool dirty_key(const struct address_space *m, struct lens_dirty_key *k)
 {
     if (!m || (ptr_bits(m, SL_WB) & 3))
         return false;
-    struct inode *ino = m->host;
+    const struct inode *ino = BPF_CORE_READ(m, host);
     if (!ino)
         return false;
-    struct super_block *sb = ino->i_sb;
-    k->ino = ino->i_ino;
-    k->sdev = sb ? sb->s_dev : 0;
+    k->ino = BPF_CORE_READ(ino, i_ino);
+    k->sdev = BPF_CORE_READ(ino, i_sb, s_dev);
     k->pad = 0;
     return true;
 }
@@ -326,13 +328,29 @@ static __always_inline __u64 bio_blkcg(struct bio *bio)
 
 /* A kernel thread's bio, charged to the last dirtier of the inode of its first page: a
  * writeback bio carries pages of one inode (a filesystem writes back inode by inode). */
+/* The mapping of the page a bio's data starts at: its vector's entry bi_iter.bi_idx. A
+ * clone (a layer's bio below dm or md: bi_vcnt 0) shares its parent's vector from there,
+ * so the disk below an LV sees whose pages the flusher writes, as the LV does. Probe reads:
+ * an index into the vector is a variable offset, which the verifier refuses on a BTF
+ * pointer. */
+static __always_inline const struct address_space *bio_first_mapping(struct bio *bio)
+{
+    __u64 vec = ptr_bits(bio->bi_io_vec, SL_WB);
+    if (!vec)
+        return NULL;
+    __u32 idx = bio->bi_iter.bi_idx;
+    struct page *pg = NULL;
+    if (bpf_probe_read_kernel(&pg, sizeof(pg), (const void *)(vec + (__u64)idx * bpf_core_type_size(struct bio_vec) +
+                                                         bpf_core_field_offset(struct bio_vec, bv_page))) || !pg)
+        return NULL;
+    return BPF_CORE_READ(pg, mapping);
+}
+
 static __always_inline void wb_charge(struct bio *bio, __u32 part, __u64 bytes)
 {
     struct lens_wb_key k = { .blkcg = bio_blkcg(bio), .dev = part };
-    struct bio_vec *bv = bio->bi_vcnt ? bio->bi_io_vec : NULL;
-    struct page *pg = bv ? bv->bv_page : NULL;
     struct lens_dirty_key dk;
-    if (pg && dirty_key(pg->mapping, &dk)) {
+    if (dirty_key(bio_first_mapping(bio), &dk)) {
         struct lens_dirty_val *dv = bpf_map_lookup_elem(&dirtiers, &dk);
         if (dv) {
             k.tgid = dv->tgid;

@@ -202,3 +202,31 @@ jq -e 'all(.[].w[]; .[1] == "nb2" or .[1] == "nb3")' <<<"$w" >/dev/null || fail 
 [ "$(jq -c '[.devices[] | select(.name == "md1") | .warnings[]] | length' /tmp/stack-raid0-dk.json)" = 0 ] ||
     fail "md1 has warnings of its own: $(jq -c '.devices[] | select(.name == "md1") | .warnings' /tmp/stack-raid0-dk.json)"
 ok "be/7 reader on md1 (raid0) over nb2 (mq-deadline) and nb3 (kyber): level ignored on nb2, ignored on nb3: $w"
+
+# A filesystem on an LV (ext4 on dm-linear over nb4, bfq) and an idle-class writer through
+# the page cache: its file's device is the disk below the layer, the flusher writes its
+# pages back there at be/4 (ioprio-writeback on nb4, naming the path), and the lens gives
+# that writeback to the writer at the disk (writeback_by). Writeback every second, so
+# that it falls in the samples.
+nullb nb4 submit_queues=1 size=128 memory_backed=1 || fail "null_blk nb4"
+dmsetup --noudevsync --noudevrules create iotlv --table "0 $(cat /sys/block/nb4/size) linear /dev/nb4 0" ||
+    fail "dm-linear over nb4"
+CLEANUP+=("dmsetup --noudevsync remove iotlv")
+lv=$(dm_dev iotlv)
+mke2fs -q "/dev/$lv" >/dev/null 2>&1 || fail "mke2fs /dev/$lv"
+mkdir -p /mnt/lv && mount -t ext4 "/dev/$lv" /mnt/lv || fail "mount /dev/$lv"
+CLEANUP+=("umount /mnt/lv")
+set_sched nb4 bfq
+echo 100 >/proc/sys/vm/dirty_writeback_centisecs
+echo 100 >/proc/sys/vm/dirty_expire_centisecs
+writer() { FIO_PRE="ionice -c3" fio_read wb /mnt/lv/f 60 --rw=write --direct=0 --bs=64k --size=32m --rate=2m; }
+SAMPLES=3 sample_during stack-wb 1 writer
+w=$(jq -c '[.processes[] | select(.comm == "fio" and .write_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-wb.json)
+jq -e 'length == 1 and .[0].devices == ["nb4"]' <<<"$w" >/dev/null || fail "wb: the writer's devices: $w"
+jq -s -e --arg p "writes through the page cache to $lv -> nb4" '[.[].processes[] | select(.comm == "fio")
+    | .warnings[] | select(.code == "ioprio-writeback" and .device == "nb4" and (.text | contains($p)))] | length > 0' \
+    /tmp/stack-wb.more >/dev/null ||
+    fail "wb: no ioprio-writeback on nb4 through $lv: $(jq -c '[.processes[] | select(.comm == "fio") | .warnings[] | [.code, .device]]' /tmp/stack-wb.more | tr '\n' ' ')"
+wb=$(jq -c '[.devices[] | select(.name == "nb4") | .writeback_by[]? | select(.comm == "fio") | .bps | round]' /tmp/stack-wb.more | tr '\n' ' ')
+[[ $wb == *[1-9]* ]] || fail "wb: no writeback given to the writer at nb4: $wb; all: $(jq -c '.devices[] | select(.name == "nb4") | .writeback_by' /tmp/stack-wb.more | tr '\n' ' ')"
+ok "an idle writer on ext4 on $lv (linear) over nb4: devices [nb4], ioprio-writeback naming $lv -> nb4, its writeback at nb4 $wb B/s"
