@@ -54,6 +54,9 @@ LIBOBJS := $(LIBSRCS:%.c=$(BUILD)/%.o)
 # The version is debian/changelog's first line: one source of truth for the package and
 # `iotriage --version` (a new version is a new changelog entry, `dch -v`). Only
 # src/main.c reads it.
+# Bare `make` builds the program (the main.o rule below would otherwise be the first).
+.DEFAULT_GOAL := all
+
 VERSION := $(shell awk -F'[()]' 'NR == 1 { print $$2 }' debian/changelog)
 $(BUILD)/src/main.o: ALL_CFLAGS += -DIOTRIAGE_VERSION='"$(VERSION)"'
 $(BUILD)/src/main.o: debian/changelog
