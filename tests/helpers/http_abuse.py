@@ -66,8 +66,8 @@ def closed_by_peer(s):
 
 
 def hold(socks, seconds, drip):
-    """Keep the connections for `seconds`, dripping a header line a second if asked;
-    returns how many the server closed."""
+    """Keep the connections for `seconds` at most (until the server closed them all),
+    dripping a header line a second if asked; returns how many the server closed."""
     closed = set()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -82,6 +82,8 @@ def hold(socks, seconds, drip):
                     s.send(b"X-Drip: a\r\n")
                 except OSError:
                     closed.add(i)
+        if len(closed) == len(socks):
+            break                       # all closed: nothing more to hold
         time.sleep(1)
     for i, s in enumerate(socks):
         if i not in closed and closed_by_peer(s):

@@ -242,7 +242,7 @@ closed=$(sed -n 's/.*server_closed=\([0-9]*\).*/\1/p' "$TMP/slow.txt")
 ok "slowloris (silent, 40 from 127.0.0.2): all closed by the server, scrapes went on"
 
 # Slowloris, dripping a header line a second: never idle, so only the limits hold it.
-python3 "$ABUSE" slowloris 127.0.0.1 "$EP" 40 12 drip >"$TMP/drip.txt" &
+python3 "$ABUSE" slowloris 127.0.0.1 "$EP" 40 5 drip >"$TMP/drip.txt" &
 ab=$!; BG_PIDS+=("$ab")
 sleep 3
 scrape_ok || fail "a scrape from 127.0.0.1 failed during the dripping slowloris"
@@ -255,7 +255,7 @@ status=$(python3 "$ABUSE" bigheader 127.0.0.1 "$EP" 1000000 | sed -n 's/^status=
 case $status in *431*|*413*|closed) ;; *) fail "a 1 MB header got: $status" ;; esac
 ok "a 1 MB header: $status"
 
-python3 "$ABUSE" flood 127.0.0.1 "$EP" 2000 8 >"$TMP/flood.txt" &
+python3 "$ABUSE" flood 127.0.0.1 "$EP" 2000 5 >"$TMP/flood.txt" &
 ab=$!; BG_PIDS+=("$ab")
 sleep 3
 scrape_ok || fail "a scrape from 127.0.0.1 failed during the flood"

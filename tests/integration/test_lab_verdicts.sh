@@ -170,7 +170,10 @@ BG_PIDS+=("$!"); heavy=$!
 lab_wait_users 2 || fail "the heavy reader did not start"
 both=$(( $(wc -l <"$TMP/roles.json") + 2 ))
 [ "$both" -le 8 ] || fail "the heavy reader started after sample $((both - 2)) of 8"
-wait "$iot" "$heavy" "$light" || fail "roles run failed"
+# samples 2 and $both are read: the run ends there (SIGTERM, whole lines), the readers too
+wait_until 30 eval '[ "$(wc -l <"$TMP/roles.json")" -ge "$both" ]' || fail "no sample $both"
+kill -TERM "$iot" "$heavy" "$light" 2>/dev/null
+wait "$iot" "$heavy" "$light"
 role_of() { # role_of SAMPLE JOBNAME(light|heavy) -> role of the reading fio process
     sed -n "${1}p" "$TMP/roles.json" | jq -r --arg j "$2" \
         '[.processes[] | select(.comm == "fio" and .read_bps > 0 and (.cmdline | contains("--name=" + $j)))][0].role'
@@ -194,7 +197,7 @@ crowd=$!; BG_PIDS+=("$crowd")
 lab_wait_users 16 || fail "the 16 readers did not all start"
 sleep 0.5   # the queue full before the sample (fio runs 4 s)
 "$IOT" --json -d 1 -n 1 >"$TMP/hq.json" || fail "iotriage failed"
-wait "$crowd" || fail "fio crowd failed"
+kill "$crowd" 2>/dev/null; wait "$crowd"
 jqf --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .warnings | any(.code == "hidden-queue")' \
     "$TMP/hq.json" >/dev/null
 aw=$(jq --arg d "$LAB_NAME" '.devices[] | select(.name == $d) | .r_await' "$TMP/hq.json")

@@ -52,14 +52,15 @@ measure() {
         reader 2 0 8 libaio
         reader 2 7 8 libaio
     fi
-    # 2 s of both together, counted from when both read: fio's start on a loaded machine
-    # can take longer than that by itself
+    # 2 s of both together before the sample judged, counted from when both read (fio's
+    # start on a loaded machine can take longer than that by itself): the first of two
+    # 2 s samples, or a sleep before the one sample
     lab_wait_users 2 || fail "$1 $2: the two readers did not both start"
-    sleep 2
     # mq-deadline serves idle only when best-effort leaves a gap, or after its aging limit
     # (prio_aging_expire, 10 s): a 2 s window can hold too few idle completions to measure
     # (16 seen on a loaded machine). One 8 s interval there.
     if [ "$1" = mq-deadline ] && [ "$2" = A ]; then
+        sleep 2
         "$IOT" --json -n 1 -d 8 -o >"$TMP/all.json" || fail "$1 $2: iotriage failed"
     else
         "$IOT" --json -n 2 -d 2 -o >"$TMP/all.json" || fail "$1 $2: iotriage failed"

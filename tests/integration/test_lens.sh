@@ -108,7 +108,18 @@ run_watched() {
     for id in $(sed -n 's/^link://p' "$TMP/ids"); do
         bpftool link show id "$id" 2>/dev/null | sed -n "s/.*tp '\([a-z_]*\)'.*/\1/p"
     done >"$TMP/tps"
-    wait "$pid" || fail "iotriage $* failed"
+    # UNTIL (a shell condition): stop it (SIGTERM: whole lines written, status 143) once
+    # the condition holds
+    local stopped= rc
+    if [ -n "${UNTIL:-}" ]; then
+        while kill -0 "$pid" 2>/dev/null; do
+            eval "$UNTIL" && { kill -TERM "$pid"; stopped=1; break; }
+            sleep 0.2
+        done
+    fi
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 0 ] || { [ -n "$stopped" ] && [ "$rc" = 143 ]; } || fail "iotriage $* failed ($rc)"
 }
 
 # jq on the first sample (the first full interval).
@@ -224,7 +235,9 @@ stop_load
 # ---- mq-deadline: the idle reader held back on purpose is not saturation ----
 set_sched mq-deadline
 start_load 30
-run_watched "$TMP/s.json" --json -n 12 -o
+# (stopped at the first interval held back: the ones after it are not read)
+UNTIL='jq -r --arg d "$LAB_NAME" ".devices[] | select(.name == \$d) | .stages.held_back" "$TMP/s.json" 2>/dev/null | grep -q true' \
+    run_watched "$TMP/s.json" --json -n 12 -o
 # Not saturated, from the first interval on. The held queue is judged from what the lens
 # saw inserted: the idle reader's requests held since before the lens loaded were inserted
 # unseen, and mq-deadline dispatches a held idle request only once it has aged

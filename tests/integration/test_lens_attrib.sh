@@ -80,16 +80,28 @@ run_iot() {
 }
 
 # With the lens: some sample after it attached (it may take a few on a loaded machine)
-# lists the loop device for each reader, from the lens alone.
-run_iot 12
-jq -e 'select(.lens.on == true)' "$TMP/iot.json" >/dev/null || skip "the lens did not load: $(jq -r '.lens.reason' "$TMP/iot.json" | tail -1)"
-for who in "$DPID:direct" "$MPID:mmap"; do
-    pid=${who%%:*}; what=${who#*:}
-    jq -e --argjson p "$pid" --arg d "$LNAME" '
+# lists the loop device for each reader, from the lens alone. At most 12 samples: the run
+# stops once both readers were listed so (SIGTERM: whole lines, status 143).
+# listed PID: a sample so far lists the loop device for PID from the lens
+listed() {
+    jq --argjson p "$1" --arg d "$LNAME" '
         [.processes[]? | select(.pid == $p and .devices != null and (.devices | index($d)) != null
                               and (.devices_from == "lens" or .devices_from == "both")
                               and (.lens_bytes[$d] // 0) > 0)]
-        | length > 0' "$TMP/iot.json" | grep -qx true ||
+        | length > 0' "$TMP/iot.json" 2>/dev/null | grep -qx true
+}
+timeout 60 "$IOT" --json -d 1 -n 12 -p "$DPID" -p "$MPID" 2>"$TMP/iot.err" >"$TMP/iot.json" &
+iotp=$!
+while kill -0 "$iotp" 2>/dev/null; do
+    listed "$DPID" && listed "$MPID" && { kill -TERM "$iotp"; break; }
+    sleep 0.3
+done
+wait "$iotp"
+[ -s "$TMP/iot.json" ] || fail "iotriage wrote nothing: $(head -3 "$TMP/iot.err")"
+jq -e 'select(.lens.on == true)' "$TMP/iot.json" >/dev/null || skip "the lens did not load: $(jq -r '.lens.reason' "$TMP/iot.json" | tail -1)"
+for who in "$DPID:direct" "$MPID:mmap"; do
+    pid=${who%%:*}; what=${who#*:}
+    listed "$pid" ||
         fail "$what reader $pid: no sample lists $LNAME from the lens: $(jq -c --argjson p "$pid" '.processes[]? | select(.pid == $p) | {devices, devices_from, lens_bytes}' "$TMP/iot.json" | tail -3)"
     ok "$what reader on btrfs: DEV $LNAME from the lens ($(jq -rs --argjson p "$pid" --arg d "$LNAME" '[.[].processes[]? | select(.pid == $p) | .lens_bytes[$d] // empty] | last' "$TMP/iot.json") B/s)"
 done

@@ -58,9 +58,10 @@ NAME=${LOOP#/dev/}
 echo none >/sys/block/"$NAME"/queue/scheduler || fail "cannot select none on $NAME"
 
 # fast_run OUT SECONDS [ENV...]: fio at full rate from before iotriage to SECONDS of
-# samples, then iotriage goes on 6 s more after fio ended.
+# samples, then iotriage goes on 6 s more after fio ended (TAIL=N: N s; check_wait reads
+# none of them).
 fast_run() {
-    local out=$1 secs=$2
+    local out=$1 secs=$2 tail=${TAIL:-6}
     shift 2
     fio --name=duty --filename="$LOOP" --ioengine=libaio --iodepth=32 --direct=1 --bs=4k \
         --rw=randread --time_based --runtime="$((secs + 2))" >/dev/null 2>&1 &
@@ -77,7 +78,7 @@ fast_run() {
     wait_until 20 eval '[ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$LOOP" 2>/dev/null)" ]' ||
         fail "fio never opened $LOOP"
     sleep 2
-    env "$@" "$IOT" --json -d 1 -n "$((secs + 6))" >"$out" 2>"$out.err" &
+    env "$@" "$IOT" --json -d 1 -n "$((secs + tail))" >"$out" 2>"$out.err" &
     local iot=$!
     BG_PIDS+=("$iot")
     # with REF=1, the reference for the iowait beside it: every program attached, the
@@ -85,7 +86,7 @@ fast_run() {
     # which the request estimate's check need not carry)
     local ref=
     if [ "${REF:-}" = 1 ]; then
-        env "$@" IOTRIAGE_LENS_DUTY=1 "$IOT" --json -d 1 -n "$((secs + 6))" >"$out.ref" 2>"$out.ref.err" &
+        env "$@" IOTRIAGE_LENS_DUTY=1 "$IOT" --json -d 1 -n "$((secs + tail))" >"$out.ref" 2>"$out.ref.err" &
         ref=$!
         BG_PIDS+=("$ref")
     fi
@@ -190,7 +191,7 @@ check_wait() {
     ok "$label: the synchronous reader's iowait $w % (median, cycled) against $full % fully timed over the same seconds"
 }
 
-REF=1 fast_run "$DIR/wait.json" 12
+REF=1 TAIL=1 fast_run "$DIR/wait.json" 12
 check_wait "$DIR/wait.json" "tmpfs loop, iowait"
 fast_run "$DIR/light.json" 10
 check_fast "$DIR/light.json" "tmpfs loop, $(jq -r 'select(.lens.on) | .lens.loader' "$DIR/light.json" | head -n 1) loader"
@@ -209,6 +210,7 @@ LABFIO=$!
 BG_PIDS+=("$LABFIO")
 lab_wait_users 1 || fail "fio did not start on the lab disk"
 "$IOT" --json -d 1 -n 8 >"$DIR/lab.json" 2>"$DIR/lab.err" || fail "iotriage on the lab disk: $(tail -n 3 "$DIR/lab.err")"
+kill "$LABFIO" 2>/dev/null
 wait "$LABFIO"
 jq -c --arg d "$LAB_NAME" '. as $s | { machine: ([.devices[] | select(.partition | not) | (.r_s + .w_s) // 0] | add),
     duty: (.devices[] | select(.name == $d) | .stages.duty) }' "$DIR/lab.json" >"$DIR/lab.rows"

@@ -223,19 +223,19 @@ pargs=""
 for p in $PIDS; do pargs="$pargs -p $p"; done
 keys='[.processes[] | {pid, tgid, comm, cmdline, user, uid, nice, policy, start_ticks, ioprio}] | sort_by(.pid)'
 # shellcheck disable=SC2086
-"$IOT" -b --json -n 1 $pargs >"$TMP/iter.json" || fail "iotriage with the iterator failed"
+"$IOT" -b --json -n 1 -d 0.2 $pargs >"$TMP/iter.json" || fail "iotriage with the iterator failed"
 # shellcheck disable=SC2086
-IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 $pargs >"$TMP/proc.json" || fail "iotriage on /proc failed"
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -d 0.2 $pargs >"$TMP/proc.json" || fail "iotriage on /proc failed"
 n=$(jq "$keys | length" "$TMP/iter.json")
 [ "$n" = 10 ] || fail "the iterator's sample has $n of the 10 processes"
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
     fail "processes differ between the iterator and /proc: $(head -40 "$TMP/diff")"
 # shellcheck disable=SC2086
-IOTRIAGE_BPF_LOADER=libbpf "$IOT" -b --json -n 1 $pargs >"$TMP/iterlib.json" || fail "iotriage with the libbpf loader failed"
+IOTRIAGE_BPF_LOADER=libbpf "$IOT" -b --json -n 1 -d 0.2 $pargs >"$TMP/iterlib.json" || fail "iotriage with the libbpf loader failed"
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/iterlib.json") >"$TMP/diff" ||
     fail "processes differ between the two loaders: $(head -40 "$TMP/diff")"
-"$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/iter.json" || fail "iotriage -P failed"
-IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -P -p "$P_THR" >"$TMP/proc.json" || fail "iotriage -P on /proc failed"
+"$IOT" -b --json -n 1 -d 0.2 -P -p "$P_THR" >"$TMP/iter.json" || fail "iotriage -P failed"
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -d 0.2 -P -p "$P_THR" >"$TMP/proc.json" || fail "iotriage -P on /proc failed"
 [ "$(jq "$keys | length" "$TMP/iter.json")" = 6 ] || fail "-P: not 6 threads from the iterator"
 diff <(jq -S "$keys" "$TMP/iter.json") <(jq -S "$keys" "$TMP/proc.json") >"$TMP/diff" ||
     fail "threads differ between the iterator and /proc: $(head -40 "$TMP/diff")"
@@ -244,7 +244,7 @@ ok "iotriage --json: identity and I/O priority keys agree with IOTRIAGE_TASKITER
 # out of its iterator is read from /proc)
 pids() { for d in /proc/[0-9]*; do echo "${d#/proc/}"; done | sort; }
 pids >"$TMP/before"
-"$IOT" -b --json -n 1 >"$TMP/all.json" || fail "iotriage failed"
+"$IOT" -b --json -n 1 -d 0.2 >"$TMP/all.json" || fail "iotriage failed"
 pids >"$TMP/after"
 jq '.processes[].pid' "$TMP/all.json" | sort >"$TMP/listed"
 missing=$(comm -12 "$TMP/before" "$TMP/after" | comm -23 - "$TMP/listed" | tr '\n' ' ')
@@ -414,9 +414,9 @@ pargs=""
 for p in $CPIDS; do pargs="$pargs -p $p"; done
 ckeys='[.processes[] | {pid, cmdline}] | sort_by(.pid)'
 # shellcheck disable=SC2086
-"$IOT" -b --json -n 1 $pargs >"$TMP/citer.json" || fail "iotriage with the iterator failed"
+"$IOT" -b --json -n 1 -d 0.2 $pargs >"$TMP/citer.json" || fail "iotriage with the iterator failed"
 # shellcheck disable=SC2086
-IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 $pargs >"$TMP/cproc.json" || fail "iotriage on /proc failed"
+IOTRIAGE_TASKITER=0 "$IOT" -b --json -n 1 -d 0.2 $pargs >"$TMP/cproc.json" || fail "iotriage on /proc failed"
 ncp=$(echo $CPIDS | wc -w)
 [ "$(jq "$ckeys | length" "$TMP/citer.json")" = "$ncp" ] || fail "the iterator's sample has $(jq "$ckeys | length" "$TMP/citer.json") of the $ncp processes"
 diff <(jq -S "$ckeys" "$TMP/citer.json") <(jq -S "$ckeys" "$TMP/cproc.json") >"$TMP/diff" ||
