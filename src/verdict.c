@@ -445,6 +445,22 @@ static double label_bps_at(const struct snapshot *s, const struct task_devs *td,
     return b;
 }
 
+/* The same for `hops` levels below layer (0: the layer's own bios), over every disk of
+ * td's below it: a layer over several disks (RAID 0, 5) sends each its share, and its own
+ * bytes are kept at one of them (the first its stack reaches: task_devs_lens), so one
+ * disk's level below holds a share of what the level above it holds. */
+static double label_bps_under(const struct snapshot *s, const struct task_devs *td, const char *layer,
+                              unsigned hops, struct ioprio_eff label)
+{
+    double b = 0;
+    for (unsigned k = 0; k < td->n; k++) {
+        unsigned dd;
+        if (snapshot_stack_reach(s, layer, s->devs[td->idx[k]].ds.name, &dd) && dd >= hops)
+            b += label_bps_at(s, td, k, dd - hops, label);
+    }
+    return b;
+}
+
 /* What the scheduler makes of a request of class c: mq-deadline's classes. */
 static const char *served_as(unsigned c)
 {
@@ -483,8 +499,8 @@ static bool label_dropped(const struct result *r, size_t ti, size_t di, struct v
     size_t at = np;
     double above = 0, below = 0;
     for (size_t i = 0; i + 1 < np && at == np; i++) {
-        above = label_bps_at(s, td, k, (unsigned)(np - 1 - i), label);
-        below = label_bps_at(s, td, k, (unsigned)(np - 2 - i), label);
+        above = label_bps_under(s, td, p[i], 0, label);
+        below = label_bps_under(s, td, p[i], 1, label);
         if (above < DROP_MIN_BPS)
             return false;            /* too little of it there to say */
         if (below < (1 - DROP_SHARE) * above)

@@ -330,6 +330,55 @@ static void w_free(struct world *w)
  * layer that dropped it and what the disk received; the verdicts on its label are not
  * given for that disk (what it received is the default). The reader's bios carry the
  * label at every level: nothing dropped. */
+/* md RAID 5 (md5 over nb5 bfq, nb6 none, nb7 mq-deadline): an idle reader's bios at md5
+ * (kept at nb5, the first disk its stack reaches) and its share at each disk. The label
+ * went on below md5, a third to each disk: nothing dropped, on any disk (comparing md5's
+ * whole rate with nb5's third called 67 % of it dropped). The same reader with nothing of
+ * its own at the disks (a RAID 5 write, sent by md's thread): dropped, md5 named. */
+static void test_label_dropped_by_a_stripe(void **state)
+{
+    (void)state;
+    const unsigned idle = (unsigned)IOPRIO_MAKE(IOC_IDLE, 0), none = 0;
+    for (int own = 1; own >= 0; own--) {
+        struct world w;
+        w_init(&w);
+        int d[3];
+        const char *names[3] = { "nb5", "nb6", "nb7" }, *scheds[3] = { "bfq", "none", "mq-deadline" };
+        for (int i = 0; i < 3; i++) {
+            d[i] = w_dev(&w, names[i], scheds[i], 64, 0, 0.5, 0.2, 300);
+            w_stack(&w, d[i], "", "md5");
+        }
+        int md = w_bio(&w, "md5");
+        snprintf(w.dev[md].bd.layer, sizeof(w.dev[md].bd.layer), "raid5");
+        w_stack(&w, md, "nb5,nb6,nb7", "");
+        int t = w_task(&w, 400, "fio", P(IOC_IDLE, 0), 900e3, NAN, NAN);
+        struct task_devs *td = &w.td[t];
+        for (int i = 0; i < 3; i++)
+            w_touch(&w, t, d[i]);
+        td->via_top = (uint16_t)(md + 1);
+        td->via = td->from_lens = 7;
+        td->lens = td->lens_prio = true;
+        task_lens_prio_add_at(&w.snap, td, 0, 1, idle, 900e3);          /* at md5 */
+        for (unsigned k = 0; own && k < 3; k++)
+            task_lens_prio_add_at(&w.snap, td, k, 0, idle, 300e3);      /* a third each */
+        for (int i = 0; i < 3; i++) {
+            w.dr[d[i]].lens.valid = true;
+            w_lat(&w, d[i], own ? &idle : &none, 1);
+        }
+        verdict_compute(&w.res, &w.v);
+        if (own) {
+            assert_int_equal(count_any(&w.v, W_IOPRIO_DROPPED, t), 0);
+            assert_int_equal(count(&w.v, W_IOPRIO_IGNORED, d[1], t), 1);
+        } else {
+            const char *txt = text_for(&w.v, W_IOPRIO_DROPPED, d[0], t);
+            assert_non_null(txt);
+            assert_non_null(strstr(txt, "md5 (raid5) dropped fio[400]'s idle/0 (set) label on md5 -> nb5: 100%"));
+        }
+        verdicts_free(&w.v);
+        w_free(&w);
+    }
+}
+
 static void test_label_dropped_by_a_layer(void **state)
 {
     (void)state;
@@ -1177,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_idle_on_none_is_ignored_and_on_bfq_not),
         cmocka_unit_test(test_stacked_verdicts_name_the_path),
         cmocka_unit_test(test_label_dropped_by_a_layer),
+        cmocka_unit_test(test_label_dropped_by_a_stripe),
         cmocka_unit_test(test_nice19_on_mq_deadline_level_ignored),
         cmocka_unit_test(test_advice_names_only_schedulers_the_kernel_has),
         cmocka_unit_test(test_full_queue_is_a_lottery),
