@@ -76,6 +76,25 @@ lens_once() {
         <<<"$f" >/dev/null || fail "$tag: the reader's bytes at $* (lens) against its read rate: $f"
     ok "$tag: the reader's bytes at $* counted once: $f"
 }
+# judged TAG MD DISKS [CODE DISK TEXT]...: in sample TAG, the reader of MD lists DISKS (a
+# JSON array) as its devices; for each triple, one CODE warning, on DISK, its text holding
+# TEXT; every warning on one of DISKS, none on MD itself, and no ioprio-dropped (md passes
+# a reader's bios on in its context, a share to each disk of a stripe). The warnings in $w.
+judged() {
+    local tag=$1 md=$2 disks=$3 j=/tmp/$1.json; shift 3
+    w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' "$j")
+    jq -e --argjson d "$disks" '.[0].devices == $d' <<<"$w" >/dev/null || fail "$tag: the reader's devices: $w"
+    while [ $# -ge 3 ]; do
+        jq -e --arg c "$1" --arg k "$2" --arg t "$3" '[.[].w[] | select(.[0] == $c)] | length == 1 and
+            (.[0] | .[1] == $k and (.[2] | contains($t)))' <<<"$w" >/dev/null || fail "$tag: want one $1, on $2 ($3): $w"
+        shift 3
+    done
+    jq -e --argjson d "$disks" 'all(.[].w[]; .[1] as $x | $d | index($x) != null)' <<<"$w" >/dev/null ||
+        fail "$tag: a warning names a layer: $w"
+    jq -e 'all(.[].w[]; .[0] != "ioprio-dropped")' <<<"$w" >/dev/null || fail "$tag: a label called dropped: $w"
+    [ "$(jq -c --arg m "$md" '[.devices[] | select(.name == $m) | .warnings[]] | length' "$j")" = 0 ] ||
+        fail "$tag: $md has warnings of its own: $(jq -c --arg m "$md" '.devices[] | select(.name == $m) | .warnings' "$j")"
+}
 # An idle-class reader on the crypt device is judged where its I/O is served: nb0. Under
 # bfq its label is read (no ignored warning, and no "dm-N uses none"); under none it is
 # ignored once, on nb0, never on a layer above.
@@ -146,13 +165,7 @@ reader() { FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 60 --ioengine=psync --r
 set_sched nb1 none
 sample_during stack-md 1 reader
 wait
-w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-md.json)
-jq -e '.[0].devices == ["nb1"]' <<<"$w" >/dev/null || fail "md: the reader's devices: $w"
-jq -e '[.[].w[] | select(.[0] == "ioprio-ignored" and .[1] == "nb1" and (.[2] | contains("is ignored: md0 -> nb1 uses none")))] | length == 1' \
-    <<<"$w" >/dev/null || fail "md: $w"
-jq -e 'all(.[].w[]; .[1] == "nb1")' <<<"$w" >/dev/null || fail "md: a warning names a layer: $w"
-[ "$(jq -c '[.devices[] | select(.name == "md0") | .warnings[]] | length' /tmp/stack-md.json)" = 0 ] ||
-    fail "md0 has warnings of its own: $(jq -c '.devices[] | select(.name == "md0") | .warnings' /tmp/stack-md.json)"
+judged stack-md md0 '["nb1"]' ioprio-ignored nb1 "is ignored: md0 -> nb1 uses none"
 ok "idle reader on md0 over nb1 under none: $w"
 lens_once stack-md nb1
 
@@ -169,12 +182,7 @@ set_sched nb2 bfq
 set_sched nb3 none
 reader() { FIO_PRE="ionice -c3" fio_read idle0 /dev/md1 60 --ioengine=psync --rate_iops=200; }
 sample_during stack-raid0 1 reader
-w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-raid0.json)
-jq -e '.[0].devices == ["nb2","nb3"]' <<<"$w" >/dev/null || fail "raid0: the reader's devices: $w"
-jq -e '[.[].w[] | select(.[0] == "ioprio-ignored")] | length == 1' <<<"$w" >/dev/null &&
-    jq -e 'any(.[].w[]; .[0] == "ioprio-ignored" and .[1] == "nb3" and (.[2] | contains("is ignored: md1 -> nb3 uses none")))' \
-        <<<"$w" >/dev/null || fail "raid0: want one ioprio-ignored, on nb3: $w"
-jq -e 'all(.[].w[]; .[1] == "nb2" or .[1] == "nb3")' <<<"$w" >/dev/null || fail "raid0: a warning names a layer: $w"
+judged stack-raid0 md1 '["nb2","nb3"]' ioprio-ignored nb3 "is ignored: md1 -> nb3 uses none"
 # both halves of the stripe served the reader (diskstats of each disk)
 for d in nb2 nb3; do
     n=$(dev_json /tmp/stack-raid0.json "$d" | jq '.r_s // 0 | round')
@@ -190,18 +198,29 @@ set_sched nb2 mq-deadline
 set_sched nb3 kyber
 reader() { FIO_PRE="ionice -c2 -n7" fio_read be7 /dev/md1 60 --ioengine=psync --rate_iops=200; }
 sample_during stack-raid0-dk 1 reader
-w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' /tmp/stack-raid0-dk.json)
-jq -e '.[0].devices == ["nb2","nb3"]' <<<"$w" >/dev/null || fail "raid0 mq-deadline/kyber: the reader's devices: $w"
-jq -e '[.[].w[] | select(.[0] == "ioprio-level-ignored")] | length == 1' <<<"$w" >/dev/null &&
-    jq -e 'any(.[].w[]; .[0] == "ioprio-level-ignored" and .[1] == "nb2" and (.[2] | contains("md1 -> nb2 uses mq-deadline, which reads the class but not the level, so be/7")))' \
-        <<<"$w" >/dev/null || fail "raid0: want one ioprio-level-ignored, on nb2: $w"
-jq -e '[.[].w[] | select(.[0] == "ioprio-ignored")] | length == 1' <<<"$w" >/dev/null &&
-    jq -e 'any(.[].w[]; .[0] == "ioprio-ignored" and .[1] == "nb3" and (.[2] | contains("is ignored: md1 -> nb3 uses kyber")))' \
-        <<<"$w" >/dev/null || fail "raid0: want one ioprio-ignored, on nb3: $w"
-jq -e 'all(.[].w[]; .[1] == "nb2" or .[1] == "nb3")' <<<"$w" >/dev/null || fail "raid0 mq-deadline/kyber: a warning names a layer: $w"
-[ "$(jq -c '[.devices[] | select(.name == "md1") | .warnings[]] | length' /tmp/stack-raid0-dk.json)" = 0 ] ||
-    fail "md1 has warnings of its own: $(jq -c '.devices[] | select(.name == "md1") | .warnings' /tmp/stack-raid0-dk.json)"
+judged stack-raid0-dk md1 '["nb2","nb3"]' \
+    ioprio-level-ignored nb2 "md1 -> nb2 uses mq-deadline, which reads the class but not the level, so be/7" \
+    ioprio-ignored nb3 "is ignored: md1 -> nb3 uses kyber"
 ok "be/7 reader on md1 (raid0) over nb2 (mq-deadline) and nb3 (kyber): level ignored on nb2, ignored on nb3: $w"
+
+# md RAID 5 over three disks under three schedulers (nb5 bfq, nb6 none, nb7 mq-deadline):
+# an idle reader's 4 KiB reads go to one disk each, in its own context (a read within a
+# chunk: raid5's aligned read); its label is read on nb5 and nb7 and ignored on nb6, the
+# one ioprio-ignored says so on nb6, naming md5 -> nb6; md5 gets none of its own, and its
+# bytes at the three disks add up to its read rate once. (--assume-clean: no resync.)
+for d in nb5 nb6 nb7; do nullb "$d" submit_queues=1 size=32 memory_backed=1 || fail "null_blk $d"; done
+mdadm --create /dev/md5 --run --quiet --assume-clean --level=5 --chunk=64 --raid-devices=3 --metadata=1.2 \
+    /dev/nb5 /dev/nb6 /dev/nb7 >/tmp/md5.err 2>&1 || fail "md RAID 5 over nb5 nb6 nb7: $(cat /tmp/md5.err)"
+CLEANUP+=("mdadm --stop /dev/md5")
+[ "$(cat /sys/block/md5/md/level)" = raid5 ] || fail "md5's level: $(cat /sys/block/md5/md/level)"
+set_sched nb5 bfq
+set_sched nb6 none
+set_sched nb7 mq-deadline
+reader() { FIO_PRE="ionice -c3" fio_read idle5 /dev/md5 60 --ioengine=psync --rate_iops=200; }
+sample_during stack-raid5 1 reader
+judged stack-raid5 md5 '["nb5","nb6","nb7"]' ioprio-ignored nb6 "is ignored: md5 -> nb6 uses none"
+ok "idle reader on md5 (raid5) over nb5 (bfq), nb6 (none), nb7 (mq-deadline): ignored on nb6 alone: $w"
+lens_once stack-raid5 nb5 nb6 nb7
 
 # A filesystem on an LV (ext4 on dm-linear over nb4, bfq) and an idle-class writer through
 # the page cache: its file's device is the disk below the layer, the flusher writes its
