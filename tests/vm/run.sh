@@ -125,7 +125,7 @@ keep_hang() {
 }
 
 t0=$SECONDS
-rm -rf "$keep/hang-1" "$keep/hang-2"
+rm -rf "$keep/hang-1" "$keep/hang-2" "$keep/hang-3"
 boot "$want"; rc=$?
 if [ $rc -ne 0 ] && [ "$accel" = kvm ] && ! grep -q '^@vm boot' "$work/results"; then
     say "the KVM guest did not boot; again under TCG"; accel=tcg
@@ -149,5 +149,28 @@ if [ $rc -ne 0 ] || [ -n "$left" ]; then
         fi
     fi
 fi
-say "$accel, $((SECONDS - t0)) s; $pass passed, $fail failed, $skip skipped${failed[*]:+ (failed: ${failed[*]})}"
+# A test that failed: once more, in a fresh guest. Under TCG a loaded host can slow the
+# guest to half its speed (CI rehearsals: 113 against 217 IOPS for the same reader), and
+# a premise of a test (a reader keeping a queue full, bfq idling for a reader's next
+# request) can miss in one run; a test fails the lane when it fails in both. Both runs'
+# lines are printed, and the summary names the tests that passed only on the retry.
+retry=() again=()
+for t in "${failed[@]}"; do [ "$t" = guest-hang ] && again+=("$t") || retry+=("$t"); done
+retried=
+if [ ${#retry[@]} -gt 0 ]; then
+    list=$(IFS=,; echo "${retry[*]}")
+    say "failed in the first guest: $list; once more in a fresh one (a test fails when it fails twice)"
+    fail=$((fail - ${#retry[@]})) failed=("${again[@]}")
+    boot "$list"; rc=$?
+    report "$list" "(retry)"
+    if [ $rc -ne 0 ] || [ -n "$(rest "$list")" ]; then
+        say "the retry's guest did not finish (all in $keep/hang-3): $(rest "$list")"
+        keep_hang 3
+        fail=$((fail + 1)); failed+=("retry-hang")
+    fi
+    for t in "${retry[@]}"; do
+        [[ " ${failed[*]} " == *" $t "* ]] || retried=${retried:+$retried, }$t
+    done
+fi
+say "$accel, $((SECONDS - t0)) s; $pass passed, $fail failed, $skip skipped${failed[*]:+ (failed: ${failed[*]})}${retried:+ (passed on the retry: $retried)}"
 [ "$fail" -eq 0 ] && [ $((pass + skip)) -gt 0 ]

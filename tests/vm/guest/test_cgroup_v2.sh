@@ -31,7 +31,7 @@ echo "$MM enable=0" >"$CG/io.cost.qos"
 # 3. bfq reads io.bfq.weight: 800 against 100, two cgroups with two synchronous readers
 # each on the saturated disk; the shares follow the weights, and iotriage sees both.
 set_sched "$SD" bfq
-echo 50 >"/sys/block/$SD/queue/iosched/slice_idle"   # TCG: see test_verdicts
+echo 200 >"/sys/block/$SD/queue/iosched/slice_idle"  # TCG: see test_verdicts
 echo 0 >"/sys/block/$SD/queue/iosched/low_latency"
 echo "default 800" >"$CG/iot-a/io.bfq.weight" && echo "default 100" >"$CG/iot-b/io.bfq.weight" ||
     fail "io.bfq.weight"
