@@ -458,7 +458,7 @@ static void draw_help(struct view *vw, int h, int w)
         "Actions (each asks first: y applies, n or Esc writes nothing; --read-only refuses):",
         "  s            switch the I/O scheduler of the selected device (or device view)",
         "  t            a scheduler trial: measure, switch, measure, keep or put back",
-        "  u            undo the last switch (scheduler and nr_requests)",
+        "  u            undo switches, the last first (scheduler, nr_requests)",
         "  i            set the I/O priority of the selected process, on all its threads",
         "  A            turn delay accounting (kernel.task_delayacct) on, or back off",
         "  F, Enter on a holder of a deleted file: signal it to reopen (HUP...) or truncate it",
