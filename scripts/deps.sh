@@ -25,7 +25,7 @@ if [ "$what" = deb ]; then
     pkgs="$pkgs $debpkgs"
 fi
 if [ "$what" = test ]; then
-    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs liburing-dev qemu-system-x86 busybox-static kmod cpio mdadm $debpkgs"
+    pkgs="$pkgs clang libcmocka-dev libfuse3-dev fuse3 fio sysstat tmux util-linux procps jq strace libclang-rt-14-dev prometheus prometheus-node-exporter curl python3 systemd zstd iotop-c htop gnuplot-nox btrfs-progs liburing-dev qemu-system-x86 busybox-static kmod cpio mdadm xz-utils $debpkgs"
 fi
 missing=""
 for p in $pkgs; do

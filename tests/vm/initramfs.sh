@@ -61,7 +61,7 @@ printf '/lib\n' >"$stage/etc/ld.so.conf"
 # Modules, in insmod order, each once; built-in ones are skipped (modprobe says "builtin").
 : >"$stage/etc/modules.order"
 for m in configfs null_blk scsi_debug sd_mod virtio_blk virtio_pci nvme dm-mod dm-crypt xts \
-         aesni-intel raid0 raid1 raid456 bfq kyber-iosched loop fuse; do
+         aesni-intel raid0 raid1 raid456 mq-deadline bfq kyber-iosched loop fuse; do
     /sbin/modprobe -d "$kdir" -S "$kver" --show-depends "$m" 2>/dev/null |
     awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do

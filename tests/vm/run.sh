@@ -6,7 +6,8 @@
 # cgroups and sysctls are its own.
 #   tests/vm/run.sh [TEST,...]        default: every guest test
 # Environment:
-#   KVER        a kernel package or release (default linux-image-cloud-amd64, Debian 12's)
+#   KVER        a kernel package or release (default linux-image-cloud-amd64, Debian 12's;
+#               backports: bookworm-backports' newest cloud kernel, tests/vm/kernel.sh)
 #   VM_ACCEL    kvm or tcg (default: kvm where the CPU exposes vmx/svm and /dev/kvm opens,
 #               else tcg; a KVM guest that does not boot is retried under tcg)
 #   VM_TIMEOUT  seconds a guest may run in all (default 900)
@@ -15,6 +16,7 @@
 #   VM_KEEP     where a failed boot's console and result port are kept (build/vm/last)
 #   VM_BIN      the iotriage to put in the guest (default ./iotriage)
 #   VM_QEMU     the qemu to run (default qemu-system-x86_64)
+#   VM_CPU      the guest's CPU under TCG (default max; max,cx16=off after 6.1, below)
 # A guest that hangs or dies is killed and booted once more with the tests it did not
 # finish; a second failure fails the lane with the console's last lines. A lane that
 # cannot run (no qemu, no kernel package) fails: it never passes silently.
@@ -50,6 +52,15 @@ kvm) say "booting $kver under KVM" ;;
 *)   accel=tcg; say "booting $kver under TCG (software emulation: this machine's CPU exposes no vmx/svm to a guest)" ;;
 esac
 
+# The guest's CPU under TCG: all QEMU can emulate, but for kernels after 6.1 without
+# cmpxchg16b: QEMU 7.2's TCG double-faults in 6.12's SLUB fast path (kmem_cache_alloc,
+# a gs-relative cmpxchg16b: this_cpu_cmpxchg128) within seconds of boot; without cx16
+# the kernel takes its locked path. 6.1 keeps the CPU its lane's timings were tuned on.
+case $kver in
+6.1.*|5.*|4.*) tcg_cpu=max ;;
+*) tcg_cpu=max,cx16=off ;;
+esac
+
 # boot TESTS: one guest run; its result port in $work/results, console in $work/console.
 # Returns 0 when the guest said "done", 1 when it hung (killed) or died before.
 boot() {
@@ -58,7 +69,7 @@ boot() {
     # The disks qemu gives the guest: sparse files, made anew each boot.
     truncate -s 0 "$work/nvme.img" "$work/vd.img" 2>/dev/null
     truncate -s 512M "$work/nvme.img"; truncate -s 256M "$work/vd.img"
-    local cpu=max accel_opt=tcg,thread=single
+    local cpu=${VM_CPU:-$tcg_cpu} accel_opt=tcg,thread=single
     # One host thread runs both vCPUs in turn under TCG: with a thread each (MTTCG), the
     # host descheduling one that held a guest spinlock left the other spinning, and the
     # guest soft-locked (2 of 2 full runs beside the host tests, "CPU#0 stuck for 49s").
