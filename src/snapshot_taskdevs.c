@@ -286,6 +286,75 @@ static bool via_top_takes(const struct snapshot *out, const struct task_devs *td
                          out->devs[td->via_top - 1].ds.name, p, BLKSTACK_MAX_DEPTH + 1) > 0;
 }
 
+/* Whether row i of the task's rows was submitted at a layer with rows of the task below
+ * it: the layer passed those bios on in the task's own context (dm-linear, md RAID 0/1, a
+ * dm-crypt read), and what the disks received is counted there. */
+static bool rows_below(const struct snapshot *out, const int *sub, size_t n, size_t i)
+{
+    const char *p[BLKSTACK_MAX_DEPTH + 2];
+    for (size_t j = 0; j < n; j++)
+        if (j != i && sub[j] >= 0 && sub[j] != sub[i] &&
+            blkstack_path(snapshot_dev_stack, out, out->devs[sub[i]].ds.name, out->devs[sub[j]].ds.name, p,
+                          BLKSTACK_MAX_DEPTH + 1) > 0)
+            return true;
+    return false;
+}
+
+/* A share of one lens row kept at one of td's disks, at a depth of its stack. */
+struct row_part {
+    uint16_t row;
+    uint8_t  k;
+    unsigned depth;
+    double   share;
+};
+
+/* The parts of row i (submitted at snapshot device sub): the disk below it, the whole; a
+ * layer over several disks with none of the task's rows below it (md RAID 5/6 writes,
+ * which raid5d submits from its own thread) an even share at each of its disks, its
+ * bytes counted once however they spread there. Returns the parts written. */
+static size_t row_parts(const struct sampler *s, struct snapshot *out, struct task_devs *td,
+                        const int *sub, size_t n, size_t i, struct row_part *pt, size_t max)
+{
+    int idx[TASK_DEVS_MAX];
+    size_t nd = 0;
+    const struct dev_sample *d = &out->devs[sub[i]];
+    if (!d->bd.partition && d->bd.nsched == 0 && !rows_below(out, sub, n, i)) {
+        const char *below[TASK_DEVS_MAX];
+        size_t nb = snapshot_disks_below(out, d->ds.name, below, TASK_DEVS_MAX);
+        for (size_t b = 0; b < nb; b++)
+            idx[nd++] = (int)(snapshot_dev(out, below[b]) - out->devs);
+    }
+    if (nd < 2) {
+        nd = 0;
+        int one = disk_index_of(s, out, sub[i]);
+        if (one < 0)
+            return 0;
+        idx[nd++] = one;
+    }
+    size_t got = 0;
+    for (size_t b = 0; b < nd && got < max; b++) {
+        unsigned k = 0;
+        while (k < td->n && td->idx[k] != idx[b])
+            k++;
+        if (k == td->n) {
+            if (td->n >= TASK_DEVS_MAX) {
+                td->truncated = true;
+                continue;
+            }
+            td->idx[td->n++] = (uint16_t)idx[b];
+        }
+        unsigned depth = 0;
+        if (sub[i] != idx[b] && !d->bd.partition &&
+            !snapshot_stack_reach(out, d->ds.name, out->devs[idx[b]].ds.name, &depth))
+            depth = TASK_DEPTH_UNKNOWN;
+        pt[got++] = (struct row_part){ .row = (uint16_t)i, .k = (uint8_t)k, .depth = depth,
+                                       .share = 1.0 / (double)nd };
+    }
+    if (got < nd)
+        td->truncated = true;
+    return got;
+}
+
 static void task_devs_lens(const struct sampler *s, struct snapshot *out,
                            const struct task_sample *t, struct task_devs *td)
 {
@@ -303,50 +372,44 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
         itv *= duty;
     td->lens = td->lens_prio = td->lens_wait = true;
     /* a row per device and priority (a few priorities at most, in practice one) */
-    struct lens_submit_row rows[4 * TASK_DEVS_MAX];
-    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, 4 * TASK_DEVS_MAX);
-    /* each row's device k and depth on its stack (-1: not one of td's) */
-    int row_k[4 * TASK_DEVS_MAX];
-    unsigned row_depth[4 * TASK_DEVS_MAX];
+    enum { ROWS = 4 * TASK_DEVS_MAX, PARTS = 2 * ROWS };
+    struct lens_submit_row rows[ROWS];
+    size_t n = lens_submit_interval(&s->subs_prev, &out->lens, t->tgid, rows, ROWS);
+    if (n > ROWS) {
+        td->truncated = true;
+        n = ROWS;
+    }
+    /* each row's device in the snapshot (-1: not listed) */
+    int sub[ROWS];
+    for (size_t i = 0; i < n; i++)
+        sub[i] = dev_index(out, makedev(rows[i].major, rows[i].minor));
+    /* each row's parts: a disk of td's and its depth there */
+    struct row_part pt[PARTS];
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sub[i] >= 0)
+            np += row_parts(s, out, td, sub, n, i, pt + np, PARTS - np);
     /* per device, the lowest level of its stack with bytes (with requests timed) */
     unsigned low_bytes[TASK_DEVS_MAX], low_rqs[TASK_DEVS_MAX];
     for (unsigned k = 0; k < TASK_DEVS_MAX; k++)
         low_bytes[k] = low_rqs[k] = UINT_MAX;
-    for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
-        row_k[i] = -1;
-        int sub = dev_index(out, makedev(rows[i].major, rows[i].minor));
-        int idx = disk_index_of(s, out, sub);
-        if (idx < 0)
-            continue;
-        unsigned k = 0;
-        while (k < td->n && td->idx[k] != idx)
-            k++;
-        if (k == td->n) {
-            if (td->n >= TASK_DEVS_MAX) {
-                td->truncated = true;
-                continue;
-            }
-            td->idx[td->n++] = (uint16_t)idx;
-        }
+    for (size_t q = 0; q < np; q++) {
+        const struct lens_submit_row *r = &rows[pt[q].row];
+        unsigned k = pt[q].k, depth = pt[q].depth;
+        int sb = sub[pt[q].row];
         td->from_lens |= (uint16_t)(1u << k);
         /* submitted to a stacked device above the disk: the top of its path */
-        if (sub != idx && !out->devs[sub].bd.partition && via_top_takes(out, td, sub)) {
-            td->via_top = (uint16_t)(sub + 1);
+        if (sb != td->idx[k] && !out->devs[sb].bd.partition && via_top_takes(out, td, sb)) {
+            td->via_top = (uint16_t)(sb + 1);
             td->via |= (uint16_t)(1u << k);
         }
         /* the level of the stack it submitted at: which layers its bios passed with its
          * priority in its own context (a verdict names the one that dropped it) */
-        unsigned depth = 0;
-        if (sub != idx && !out->devs[sub].bd.partition &&
-            !snapshot_stack_reach(out, out->devs[sub].ds.name, out->devs[idx].ds.name, &depth))
-            depth = TASK_DEPTH_UNKNOWN;
-        if (rows[i].bytes)    /* else listed for its completions alone */
-            task_lens_prio_add_at(out, td, k, depth, rows[i].prio, (double)rows[i].bytes / itv);
-        row_k[i] = (int)k;
-        row_depth[i] = depth;
-        if (rows[i].bytes && depth < low_bytes[k])
+        if (r->bytes)    /* else listed for its completions alone */
+            task_lens_prio_add_at(out, td, k, depth, r->prio, pt[q].share * (double)r->bytes / itv);
+        if (r->bytes && depth < low_bytes[k])
             low_bytes[k] = depth;
-        if (rows[i].rqs && depth < low_rqs[k])
+        if (r->rqs && depth < low_rqs[k])
             low_rqs[k] = depth;
     }
     /* One level per disk: a bio passes each layer of its stack, and a layer that submits
@@ -355,18 +418,18 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
      * times for crypt over linear). The lowest level seen is the nearest to what the disk
      * received: its own bios at the disk when it has any, the stripe's share for each disk
      * of a RAID 0, where md1's whole figure would go to its first disk; the top when the
-     * layers below submit from their own threads (a crypt writer's). */
-    uint64_t wait_ns[TASK_DEVS_MAX] = { 0 }, rqs[TASK_DEVS_MAX] = { 0 };
-    for (size_t i = 0; i < n && i < 4 * TASK_DEVS_MAX; i++) {
-        if (row_k[i] < 0)
-            continue;
-        unsigned k = (unsigned)row_k[i];
-        if (row_depth[i] == low_bytes[k])
-            task_lens_row(out, td)[k] += (double)rows[i].bytes / itv;
-        if (row_depth[i] == low_rqs[k]) {
+     * layers below submit from their own threads (a crypt writer's; a RAID 5 writer's,
+     * a share at each disk: row_parts). */
+    double wait_ns[TASK_DEVS_MAX] = { 0 }, rqs[TASK_DEVS_MAX] = { 0 };
+    for (size_t q = 0; q < np; q++) {
+        const struct lens_submit_row *r = &rows[pt[q].row];
+        unsigned k = pt[q].k;
+        if (pt[q].depth == low_bytes[k])
+            task_lens_row(out, td)[k] += pt[q].share * (double)r->bytes / itv;
+        if (pt[q].depth == low_rqs[k]) {
             /* its requests' latencies per device, all partitions and priorities together */
-            wait_ns[k] += rows[i].wait_ns;
-            rqs[k] += rows[i].rqs;
+            wait_ns[k] += pt[q].share * (double)r->wait_ns;
+            rqs[k] += pt[q].share * (double)r->rqs;
         }
     }
     for (unsigned k = 0; k < td->n; k++) {
@@ -375,8 +438,6 @@ static void task_devs_lens(const struct sampler *s, struct snapshot *out,
         struct task_async *a = task_lens_async(out, td, k);
         lens_submit_wait(wait_ns[k], rqs[k], itv, &a->in_flight, &a->await_ms);
     }
-    if (n > 4 * TASK_DEVS_MAX)
-        td->truncated = true;
 }
 
 /* A disk the task reached below its path's top is on that path, however it was found: md

@@ -315,12 +315,13 @@ size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_r
 
 /* The asynchronous wait of one submitter on one device over an interval of itv_s
  * seconds watched (the duty cycle's share already applied, as for its bytes), from its
- * rows' summed wait_ns and rqs (lens_submit_interval; issue #35): *in_flight its mean
+ * rows' summed wait_ns and rqs (lens_submit_interval; issue #35; doubles: a layer's rows
+ * are shared among its disks, row_parts in snapshot_taskdevs.c): *in_flight its mean
  * number of requests in flight (Little's law: the summed latencies of the requests that
  * completed in the interval over its length), *await_ms their mean latency from
  * submission to completion; NAN both when the interval is empty, *await_ms also when no
  * timed request of it completed (then *in_flight is 0). */
-void   lens_submit_wait(uint64_t wait_ns, uint64_t rqs, double itv_s, double *in_flight,
+void   lens_submit_wait(double wait_ns, double rqs, double itv_s, double *in_flight,
                         double *await_ms);
 
 /* Order of lens_reading.wbs: major, minor, tgid, cgid, blkcg, comm. */

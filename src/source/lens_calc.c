@@ -550,15 +550,15 @@ size_t lens_submit_interval(const struct lens_reading *prev, const struct lens_r
     return got;
 }
 
-void lens_submit_wait(uint64_t wait_ns, uint64_t rqs, double itv_s, double *in_flight,
+void lens_submit_wait(double wait_ns, double rqs, double itv_s, double *in_flight,
                       double *await_ms)
 {
     *in_flight = *await_ms = (double)NAN;
     if (!(itv_s > 0))
         return;
-    *in_flight = (double)wait_ns / 1e9 / itv_s;
-    if (rqs)
-        *await_ms = (double)wait_ns / (double)rqs / 1e6;
+    *in_flight = wait_ns / 1e9 / itv_s;
+    if (rqs > 0)
+        *await_ms = wait_ns / rqs / 1e6;
 }
 
 int lens_wb_cmp(const void *a, const void *b)

@@ -888,11 +888,11 @@ static void test_submit_wait(void **state)
     assert_int_equal(out[2].rqs, 3);
 
     double inf, aw;
-    lens_submit_wait(out[0].wait_ns, out[0].rqs, 2.0, &inf, &aw);
+    lens_submit_wait((double)out[0].wait_ns, (double)out[0].rqs, 2.0, &inf, &aw);
     assert_float_equal(inf, 0.16, 1e-9);         /* 320 ms over 2 s */
     assert_float_equal(aw, 20.0, 1e-9);
     /* the duty cycle watched 1/16 of 2 s: the same sums stand for 16 times as much */
-    lens_submit_wait(out[0].wait_ns, out[0].rqs, 2.0 / 16, &inf, &aw);
+    lens_submit_wait((double)out[0].wait_ns, (double)out[0].rqs, 2.0 / 16, &inf, &aw);
     assert_float_equal(inf, 2.56, 1e-9);
     assert_float_equal(aw, 20.0, 1e-9);
     lens_submit_wait(0, 0, 2.0, &inf, &aw);       /* submitted, nothing completed */

@@ -69,33 +69,39 @@ ok "each layer keeps its own counters"
 # lens_once TAG DISK...: the lens's bytes for the reader at the disks, summed, are its
 # read rate (read_bytes, counted once at submission), not once a level of its stack (its
 # bios pass dm-1, dm-0 and nb0 in its own context: three times the rate if added up);
-# over two disks (a RAID 0 stripe) each has a share, not one of them the whole.
+# over several disks (a RAID 0, 5 or 6 stripe) each has a share (within half of an even
+# one either way), not one of them the whole.
+# (RW=write: the writer's, against its write rate)
+rw_who() { local v=${RW:-read}; echo "${v%e}er"; }
 lens_once() {
-    local tag=$1 j=/tmp/$1.json; shift
+    local tag=$1 j=/tmp/$1.json rate=${RW:-read}_bps; shift
     local d=$(printf '%s\n' "$@" | jq -R . | jq -sc .)
-    local f=$(jq -c --argjson d "$d" '[.processes[] | select(.comm == "fio" and .read_bps > 0)
-        | {r: .read_bps, l: [.lens_bytes[$d[]] // 0]}]' "$j")
+    local f=$(jq -c --argjson d "$d" --arg rate "$rate" '[.processes[] | select(.comm == "fio" and .[$rate] > 0)
+        | {r: .[$rate], l: [.lens_bytes[$d[]] // 0]}]' "$j")
     jq -e 'length == 1 and (.[0] | (.l | add) as $s | (.l | length) as $n
-        | $s > 0.5 * .r and $s < 1.5 * .r and ($n == 1 or all(.l[]; . > 0.25 * $s and . < 0.75 * $s)))' \
-        <<<"$f" >/dev/null || fail "$tag: the reader's bytes at $* (lens) against its read rate: $f"
-    ok "$tag: the reader's bytes at $* counted once: $f"
+        | $s > 0.5 * .r and $s < 1.5 * .r and ($n == 1 or all(.l[]; . > 0.5 * $s / $n and . < 1.5 * $s / $n)))' \
+        <<<"$f" >/dev/null || fail "$tag: the $(rw_who)'s bytes at $* (lens) against its ${RW:-read} rate: $f"
+    ok "$tag: the $(rw_who)'s bytes at $* counted once: $f"
 }
 # judged TAG MD DISKS [CODE DISK TEXT]...: in sample TAG, the reader of MD lists DISKS (a
-# JSON array) as its devices; for each triple, one CODE warning, on DISK, its text holding
-# TEXT; every warning on one of DISKS, none on MD itself, and no ioprio-dropped (md passes
-# a reader's bios on in its context, a share to each disk of a stripe). The warnings in $w.
+# JSON array) as its devices; for each triple, one CODE warning on DISK, its text holding
+# TEXT; every warning on one of DISKS, none on MD itself; ioprio-dropped only where a
+# triple names it (md passes a reader's bios on in its context, a share to each disk of a
+# stripe). RW=write: the writer's. The warnings in $w.
 judged() {
-    local tag=$1 md=$2 disks=$3 j=/tmp/$1.json; shift 3
-    w=$(jq -c '[.processes[] | select(.comm == "fio" and .read_bps > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' "$j")
-    jq -e --argjson d "$disks" '.[0].devices == $d' <<<"$w" >/dev/null || fail "$tag: the reader's devices: $w"
+    local tag=$1 md=$2 disks=$3 j=/tmp/$1.json rate=${RW:-read}_bps dropped=; shift 3
+    w=$(jq -c --arg rate "$rate" '[.processes[] | select(.comm == "fio" and .[$rate] > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' "$j")
+    jq -e --argjson d "$disks" 'length == 1 and .[0].devices == $d' <<<"$w" >/dev/null || fail "$tag: the $(rw_who)'s devices: $w"
     while [ $# -ge 3 ]; do
-        jq -e --arg c "$1" --arg k "$2" --arg t "$3" '[.[].w[] | select(.[0] == $c)] | length == 1 and
-            (.[0] | .[1] == $k and (.[2] | contains($t)))' <<<"$w" >/dev/null || fail "$tag: want one $1, on $2 ($3): $w"
+        jq -e --arg c "$1" --arg k "$2" --arg t "$3" '[.[].w[] | select(.[0] == $c and .[1] == $k)] | length == 1 and
+            (.[0] | .[2] | contains($t))' <<<"$w" >/dev/null || fail "$tag: want one $1 on $2 ($3): $w"
+        [ "$1" = ioprio-dropped ] && dropped="$dropped $2"
         shift 3
     done
     jq -e --argjson d "$disks" 'all(.[].w[]; .[1] as $x | $d | index($x) != null)' <<<"$w" >/dev/null ||
         fail "$tag: a warning names a layer: $w"
-    jq -e 'all(.[].w[]; .[0] != "ioprio-dropped")' <<<"$w" >/dev/null || fail "$tag: a label called dropped: $w"
+    jq -e --arg k "$dropped" 'all(.[].w[]; .[0] != "ioprio-dropped" or ($k | split(" ") | index(.[1]) != null))' \
+        <<<"$w" >/dev/null || fail "$tag: a label called dropped: $w"
     [ "$(jq -c --arg m "$md" '[.devices[] | select(.name == $m) | .warnings[]] | length' "$j")" = 0 ] ||
         fail "$tag: $md has warnings of its own: $(jq -c --arg m "$md" '.devices[] | select(.name == $m) | .warnings' "$j")"
 }
@@ -225,6 +231,50 @@ sample_during stack-raid5 1 reader
 judged stack-raid5 md5 '["nb5","nb6","nb7"]' ioprio-ignored nb6 "is ignored: md5 -> nb6 uses none"
 ok "idle reader on md5 (raid5) over nb5 (bfq), nb6 (none), nb7 (mq-deadline): ignored on nb6 alone: $w"
 lens_once stack-raid5 nb5 nb6 nb7
+# An idle writer of md5: raid5 computes parity and submits every write to the disks from
+# its own thread (raid5d, a kernel thread: the stripe cache), with no priority: under bfq
+# (nb5) and mq-deadline (nb7) md5 dropped its label (the disks received `none`), under
+# none (nb6) it is ignored as ever; its bytes, seen at md5 alone, a share at each disk.
+writer() { FIO_PRE="ionice -c3" fio_read wr5 /dev/md5 60 --ioengine=psync --rate_iops=200 --rw=randwrite; }
+RW=write SAMPLES=1 sample_during stack-raid5w 1 writer
+lp=$(for d in nb5 nb6 nb7; do dev_json /tmp/stack-raid5w.json "$d" | jq -c '.latency_by_prio | map_values(.count)'; done | jq -sc .)
+jq -e 'length == 3 and all(.[]; has("none") and (has("idle") | not))' <<<"$lp" >/dev/null ||
+    fail "raid5 write: the disks' requests by priority: $lp (want none, no idle: raid5d's)"
+RW=write judged stack-raid5w md5 '["nb5","nb6","nb7"]' \
+    ioprio-dropped nb5 "md5 (raid5) dropped fio[" \
+    ioprio-ignored nb6 "is ignored: md5 -> nb6 uses none" \
+    ioprio-dropped nb7 "reach nb7 as none, which mq-deadline serves as best-effort"
+ok "idle writer on md5 (raid5): the disks' requests $lp; dropped on nb5 and nb7, ignored on nb6: $w"
+RW=write lens_once stack-raid5w nb5 nb6 nb7
+
+# md RAID 6 over four disks under the four schedulers (nb8 bfq, nb9 none, nb10
+# mq-deadline, nb11 kyber): an idle reader's label read on nb8 and nb10, ignored on nb9
+# and nb11; an idle writer's dropped by md6 on nb8 and nb10 (raid6 writes: raid5d again).
+for d in nb8 nb9 nb10 nb11; do nullb "$d" submit_queues=1 size=32 memory_backed=1 || fail "null_blk $d"; done
+mdadm --create /dev/md6 --run --quiet --assume-clean --level=6 --chunk=64 --raid-devices=4 --metadata=1.2 \
+    /dev/nb8 /dev/nb9 /dev/nb10 /dev/nb11 >/tmp/md6.err 2>&1 || fail "md RAID 6 over nb8..nb11: $(cat /tmp/md6.err)"
+CLEANUP+=("mdadm --stop /dev/md6")
+[ "$(cat /sys/block/md6/md/level)" = raid6 ] || fail "md6's level: $(cat /sys/block/md6/md/level)"
+set_sched nb8 bfq
+set_sched nb9 none
+set_sched nb10 mq-deadline
+set_sched nb11 kyber
+reader() { FIO_PRE="ionice -c3" fio_read idle6 /dev/md6 60 --ioengine=psync --rate_iops=200; }
+sample_during stack-raid6 1 reader
+judged stack-raid6 md6 '["nb8","nb9","nb10","nb11"]' \
+    ioprio-ignored nb9 "is ignored: md6 -> nb9 uses none" \
+    ioprio-ignored nb11 "is ignored: md6 -> nb11 uses kyber"
+ok "idle reader on md6 (raid6) over nb8 (bfq), nb9 (none), nb10 (mq-deadline), nb11 (kyber): ignored on nb9 and nb11: $w"
+lens_once stack-raid6 nb8 nb9 nb10 nb11
+writer() { FIO_PRE="ionice -c3" fio_read wr6 /dev/md6 60 --ioengine=psync --rate_iops=200 --rw=randwrite; }
+RW=write sample_during stack-raid6w 1 writer
+RW=write judged stack-raid6w md6 '["nb8","nb9","nb10","nb11"]' \
+    ioprio-dropped nb8 "md6 (raid6) dropped fio[" \
+    ioprio-ignored nb9 "is ignored: md6 -> nb9 uses none" \
+    ioprio-dropped nb10 "reach nb10 as none, which mq-deadline serves as best-effort" \
+    ioprio-ignored nb11 "is ignored: md6 -> nb11 uses kyber"
+ok "idle writer on md6 (raid6): dropped on nb8 and nb10, ignored on nb9 and nb11: $w"
+RW=write lens_once stack-raid6w nb8 nb9 nb10 nb11
 
 # A filesystem on an LV (ext4 on dm-linear over nb4, bfq) and an idle-class writer through
 # the page cache: its file's device is the disk below the layer, the flusher writes its
