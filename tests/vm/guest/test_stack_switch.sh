@@ -4,7 +4,10 @@
 # view opens the menu of nb0 below it; the confirmation names the disk, y switches nb0
 # (sysfs says mq-deadline, the LV's queue has no scheduler written), the result gives the
 # udev rule for nb0, and u (confirmed) puts none back. An idle-class reader of the LV is
-# the process whose verdict the confirmation says changes.
+# the process whose verdict the confirmation says changes. Then md RAID 0 over nb1 and nb2
+# (both none): s on md0 offers the choice of its disks, the second's menu switches nb2
+# alone (its confirmation names md0's idle reader, ignored -> honoured there), u puts it
+# back.
 . /iot/tests/vm/guest/lib.sh
 nullb nb0 submit_queues=1 size=64 memory_backed=1 || fail "null_blk nb0"
 dmsetup --noudevsync --noudevrules create iotlv --table "0 $(cat /sys/block/nb0/size) linear /dev/nb0 0" ||
@@ -61,3 +64,47 @@ wait_for '^Undo done' 60
 T send-keys -t ui x q
 wait_for '^EXITED 0' 60
 ok "u: nb0 back to none"
+
+nullb nb1 submit_queues=1 size=32 memory_backed=1 || fail "null_blk nb1"
+nullb nb2 submit_queues=1 size=32 memory_backed=1 || fail "null_blk nb2"
+mdadm --create /dev/md0 --run --quiet --level=0 --chunk=64 --raid-devices=2 --metadata=1.2 /dev/nb1 /dev/nb2 \
+    >/tmp/md0.err 2>&1 || fail "md RAID 0 over nb1 nb2: $(cat /tmp/md0.err)"
+CLEANUP+=("mdadm --stop /dev/md0")
+set_sched nb1 none
+set_sched nb2 none
+readers_stop
+FIO_PRE="ionice -c3" fio_read idlemd /dev/md0 120 --ioengine=psync --rate_iops=100
+T kill-session -t ui 2>/dev/null
+T new-session -d -s ui -x 140 -y 40 "$IOT -d 1; echo EXITED \$?; sleep 60" || fail "tmux: no session"
+wait_for '^DEVICE +SCHED' 120
+wait_until 30 users /dev/md0 1 || fail "md0's reader did not start"
+T send-keys -t ui Tab / md0 Enter
+wait_for "^md0 " 60
+T send-keys -t ui Enter
+wait_for "^Device md0 " 60
+T send-keys -t ui s
+wait_for "md0 has no I/O scheduler: the disks below it serve its I/O" 60
+wait_for "^.*nb1 +none" 60
+wait_for "^.*nb2 +none" 60
+T send-keys -t ui Down Enter
+wait_for "I/O scheduler of nb2 \(below md0, which has none of its own\)" 60
+idx=$(tr -d '[]' </sys/block/nb2/queue/scheduler | tr ' ' '\n' | grep -n -x mq-deadline | cut -d: -f1)
+for ((k = 1; k < idx; k++)); do T send-keys -t ui Down; done
+T send-keys -t ui Enter
+wait_for "^Switch nb2 from none to mq-deadline\?" 60
+wait_for "fio +idle/[0-7]: ignored -> honoured" 60
+T send-keys -t ui y
+wait_for "^Switch done" 60
+[ "$(sched nb2)" = mq-deadline ] && [ "$(sched nb1)" = none ] ||
+    fail "after y: nb1 $(cat /sys/block/nb1/queue/scheduler), nb2 $(cat /sys/block/nb2/queue/scheduler)"
+wait_until 30 eval 'screen | tr "\n" " " | tr -s " " | grep -qF -- "ATTR{queue/scheduler}=\"mq-deadline\""' ||
+    { screen; fail "no udev rule shown for nb2"; }
+ok "s on md0: the choice of nb1 and nb2, nb2's menu and confirmation (md0's idle reader ignored -> honoured), y: nb2 mq-deadline, nb1 untouched"
+T send-keys -t ui x u
+wait_for "^Undo the switch of nb2" 60
+T send-keys -t ui y
+wait_for '^Undo done' 60
+[ "$(sched nb2)" = none ] || fail "nb2 after the undo: $(cat /sys/block/nb2/queue/scheduler)"
+T send-keys -t ui x q
+wait_for '^EXITED 0' 60
+ok "u: nb2 back to none"
