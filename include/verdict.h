@@ -198,6 +198,13 @@ enum cg_judgement {
 enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settings *st,
                                     const struct cg_costqos *q, int qerr, const struct dev_sample *d,
                                     char *text, size_t n);
+/* cgroup-weight-ignored for a layer (snapshot_dev_is_layer): io.weight of cgroup `path`
+ * set for layer d itself (IODeviceWeight= on an LV), which nothing reads, neither there
+ * nor at the disks below it (they read their own rows). True, with the text naming those
+ * disks, when a row other than the default is set for d; a layer is never judged by
+ * verdict_cg_weight. */
+bool verdict_cg_layer_weight(const struct snapshot *s, const char *path, const struct cg_weight *w,
+                             const struct dev_sample *d, char *text, size_t n);
 /* cgroup-writeback-root: why writeback to device `dev` (a name in devs[0, ndevs), the
  * snapshot's devices) is charged to the root cgroup of set's hierarchy, or NULL when it
  * can be charged to the writer's cgroup (or that is not known). */

@@ -109,8 +109,8 @@ enum cg_judgement verdict_cg_weight(const char *path, const struct cgroup_settin
 /* A weight set for a layer itself (IODeviceWeight= on an LV, io.weight "253:0 500"):
  * nothing reads it, neither there (no scheduler, no io.cost on a bio-based queue) nor
  * at its disks, which read their own rows. True with the text when one is set. */
-static bool cg_layer_weight(const struct snapshot *s, const char *path, const struct cg_weight *w,
-                            const struct dev_sample *d, char *text, size_t n)
+bool verdict_cg_layer_weight(const struct snapshot *s, const char *path, const struct cg_weight *w,
+                             const struct dev_sample *d, char *text, size_t n)
 {
     int set = -1;
     for (unsigned i = 0; i < w->n; i++)
@@ -149,7 +149,7 @@ static void cg_weight_rule(const struct result *r, const struct cgroup_set *set,
         if (!devs[di] || d->bd.partition)
             continue;
         if (snapshot_dev_is_layer(r->cur, d)) {
-            if (cg_layer_weight(r->cur, e->path, &e->settings.weight, d, text, sizeof(text)))
+            if (verdict_cg_layer_weight(r->cur, e->path, &e->settings.weight, d, text, sizeof(text)))
                 push_cg(v, W_CG_WEIGHT_IGNORED, (int)di, -1, k, "%s", text);
             continue;
         }

@@ -106,10 +106,13 @@ static long dev_index(const struct snapshot *s, unsigned major, unsigned minor)
 }
 
 /* A whole disk that has done I/O since boot: where a setting for every device (a default
- * weight, io.prio.class) is judged. Unused loop devices and partitions are not. */
-static bool dev_in_use(const struct dev_sample *d)
+ * weight, io.prio.class) is judged. Unused loop devices and partitions are not, nor a
+ * layer (dm, md: its I/O is served, and the setting read or not, at the disks below it,
+ * which are judged themselves). */
+static bool dev_in_use(const struct snapshot *s, const struct dev_sample *d)
 {
-    return !d->bd.partition && d->ds.nfields >= 8 && d->ds.f[0] + d->ds.f[4] > 0;
+    return !d->bd.partition && d->ds.nfields >= 8 && d->ds.f[0] + d->ds.f[4] > 0 &&
+           !snapshot_dev_is_layer(s, d);
 }
 
 static struct cg_finding *cg_add(struct cg_audit *c, const char *setting, long di, unsigned major,
@@ -148,9 +151,19 @@ static void cg_weights(struct cg_audit *c, const struct cgroup_settings *st)
         bool named = false;
         for (unsigned i = 0; i < st->weight.n; i++)
             named |= st->weight.row[i].major == d->ds.major && st->weight.row[i].minor == d->ds.minor;
-        if (d->bd.partition || (!named && !dev_in_use(d)))
+        if (d->bd.partition || (!named && !dev_in_use(s, d)))
             continue;
         char text[WARN_TEXT_MAX];
+        if (snapshot_dev_is_layer(s, d)) {
+            /* a row for the layer itself: read by nothing (verdict_cg_layer_weight) */
+            if (verdict_cg_layer_weight(s, c->path, &st->weight, d, text, sizeof(text))) {
+                struct cg_finding *f = cg_add(c, "io.weight", (long)di, 0, 0, CGJ_IGNORED);
+                snprintf(f->value, sizeof(f->value), "%d", cgroup_weight_for(&st->weight, d->ds.major, d->ds.minor));
+                f->code = W_CG_WEIGHT_IGNORED;
+                str_copy(f->text, text, sizeof(f->text));
+            }
+            continue;
+        }
         enum cg_judgement j = verdict_cg_weight(c->path, st, &c->set->costqos, c->set->costqos_err, d,
                                                 text, sizeof(text));
         if (j == CGJ_NONE)
@@ -237,7 +250,7 @@ static void cg_prio(struct cg_audit *c, const struct cgroup_settings *st, long k
     snprintf(cls, sizeof(cls), "%s (%s/%d)", cgroup_prio_name(st->prio), ioprio_class_name(imp.cls), imp.level);
     for (size_t di = 0; di < s->ndevs; di++) {
         const struct dev_sample *d = &s->devs[di];
-        if (!dev_in_use(d))
+        if (!dev_in_use(s, d))
             continue;
         enum cg_judgement j;
         const char *why;

@@ -16,7 +16,8 @@
 #     the blkio throttle limits shown;
 #  4. hostile trees: a cgroup named with an OSC sequence and a bidi override (escaped in
 #     text, exact in JSON), a symlink out of the tree (not followed), a FIFO as io.max
-#     (not opened: no hang);
+#     (not opened: no hang); and the v2 tree with an LV (dm-0 over sdb1): a weight set for
+#     the LV itself read by nothing, no other finding on the layer;
 #  5. live: cgroups made in the machine's v2 hierarchy, named like a docker container
 #     and a systemd service, each with a real process moved in: listed with their names
 #     and process counts. Removed on exit, also on failure.
@@ -186,6 +187,35 @@ jqf --arg p "/system.slice/$evil" '.cgroups[] | select(.path == $p) | .unit == (
 jqf '.cgroups_walked == 9 and ([.cgroups[] | select(.path | test("escape"))] | length == 0)
      and (.cgroups[] | select(.path == "/user.slice") | .settings.io_weight == null)' "$TMP/h.json" >/dev/null
 ok "hostile tree: OSC and U+202E escaped in text and exact in JSON, a FIFO not opened, symlinks not followed"
+
+# ---- 4b. a layer: the fixture with an LV (dm-0, dm-linear over sdb1) -----------------
+# A weight set for the LV itself is read by nothing: said so, naming the disk to set it
+# for; the LV, busy since boot, gets no default-weight or io.prio.class finding of its
+# own (sdb below it is judged, as before). The live rule's text (verdict_cg_layer_weight).
+LX=$TMP/layer
+cp -a "$FX/audit" "$LX"
+DM=$LX/sys/devices/virtual/block/dm-0
+mkdir -p "$DM/queue" "$DM/slaves" "$DM/holders" "$DM/dm"
+echo none >"$DM/queue/scheduler"           # 6.1's bare none: no scheduler of its own
+echo 253:0 >"$DM/dev"
+echo LVM-iotriageaudittestuuid >"$DM/dm/uuid"
+echo vg-data >"$DM/dm/name"
+ln -s ../../../../pci0000:00/0000:00:05.0/host0/block/sdb/sdb1 "$DM/slaves/sdb1"
+mkdir -p "$LX/sys/devices/pci0000:00/0000:00:05.0/host0/block/sdb/sdb1/holders"
+ln -s ../../../../../../../virtual/block/dm-0 "$LX/sys/devices/pci0000:00/0000:00:05.0/host0/block/sdb/sdb1/holders/dm-0"
+ln -s ../../devices/virtual/block/dm-0 "$LX/sys/class/block/dm-0"
+echo " 253       0 dm-0 480 0 3800 880 340 0 2700 590 0 1180 1470 0 0 0 0 0 0" >>"$LX/proc/diskstats"
+printf 'default 300\n8:99 200\n253:0 400\n' >"$LX/sys/fs/cgroup/system.slice/web.service/io.weight"
+audit_fx "$LX" --json >"$TMP/a.json"; rc=$?
+[ "$rc" = 1 ] || fail "layer fixture: exit $rc, expected 1"
+fv "$WEB" io.weight dm-0 'length == 1 and .[0].verdict == "ignored" and .[0].code == "cgroup-weight-ignored"
+    and .[0].value == "400" and (.[0].text | test("io.weight 400 on dm-0 does nothing: dm-0 \\(LVM, vg-data\\) is a layer"))
+    and (.[0].text | test("weighed at the disks below it \\(sdb\\): set the weight for those"))'
+fv "$DB" io.weight dm-0 'length == 0'                      # its default there: judged at sdb
+fv "$DB" io.prio.class dm-0 'length == 0'
+fv "$DB" io.prio.class sdb '.[0].verdict == "ignored"'
+jqf '.cgroup_ignored == 8' "$TMP/a.json" >/dev/null
+ok "layer fixture: a weight on the LV itself said to do nothing, naming sdb; no default weight or io.prio.class judged on the LV"
 
 # ---- 5. live: made cgroups with real processes, listed with their names --------------
 [ "$(id -u)" = 0 ] || skip "the live part needs root (making cgroups)"
