@@ -125,3 +125,86 @@ cgin() { echo "$BASHPID" >"$CG/$1/cgroup.procs" || exit 1; shift; exec "$@"; }
 cg_codes() {
     jq -r --arg c "$2" '[.cgroups[] | select(.path == $c) | .warnings[].code] | unique | join(",")' "$1"
 }
+
+# ---- Stacks (test_stack, test_stack_md) ----
+# dm_dev NAME: the dm-N block device of the mapped device NAME (its /dev/mapper node may be
+# missing: no udev here).
+dm_dev() { grep -lx "$1" /sys/block/dm-*/dm/name | cut -d/ -f4; }
+# bio_based FILE DEV...: each DEV listed in sample FILE with no scheduler, no hardware
+# queues, no nr_requests; a scheduler written to it changes nothing.
+bio_based() {
+    local s=$1 d j f; shift
+    for d in "$@"; do
+        j=$(dev_json "$s" "$d")
+        [ -n "$j" ] || fail "$d is not listed"
+        [ "$(jq -c '[.scheduler, .hw_queues, .nr_requests]' <<<"$j")" = '[null,0,null]' ] ||
+            fail "$d (bio-based): $(jq -c '[.scheduler, .hw_queues, .nr_requests]' <<<"$j"); sysfs: $(cat "/sys/block/$d/queue/scheduler")"
+        # 6.1 accepts the write and does nothing (elv_iosched_store(): no elevator
+        # support); newer kernels (6.12, 6.18) have no scheduler file for it
+        f=/sys/block/$d/queue/scheduler
+        if [ -e "$f" ]; then
+            echo mq-deadline >"$f" 2>/dev/null
+            [ "$(cat "$f")" = none ] || fail "$d took a scheduler: $(cat "$f")"
+        fi
+    done
+}
+# stacks_as_sysfs FILE DEV...: each DEV's slaves and holders in sample FILE are its sysfs
+# lists, by name (sorted).
+stacks_as_sysfs() {
+    local s=$1 d j l want got; shift
+    for d in "$@"; do
+        j=$(dev_json "$s" "$d")
+        for l in slaves holders; do
+            want=$(ls "/sys/block/$d/$l" | jq -R . | jq -cs 'sort')
+            got=$(jq -c ".$l" <<<"$j")
+            [ "$got" = "$want" ] || fail "$d: $l $got, sysfs $want"
+        done
+    done
+}
+# reads_at_least DEV N: DEV counted N reads or more since boot (diskstats).
+reads_at_least() {
+    local n
+    n=$(awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats)
+    [ "$n" -ge "$2" ] || fail "$1: $n reads in diskstats"
+}
+# lens_once TAG DISK...: the lens's bytes for the reader at the disks, summed, are its
+# read rate (read_bytes, counted once at submission), not once a level of its stack (its
+# bios pass dm-1, dm-0 and nb0 in its own context: three times the rate if added up);
+# over several disks (a RAID 0, 5 or 6 stripe) each has a share (within half of an even
+# one either way), not one of them the whole.
+# (RW=write: the writer's, against its write rate)
+rw_who() { local v=${RW:-read}; echo "${v%e}er"; }
+lens_once() {
+    local tag=$1 j=/tmp/$1.json rate=${RW:-read}_bps; shift
+    local d=$(printf '%s\n' "$@" | jq -R . | jq -sc .)
+    local f=$(jq -c --argjson d "$d" --arg rate "$rate" '[.processes[] | select(.comm == "fio" and .[$rate] > 0)
+        | {r: .[$rate], l: [.lens_bytes[$d[]] // 0]}]' "$j")
+    jq -e 'length == 1 and (.[0] | (.l | add) as $s | (.l | length) as $n
+        | $s > 0.5 * .r and $s < 1.5 * .r and ($n == 1 or all(.l[]; . > 0.5 * $s / $n and . < 1.5 * $s / $n)))' \
+        <<<"$f" >/dev/null || fail "$tag: the $(rw_who)'s bytes at $* (lens) against its ${RW:-read} rate: $f"
+    ok "$tag: the $(rw_who)'s bytes at $* counted once: $f"
+}
+# judged TAG MD DISKS [CODE DISK TEXT]...: in sample TAG, the reader of MD lists DISKS (a
+# JSON array) as its devices; for each triple, one CODE warning on DISK, its text holding
+# TEXT; every warning on one of DISKS, none on MD itself; ioprio-dropped only where a
+# triple names it (md passes a reader's bios on in its context, a share to each disk of a
+# stripe). RW=write: the writer's. The warnings in $w.
+judged() {
+    local tag=$1 md=$2 disks=$3 j=/tmp/$1.json rate=${RW:-read}_bps dropped=; shift 3
+    w=$(jq -c --arg rate "$rate" '[.processes[] | select(.comm == "fio" and .[$rate] > 0) | {devices, w: [.warnings[] | [.code, .device, .text]]}]' "$j")
+    # (as a set: their order is the order they were found in, open files or the lens)
+    jq -e --argjson d "$disks" 'length == 1 and (.[0].devices | sort) == ($d | sort)' <<<"$w" >/dev/null ||
+        fail "$tag: the $(rw_who)'s devices: $w"
+    while [ $# -ge 3 ]; do
+        jq -e --arg c "$1" --arg k "$2" --arg t "$3" '[.[].w[] | select(.[0] == $c and .[1] == $k)] | length == 1 and
+            (.[0] | .[2] | contains($t))' <<<"$w" >/dev/null || fail "$tag: want one $1 on $2 ($3): $w"
+        [ "$1" = ioprio-dropped ] && dropped="$dropped $2"
+        shift 3
+    done
+    jq -e --argjson d "$disks" 'all(.[].w[]; .[1] as $x | $d | index($x) != null)' <<<"$w" >/dev/null ||
+        fail "$tag: a warning names a layer: $w"
+    jq -e --arg k "$dropped" 'all(.[].w[]; .[0] != "ioprio-dropped" or ($k | split(" ") | index(.[1]) != null))' \
+        <<<"$w" >/dev/null || fail "$tag: a label called dropped: $w"
+    [ "$(jq -c --arg m "$md" '[.devices[] | select(.name == $m) | .warnings[]] | length' "$j")" = 0 ] ||
+        fail "$tag: $md has warnings of its own: $(jq -c --arg m "$md" '.devices[] | select(.name == $m) | .warnings' "$j")"
+}
