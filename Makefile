@@ -221,7 +221,7 @@ fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 fuzz-smoke: fuzz-build
-	tests/fuzz/run.sh 3
+	tests/fuzz/run.sh 1
 
 # The binary and the unit tests under ASan+UBSan, into build/san/.
 san:
