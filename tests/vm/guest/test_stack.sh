@@ -34,12 +34,13 @@ ok "slaves and holders in the JSON as in sysfs: $crypt -> $lin -> nb0"
 reads_at_least "$crypt" 300
 ok "each layer keeps its own counters"
 
-# An idle-class reader on the crypt device is judged where its I/O is served: nb0. Under
-# bfq its label is read (no ignored warning, and no "dm-N uses none"); under none it is
-# ignored once, on nb0, never on a layer above.
+# An idle-class reader on the crypt device is judged where its I/O is served: nb0, under
+# each scheduler in turn. Under bfq and mq-deadline its label is read (no ignored
+# warning, and no "dm-N uses none"); under none and kyber it is ignored once, on nb0,
+# never on a layer above.
 # Paced (200 reads a second): an unpaced reader through dm-crypt soft-locks a TCG guest.
 reader() { FIO_PRE="ionice -c3" fio_read idle "/dev/$crypt" 60 --ioengine=psync --rate_iops=200; }
-for s in bfq none; do
+for s in bfq none mq-deadline kyber; do
     set_sched nb0 "$s"
     KEEP_READERS=1 sample_during "stack-$s" 1 reader
     # iotriage audit judges the running reader's label where its I/O is served, the same
@@ -47,7 +48,7 @@ for s in bfq none; do
     $IOT audit --json >"/tmp/audit-$s.json" 2>/tmp/audit.err
     readers_stop
     wait
-    case $s in bfq) v=honoured ;; none) v=ignored ;; esac
+    case $s in bfq|mq-deadline) v=honoured ;; *) v=ignored ;; esac
     # (fio's parent process holds no file of the disk: no devices)
     a=$(jq -c '[.processes[] | select(.comm == "fio" and (.devices | length) > 0) | .devices]' "/tmp/audit-$s.json")
     jq -e --arg p "$crypt -> $lin -> nb0" --arg v "$v" 'length == 1 and (.[0] | length == 1 and
@@ -61,10 +62,10 @@ for s in bfq none; do
         <<<"$w" >/dev/null ||
         fail "$s: a verdict without the path $crypt -> $lin -> nb0: $w"
     case $s in
-    bfq)  jq -e 'all(.[].w[]; .[0] | test("ignored|dropped") | not)' <<<"$w" >/dev/null || fail "bfq: $w" ;;
-    none) jq -e --arg p "is ignored: $crypt -> $lin -> nb0 uses none" \
-              '[.[].w[] | select(.[0] == "ioprio-ignored" and (.[2] | contains($p)))] | length == 1' <<<"$w" >/dev/null ||
-              fail "none: $w" ;;
+    bfq|mq-deadline) jq -e 'all(.[].w[]; .[0] | test("ignored|dropped") | not)' <<<"$w" >/dev/null || fail "$s: $w" ;;
+    *) jq -e --arg p "is ignored: $crypt -> $lin -> nb0 uses $s" \
+           '[.[].w[] | select(.[0] == "ioprio-ignored" and (.[2] | contains($p)))] | length == 1' <<<"$w" >/dev/null ||
+           fail "$s: $w" ;;
     esac
     ok "idle reader on $crypt over nb0 under $s: $w"
     lens_once "stack-$s" nb0
