@@ -203,6 +203,7 @@ struct task_hist {
     unsigned long long start_ticks;
     uint64_t read_bytes, write_bytes, cancelled_write_bytes;
     uint64_t blkio_delay_ns, swapin_delay_ns, blkio_count;
+    double   delay_at_s;             /* task_delay.at_s */
     pid_t    id;
     bool     io_ok;                  /* io_err was 0 */
     bool     delay_valid;

@@ -643,7 +643,11 @@ static void task_delta(const struct lens_reading *lb, double lens_itv_s, const s
         const struct task_delay *z = &c->delay;
         if (z->blkio_delay_ns >= a->blkio_delay_ns && z->swapin_delay_ns >= a->swapin_delay_ns &&
             z->blkio_count >= a->blkio_count) {
-            double ns = itv_s * 1e9;
+            /* over the time between the two readings of its counters when both say when
+             * (a refresh reads its tasks over tens of ms: at 0.2 s intervals a task read
+             * late, then early, waited a few % longer than the snapshots' interval) */
+            double ns = (c->delay.at_s > 0 && a->delay_at_s > 0 && c->delay.at_s > a->delay_at_s
+                         ? c->delay.at_s - a->delay_at_s : itv_s) * 1e9;
             r->delay_valid = true;
             r->io_delay_pct = (double)(z->blkio_delay_ns - a->blkio_delay_ns) / ns * 100.0;
             r->swapin_delay_pct = (double)(z->swapin_delay_ns - a->swapin_delay_ns) / ns * 100.0;

@@ -578,6 +578,7 @@ struct task_hist task_hist_of(const struct task_sample *t)
         .blkio_delay_ns = t->delay.blkio_delay_ns,
         .swapin_delay_ns = t->delay.swapin_delay_ns,
         .blkio_count = t->delay.blkio_count,
+        .delay_at_s = t->delay.at_s,
         .id = t->id,
         .io_ok = t->io_err == 0,
         .delay_valid = t->delay_valid,

@@ -51,6 +51,11 @@ struct task_io {
 struct task_delay {
     uint64_t blkio_count, blkio_delay_ns;    /* synchronous block I/O waits */
     uint64_t swapin_count, swapin_delay_ns;
+    /* when they were read (clock_mono seconds: a taskstats chunk's reply, the iterator's
+     * pass); 0 unknown (a replay). Between two readings of a task, its waits are measured
+     * against this interval, not the snapshots': a task read late in one refresh and
+     * early in the next waited longer than the snapshots' interval in between. */
+    double   at_s;
 };
 
 /* One task. The strings are never NULL. From procs_read they are shared, reference

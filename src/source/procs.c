@@ -686,6 +686,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
                 ids[j] = l.v[i0 + j].id;
             stats(ctx, ids, k, ds);
         }
+        double at = stats ? clock_mono() : 0;
         for (size_t j = 0; j < k; j++) {
             const struct listed *x = &l.v[i0 + j];
             const struct delay_sample *r = stats ? &ds[j] : NULL;
@@ -713,6 +714,7 @@ int procs_read(struct procs_src *src, int proc_fd, const pid_t *only, size_t non
                 t->delay.blkio_delay_ns = r->blkio_delay_ns;
                 t->delay.swapin_count = r->swapin_count;
                 t->delay.swapin_delay_ns = r->swapin_delay_ns;
+                t->delay.at_s = at;
                 rp.cur->run_ns = r->run_ns;
                 rp.cur->has_run = r->valid && r->has_run;
             }

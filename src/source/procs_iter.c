@@ -173,6 +173,7 @@ static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
             ids[j] = l.v[i0 + j].id;
         if (stats)
             stats(ctx, ids, k, ds);
+        double at = stats ? clock_mono() : 0;
         for (size_t j = 0; j < k; j++) {
             const struct listed *x = &l.v[i0 + j];
             if (src->threads)
@@ -191,6 +192,7 @@ static void read_blind(struct reap *rp, const pid_t *only, size_t nonly,
                 d->blkio_delay_ns = ds[j].blkio_delay_ns;
                 d->swapin_count = ds[j].swapin_count;
                 d->swapin_delay_ns = ds[j].swapin_delay_ns;
+                d->at_s = at;
             }
         }
     }
@@ -231,6 +233,7 @@ int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonl
         taskiter_acc_reserve(&src->acc, expect + expect / 16 + 16, 16 * expect);
     }
     int rc = taskiter_read(src->ti, src->threads, src->clk_tck, later, &src->acc);
+    double iter_at = clock_mono();      /* the delays' reading: the iterator's pass */
     if (rc < 0) {
         listing_drop(&pl);
         return rc;
@@ -274,6 +277,7 @@ int read_iter(struct procs_src *src, int proc_fd, const pid_t *only, size_t nonl
         t->delay.blkio_delay_ns = x->blkio_delay_ns;
         t->delay.swapin_count = x->swapin_count;
         t->delay.swapin_delay_ns = x->swapin_delay_ns;
+        t->delay.at_s = iter_at;
         names_of(&rp, t, taskiter_comm(&src->acc, x), &src->acc, x);
         note_full(&rp, rp.n);
         rp.last_id = t->id;

@@ -1103,6 +1103,40 @@ static void test_task_delay_overcount_is_capped_and_flagged(void **state)
     result_free(&res);
 }
 
+/* A task read late in one refresh and early in the next: its counters span more than
+ * the snapshots' interval, and its waits are measured against their own readings' times
+ * (task_delay.at_s). 1.08 s of waiting in a 1 s interval is 108 %, past the slack; read
+ * 1.1 s apart, it is 98 %: no over-count. Without the times (a replay), the interval. */
+static void test_task_delay_over_its_readings(void **state)
+{
+    (void)state;
+    struct task_sample p, c;
+    struct snapshot prev, cur;
+    delay_pair(&p, &c, &prev, &cur);
+    c.nlwp = 1;
+    p.delay.blkio_count = 1;
+    c.delay.blkio_count = 100;
+    c.delay.blkio_delay_ns = 1078000000ull;
+    struct result res;
+    compute(&prev, &cur, &res);
+    assert_true(res.tasks[0].delay_overcount);      /* no reading times: 107.8 % */
+    result_free(&res);
+
+    p.delay.at_s = 10.05;                           /* read 50 ms into its refresh */
+    c.delay.at_s = 11.15;                           /* and 150 ms into the next */
+    compute(&prev, &cur, &res);
+    assert_true(res.tasks[0].delay_valid);
+    assert_false(res.tasks[0].delay_overcount);
+    assert_double_eq(res.tasks[0].io_delay_pct, 98.0);
+    result_free(&res);
+
+    /* a reading time that does not move forward is not used */
+    c.delay.at_s = 10.05;
+    compute(&prev, &cur, &res);
+    assert_true(res.tasks[0].delay_overcount);
+    result_free(&res);
+}
+
 static void test_task_delays_unknown_when_delayacct_off(void **state)
 {
     (void)state;
@@ -1263,6 +1297,7 @@ int main(void)
         cmocka_unit_test(test_task_io_error_in_either_sample_is_unknown),
         cmocka_unit_test(test_task_delays_as_share_of_interval),
         cmocka_unit_test(test_task_delay_overcount_is_capped_and_flagged),
+        cmocka_unit_test(test_task_delay_over_its_readings),
         cmocka_unit_test(test_task_delays_unknown_when_delayacct_off),
         cmocka_unit_test(test_task_zero_delays_unknown_when_start_of_accounting_unknown),
         cmocka_unit_test(test_task_zero_delays_known_when_started_after_accounting_began),
