@@ -37,10 +37,13 @@ mkdir -p "$logdir"
 # tree, the binary's links, replays and recordings of their own, an exporter on a port of
 # its own): none changes a device, a sysctl or delay accounting, or counts processes.
 # Not test_san_suite: its screen checks that a cancelled dialog changed no device's
-# scheduler, and beside the foreground's lab disks one did (a rehearsal).
+# scheduler, and beside the foreground's lab disks one did (a rehearsal). test_taskiter
+# last: its processes and its own are the only ones it judges, their labels have no file
+# on a disk (no verdict on the foreground's screens), and it never runs beside
+# test_soak_smoke's pid churn (churn_lock, lib.sh).
 LANE=(test_vm test_vm_backports test_vm_selftest test_build_clang test_fuzz_smoke
       test_licence test_libs test_docs_perf test_bash_completion test_export_edges test_record_run
-      test_cli test_store_faults test_replay_roundtrip test_replay_store test_gate)
+      test_cli test_store_faults test_replay_roundtrip test_replay_store test_gate test_taskiter)
 in_lane() { local l; for l in "${LANE[@]}"; do [ "$l" = "$1" ] && return 0; done; return 1; }
 
 run_one() {

@@ -96,6 +96,13 @@ wait_threads() {
 }
 
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (scripts/deps.sh test)"; }
+# churn_lock: held until the test exits, by the tests that churn pids (test_soak_smoke:
+# 400 forks a second, pids coming round every second or two) and those a reused pid
+# would fool (test_taskiter, in the background lane: "every process /proc listed before
+# and after a sample is in it"). The two never run at once, whichever lane they are in.
+churn_lock() {
+    exec {CHURN_FD}>"$ROOT/build/.churn.lock" && flock "$CHURN_FD"
+}
 
 # sched_offered DEV NAME: the queue of block device DEV (loop0, not /dev/loop0) offers
 # the I/O scheduler NAME (/sys/block/DEV/queue/scheduler lists it, active or not). bfq is
