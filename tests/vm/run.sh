@@ -17,6 +17,7 @@
 #   VM_BIN      the iotriage to put in the guest (default ./iotriage)
 #   VM_QEMU     the qemu to run (default qemu-system-x86_64)
 #   VM_CPU      the guest's CPU under TCG (default max; max,cx16=off after 6.1, below)
+#   VM_QUICK    1: the guest tests that can run their kernel-specific part alone
 # A guest that hangs or dies is killed and booted once more with the tests it did not
 # finish; a second failure fails the lane with the console's last lines. A lane that
 # cannot run (no qemu, no kernel package) fails: it never passes silently.
@@ -81,7 +82,7 @@ boot() {
     ionice -c2 -n4 nice -n 10 "$qemu" -accel "$accel_opt" -cpu "$cpu" -smp 2 -m 2048 \
         -display none -nodefaults -no-reboot \
         -kernel "$kdir/vmlinuz" -initrd "$work/initrd.cpio" \
-        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init vmtests=$list vmtimeout=300" \
+        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init vmtests=$list vmtimeout=300 vmquick=${VM_QUICK:-0}" \
         -serial "file:$work/console" -serial "file:$work/results" \
         -drive "file=$work/nvme.img,if=none,id=nv0,format=raw,cache=unsafe" \
         -device nvme,serial=iotvm-nvme0,drive=nv0 \
