@@ -324,8 +324,9 @@ static size_t row_parts(const struct sampler *s, struct snapshot *out, struct ta
         for (size_t b = 0; b < nb; b++)
             idx[nd++] = (int)(snapshot_dev(out, below[b]) - out->devs);
     }
-    if (nd < 2) {
-        nd = 0;
+    if (nd == 0) {
+        /* the device itself, or a layer passed on in the task's context: the disk it
+         * meets first (a single-disk layer's is the one found above, no sysfs read) */
         int one = disk_index_of(s, out, sub[i]);
         if (one < 0)
             return 0;
