@@ -77,17 +77,10 @@ no_role() { jq -e --argjson p "$2" 'any(.processes[]; .pid == $p and .role != nu
 
 # ---- 1. The waiter alone, asleep since before iotriage: sampled evidence ----
 start_waiter
-# Both modes at once, over the same seconds (each sees the other as one more process).
-declare -A run
 for mode in lens no-bpf; do
     opt=(); [ "$mode" = no-bpf ] && opt=(--no-bpf)
-    "$IOT" --json "${opt[@]}" -n 4 -d 1 --record "$TMP/rec-$mode.jsonl" >"$TMP/a-$mode.json" 2>"$TMP/a-$mode.err" &
-    run[$mode]=$!
-done
-for mode in lens no-bpf; do
-    wait "${run[$mode]}" || fail "$mode: iotriage --json failed: $(cat "$TMP/a-$mode.err")"
-done
-for mode in lens no-bpf; do
+    "$IOT" --json "${opt[@]}" -n 4 -d 1 --record "$TMP/rec-$mode.jsonl" >"$TMP/a-$mode.json" 2>"$TMP/a-$mode.err" ||
+        fail "$mode: iotriage --json failed: $(cat "$TMP/a-$mode.err")"
     n=$(named "$TMP/a-$mode.json" "$WAITER" sampled)
     [ "$n" -ge 2 ] || fail "$mode: io-pressure-not-block named the waiter in $n of 4 samples: $(jq -c '[.psi.io.some.pct, [.warnings[] | .code]]' "$TMP/a-$mode.json" | tr '\n' ' ')"
     ok "$mode, waiter older than iotriage: io-pressure-not-block names uringwait[$WAITER] (sampled) in $n of 4 samples"
